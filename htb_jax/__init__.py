@@ -1,0 +1,75 @@
+"""htb_jax: a JAX simulator for heavy-tailed multi-armed bandits.
+
+Implements and checks "Parameter-Free Heavy-Tailed Bandits" (Genalti and
+Metelli): AdaR-ETC, a Median-of-Means Explore-Then-Commit policy whose
+exploration budget ``L_T = min(T, K B_T + ceil(K^q T^beta))`` needs neither
+the moment bound ``u`` nor, in its order-free form, the tail exponent ``eps``.
+
+Importing htb_jax enables ``jax_enable_x64``: horizons reach 10^18, so
+counters, schedules and regrets are int64/float64.  Rewards and samplers stay
+float32 (every array here has an explicit dtype); code outside htb_jax sees
+64-bit defaults for ``jnp.array(1.0)`` and the like.
+"""
+
+import jax as _jax
+
+_jax.config.update("jax_enable_x64", True)
+
+from htb_jax._src.adar_etc import AdaRETC, num_blocks  # noqa: E402
+from htb_jax._src.distributions import (  # noqa: E402
+    Dirac,
+    Distribution,
+    Frechet,
+    Gaussian,
+    LogNormal,
+    Pareto,
+    StudentT,
+    TwoPoint,
+)
+from htb_jax._src.instances import (  # noqa: E402
+    equal_gap,
+    gaps,
+    intrinsic_scale,
+    lower_bound_pair,
+    num_arms,
+)
+from htb_jax._src.mom import median_of_means  # noqa: E402
+from htb_jax._src.outcome import Outcome, Summary, summarize  # noqa: E402
+from htb_jax._src.selection import kth_smallest  # noqa: E402
+from htb_jax._src.simulate import (  # noqa: E402
+    exploration_pulls,
+    reward_table,
+    run_on_rewards,
+    seed_keys,
+    simulate,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AdaRETC",
+    "Dirac",
+    "Distribution",
+    "Frechet",
+    "Gaussian",
+    "LogNormal",
+    "Outcome",
+    "Pareto",
+    "StudentT",
+    "Summary",
+    "TwoPoint",
+    "equal_gap",
+    "exploration_pulls",
+    "gaps",
+    "intrinsic_scale",
+    "kth_smallest",
+    "lower_bound_pair",
+    "median_of_means",
+    "num_arms",
+    "num_blocks",
+    "reward_table",
+    "run_on_rewards",
+    "seed_keys",
+    "simulate",
+    "summarize",
+]

@@ -1,0 +1,156 @@
+"""AdaR-ETC (Algorithm 1): the policy pytree and its exploration schedule.
+
+``beta = (1 - alpha)(1 + eps)/eps``, ``B_T = ceil(8 log(K T^3))``,
+``L~_T = K B_T + ceil(K^q T^beta)`` and ``L_T = min(T, L~_T)``.  Rounds
+``1..L_T`` pull the arms round-robin; if ``L_T < T`` the policy commits to the
+arm with the largest Median-of-Means estimate (``B_T`` blocks), ties to the
+lowest index.
+
+The order-free form (Theorem 4) uses ``K^(1/3) T^(2/3)``; the calibrated form
+(Theorem 6) uses ``q_bar = eps_bar/(1+2 eps_bar)`` and
+``beta_bar = (1+eps_bar)/(1+2 eps_bar)``, which is the known-eps schedule at
+``eps = eps_bar``, ``alpha = alpha*(eps_bar)``, ``q = q*(eps_bar)``: both are
+plain :class:`AdaRETC` values built by the named constructors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from htb_jax._src.validation import check_integer, check_interval, concrete
+
+# ``K^q T^beta`` is computed in float64 from exponents that carry their own
+# rounding; ``T^beta`` amplifies an exponent error by ``log T <= 42``.  Values
+# within this relative distance of an integer are taken to be that integer, so
+# that ceil(10^(9 * 2/3)) is 10^6 and not 10^6 + 1.
+_SNAP_RELATIVE = 2.0**-44
+
+
+def _snapped_ceil(v: jax.Array) -> jax.Array:
+    nearest = jnp.round(v)
+    close = jnp.abs(v - nearest) <= _SNAP_RELATIVE * jnp.maximum(jnp.abs(v), 1.0)
+    return jnp.ceil(jnp.where(close, nearest, v))
+
+
+def check_arms_and_horizon(num_arms: Any, horizon: Any) -> None:
+    """``K >= 2`` and ``T >= 1`` integers (``T <= 10^18``), or ``ValueError``."""
+    check_integer("num_arms (K)", num_arms, 2)
+    check_integer("horizon (T)", horizon, 1, maximum=10**18)
+
+
+def num_blocks(num_arms: Any, horizon: Any) -> jax.Array:
+    """``B_T = ceil(8 log(K T^3))`` (Algorithm 1, line 1), computed as ``8 (log K + 3 log T)``.
+
+    Args:
+      num_arms: ``K >= 2``.
+      horizon: ``T >= 1``, int or int array.
+
+    Returns:
+      i64[horizon.shape].
+    """
+    check_arms_and_horizon(num_arms, horizon)
+    k = jnp.asarray(num_arms, jnp.float64)
+    t = jnp.asarray(horizon, jnp.float64)
+    return _snapped_ceil(8.0 * (jnp.log(k) + 3.0 * jnp.log(t))).astype(jnp.int64)
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class AdaRETC:
+    """AdaR-ETC (Algorithm 1) with exploration exponents ``(alpha, q)`` designed for ``eps``.
+
+    Every field may be an array; the policy's batch shape is their broadcast
+    shape, so a grid of ``(alpha, q)`` (or of ``eps_bar``) is one batched policy
+    that ``simulate`` runs as one program.  Out-of-range concrete values raise
+    ``ValueError`` at construction.
+
+    Attributes:
+      eps: f[...] tail exponent the schedule is designed for, in ``(0, 1]``.
+      alpha: f[...] in ``[(1+eps)/(1+2eps), 1)``: the distribution-free exponent
+        of ``T`` (Theorem 2).
+      q: f[...] in ``[0, eps/(1+2eps)]``: the exploration exponent of ``K``.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> policy = AdaRETC(eps=1.0, alpha=jnp.array([2 / 3, 0.75, 0.9]), q=0.0)
+      >>> policy.batch_shape
+      (3,)
+      >>> policy.exploration_length(num_arms=10, horizon=10**6)
+      Array([13500,  4500,  3516], dtype=int64)
+    """
+
+    eps: Any
+    alpha: Any
+    q: Any
+
+    def __post_init__(self):
+        check_interval("eps", self.eps, 0.0, 1.0, low_closed=False, high_closed=True)
+        e = concrete(self.eps)
+        if e is None:
+            return
+        e = e.astype(float)
+        at = "for eps=" + (f"{float(e):.6g}" if e.ndim == 0 else "(array)")
+        check_interval(
+            "alpha", self.alpha, (1 + e) / (1 + 2 * e), 1.0, low_closed=True, high_closed=False, where=at
+        )
+        check_interval("q", self.q, 0.0, e / (1 + 2 * e), low_closed=True, high_closed=True, where=at)
+
+    @classmethod
+    def calibrated(cls, eps_bar: Any) -> "AdaRETC":
+        """The ``eps_bar``-calibrated form (Theorem 6), parameter-free in ``eps`` and ``u``.
+
+        ``L~_T = K B_T + ceil(K^q_bar T^beta_bar)``, ``q_bar = eps_bar/(1+2 eps_bar)``,
+        ``beta_bar = (1+eps_bar)/(1+2 eps_bar)``.  Differentiable in ``eps_bar``.
+
+        Args:
+          eps_bar: calibration order in ``(0, 1]``; arrays give a batch.
+        """
+        check_interval("eps_bar", eps_bar, 0.0, 1.0, low_closed=False, high_closed=True)
+        e = jnp.asarray(eps_bar, jnp.float64)
+        return cls(eps=e, alpha=(1.0 + e) / (1.0 + 2.0 * e), q=e / (1.0 + 2.0 * e))
+
+    @classmethod
+    def order_free(cls) -> "AdaRETC":
+        """The order-free form (Theorem 4): ``L~_T = K B_T + ceil(K^(1/3) T^(2/3))``."""
+        return cls.calibrated(1.0)
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return tuple(jnp.broadcast_shapes(*(jnp.shape(f) for f in (self.eps, self.alpha, self.q))))
+
+    @property
+    def beta(self) -> jax.Array:
+        """``beta_alpha = (1 - alpha)(1 + eps)/eps``, f64[batch_shape]."""
+        eps = jnp.asarray(self.eps, jnp.float64)
+        return (1.0 - jnp.asarray(self.alpha, jnp.float64)) * (1.0 + eps) / eps
+
+    def num_blocks(self, num_arms: Any, horizon: Any) -> jax.Array:
+        """``B_T = ceil(8 log(K T^3))``, i64 broadcast of the batch and ``horizon``."""
+        blocks = num_blocks(num_arms, horizon)
+        return jnp.broadcast_to(blocks, jnp.broadcast_shapes(self.batch_shape, blocks.shape))
+
+    def exploration_length(self, num_arms: Any, horizon: Any) -> jax.Array:
+        """``L_T = min(T, K B_T + ceil(K^q T^beta))`` (Algorithm 1, line 1).
+
+        ``K^q T^beta`` is evaluated in float64 and snapped to an integer when
+        within a relative ``2^-44`` of one, before the ceiling.
+
+        Args:
+          num_arms: ``K >= 2``.
+          horizon: ``T``, int or int array broadcast against the batch.
+
+        Returns:
+          i64[broadcast(batch_shape, horizon.shape)].
+        """
+        check_arms_and_horizon(num_arms, horizon)
+        t_int = jnp.asarray(horizon, jnp.int64)
+        k = jnp.asarray(num_arms, jnp.float64)
+        t = t_int.astype(jnp.float64)
+        poly = _snapped_ceil(jnp.power(k, jnp.asarray(self.q, jnp.float64)) * jnp.power(t, self.beta))
+        poly = jnp.minimum(poly, t).astype(jnp.int64)
+        blocks = num_blocks(num_arms, horizon)
+        return jnp.minimum(t_int, jnp.asarray(num_arms, jnp.int64) * blocks + poly)

@@ -1,0 +1,124 @@
+"""Bandit instances: K arms of one family, as one batched distribution.
+
+An instance is any distribution pytree whose last batch axis indexes the arms,
+``batch_shape = (..., K)``; leading axes make a *family* of instances that a
+sweep simulates in one program (for example the worst-case search of
+Section 5).  Arm indices are 0-based here; the paper's arm ``i`` is index
+``i - 1``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from htb_jax._src.distributions import Dirac, Distribution, TwoPoint
+from htb_jax._src.validation import check_integer, check_interval
+
+
+def num_arms(instance: Distribution) -> int:
+    """``K``, the size of the last batch axis."""
+    shape = instance.batch_shape
+    if not shape:
+        raise ValueError(
+            "an instance needs a trailing arm axis: its batch shape is (), "
+            "give each parameter shape (..., K) with K >= 2."
+        )
+    return shape[-1]
+
+
+def gaps(instance: Distribution) -> jax.Array:
+    """Suboptimality gaps ``Delta_i = max_j mu_j - mu_i``, f64[..., K]."""
+    means = instance.mean()
+    return jnp.max(means, axis=-1, keepdims=True) - means
+
+
+def equal_gap(base: Distribution, num_arms: int, gap: Any) -> Distribution:
+    """The equal-gap instance: arm 0 is ``base`` shifted up by ``gap``, arms 1..K-1 are ``base``.
+
+    With ``base`` of mean 0 the means are ``(gap, 0, ..., 0)``, the paper's
+    equal-gap family (Section 3) with ``sum_i Delta_i = (K - 1) gap``.
+
+    Args:
+      base: a distribution with batch shape ``()`` (or any shape that
+        broadcasts against a trailing arm axis).
+      num_arms: ``K >= 2``.
+      gap: ``Delta > 0``; may be an array (its shape is prepended to the arms).
+
+    Returns:
+      The instance, batch shape ``gap.shape + base.batch_shape + (K,)`` for
+      scalar-batched bases.
+
+    Examples:
+      >>> import htb_jax as htb
+      >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=3, gap=0.5)
+      >>> nu.mean()
+      Array([0.5, 0. , 0. ], dtype=float64)
+    """
+    check_integer("num_arms", num_arms, 2)
+    check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
+    gap = jnp.asarray(gap, jnp.float64)
+    shift = jnp.zeros(num_arms, jnp.float64).at[0].set(1.0) * gap[..., None]
+    arms = jax.tree.map(lambda p: p[..., None], base.broadcast())
+    return arms.shifted(shift).broadcast()
+
+
+def lower_bound_pair(
+    num_arms: int, gap: Any, spike_prob: Any, arm: int = 1
+) -> tuple[TwoPoint, TwoPoint]:
+    """The Theorem 1 pair ``(nu^(0), nu^(i))`` of two-point instances.
+
+    ``nu^(0)``: arm 0 is ``Dirac(gap)``, every other arm ``Dirac(0)``.
+    ``nu^(i)``: the same, except arm ``arm`` is
+    ``(1 - beta) Dirac(0) + beta Dirac(2 gap / beta)`` with ``beta = spike_prob``:
+    mean ``2 gap`` (so arm ``arm`` is optimal and arm 0 has gap ``gap``) and
+    ``E|X|^(1+eps) = (2 gap)^(1+eps) beta^-eps``.  The two instances differ in
+    one arm only, on an event of probability ``beta`` per pull.
+
+    Args:
+      num_arms: ``K >= 2``.
+      gap: ``Delta > 0`` (array values give a batch of pairs).
+      spike_prob: ``beta`` in ``(0, 1]`` (arrays broadcast against ``gap``).
+      arm: the perturbed arm, 0-based, in ``1..K-1``.
+
+    Returns:
+      ``(nu0, nu_i)``, two :class:`TwoPoint` instances of batch shape
+      ``broadcast(gap, spike_prob).shape + (K,)``.
+    """
+    check_integer("num_arms", num_arms, 2)
+    check_integer("arm", arm, 1, maximum=num_arms - 1)
+    check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
+    check_interval("spike_prob", spike_prob, 0.0, 1.0, low_closed=False, high_closed=True)
+    gap, beta = jnp.broadcast_arrays(
+        jnp.asarray(gap, jnp.float64), jnp.asarray(spike_prob, jnp.float64)
+    )
+    first = jnp.zeros(num_arms, jnp.float64).at[0].set(1.0)
+    values = gap[..., None] * first
+    nu0 = Dirac(values)
+    is_arm = jnp.arange(num_arms) == arm
+    high = jnp.where(is_arm, 2.0 * gap[..., None] / beta[..., None], values)
+    p = jnp.where(is_arm, beta[..., None], 0.0)
+    nu_i = TwoPoint(low=values, high=high, p=p)
+    return nu0.broadcast(nu_i.batch_shape), nu_i.broadcast()
+
+
+def intrinsic_scale(instance: Distribution, eps: Any) -> jax.Array:
+    """``U_eps(nu) = max_i (E|X_i|^(1+eps))^(1/(1+eps))``, eq. (13) of Section 5.
+
+    Normalised regret ``R_T / U_eps(nu)`` makes distribution-free rates scale
+    free: ``Phi_eps(K, T) = sup_nu R_T(nu) / U_eps(nu)``.
+
+    Args:
+      instance: batch shape ``(..., K)``.
+      eps: tail exponent in ``(0, 1]``; arrays broadcast against the leading
+        instance axes.
+
+    Returns:
+      f64[...]: ``inf`` where some arm lacks the ``(1+eps)``-moment.
+    """
+    check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
+    eps = jnp.asarray(eps, jnp.float64)
+    moments = instance.abs_moment(eps[..., None])
+    return jnp.max(moments, axis=-1) ** (1.0 / (1.0 + eps))

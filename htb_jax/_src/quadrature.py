@@ -1,0 +1,108 @@
+"""Tanh-sinh quadrature for the raw absolute moments ``E|X|^(1+eps)``.
+
+Heavy tails make these integrals hard: when ``1 + eps`` approaches the tail
+index ``a`` the mass of ``|x|^(1+eps) f(x)`` sits at astronomically large
+``x``.  Two devices keep the rule accurate right up to the divergence:
+
+* tails are integrated over ``v = log|x|`` and mapped to ``t in (0, 1]`` by
+  ``v = v0 - log(t) / rate``; with ``rate = a - (1 + eps)`` the integrand of a
+  power-law tail becomes bounded and smooth in ``t``, and nothing is ever
+  exponentiated out of float64 range;
+* the tanh-sinh (double-exponential) rule converges quickly even with the
+  algebraic end-point behaviour left by kinks of ``|x|`` and by the map.
+
+Everything is float64, vectorised over any batch of distribution parameters,
+and traceable (usable under ``jit`` and ``vmap``).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+_STEP = 1.0 / 32.0
+_TAU_MAX = 4.0
+
+
+def _tanh_sinh_nodes() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    tau = np.arange(-_TAU_MAX, _TAU_MAX + _STEP / 2, _STEP)
+    g = np.pi * np.sinh(tau)
+    log_t = -np.logaddexp(0.0, -g)          # log of t = 1 / (1 + exp(-g))
+    log_1mt = -np.logaddexp(0.0, g)         # log of 1 - t
+    weight = _STEP * np.pi * np.cosh(tau) * np.exp(log_t + log_1mt)
+    return log_t, log_1mt, weight
+
+
+_LOG_T, _LOG_1MT, _WEIGHT = _tanh_sinh_nodes()
+
+
+def integrate_interval(
+    log_f: Callable[[jax.Array], jax.Array], a: jax.Array, b: jax.Array
+) -> jax.Array:
+    """``int_a^b exp(log_f(x)) dx`` by tanh-sinh; zero where ``b <= a``.
+
+    Args:
+      log_f: log of the integrand, evaluated on f64[..., n] points.
+      a: f64[...] lower ends.
+      b: f64[...] upper ends (broadcast against ``a``).
+
+    Returns:
+      f64[...] the integral.
+    """
+    a = jnp.asarray(a, jnp.float64)[..., None]
+    b = jnp.asarray(b, jnp.float64)[..., None]
+    width = jnp.maximum(b - a, 0.0)
+    t, one_minus_t = np.exp(_LOG_T), np.exp(_LOG_1MT)
+    # Points near either end are computed from that end, without cancellation.
+    x = jnp.where(t <= 0.5, a + width * t, b - width * one_minus_t)
+    values = jnp.exp(log_f(x))
+    total = jnp.sum(jnp.where(jnp.isfinite(values), values, 0.0) * _WEIGHT, axis=-1)
+    return width[..., 0] * total
+
+
+def integrate_log_tail(
+    log_g: Callable[[jax.Array], jax.Array], v0: jax.Array, rate: jax.Array
+) -> jax.Array:
+    """``int_{v0}^inf exp(log_g(v)) dv`` for an integrand decaying like ``exp(-rate v)``.
+
+    The substitution ``v = v0 - log(t) / rate`` maps the tail to ``t in (0, 1]``
+    and turns an exact exponential decay into a constant.
+
+    Args:
+      log_g: log of the integrand, evaluated on f64[..., n] values of ``v``.
+      v0: f64[...] start of the tail.
+      rate: f64[...] positive decay rate.
+
+    Returns:
+      f64[...] the integral.
+    """
+    v0 = jnp.asarray(v0, jnp.float64)[..., None]
+    rate = jnp.asarray(rate, jnp.float64)[..., None]
+    v = v0 - _LOG_T / rate
+    log_values = log_g(v) - jnp.log(rate) - _LOG_T
+    values = jnp.exp(log_values)
+    return jnp.sum(jnp.where(jnp.isfinite(values), values, 0.0) * _WEIGHT, axis=-1)
+
+
+def log_abs_affine(c: jax.Array, log_scale: jax.Array, sign: float | jax.Array) -> jax.Array:
+    """``log|c + sign * exp(log_scale)|`` without overflow; ``-inf`` at the root.
+
+    Args:
+      c: f64[...] offset.
+      log_scale: f64[...] log of the magnitude of the second term (may be huge).
+      sign: +1 or -1, the sign of the second term.
+
+    Returns:
+      f64[...].
+    """
+    log_c = jnp.log(jnp.abs(c))
+    same_sign = (jnp.sign(c) * sign) >= 0
+    big = jnp.maximum(log_c, log_scale)
+    gap = -jnp.abs(log_c - log_scale)
+    gap = jnp.where(jnp.isnan(gap), -jnp.inf, gap)
+    added = big + jnp.log1p(jnp.exp(gap))
+    subtracted = big + jnp.log(-jnp.expm1(gap))
+    return jnp.where(same_sign, added, subtracted)

@@ -1,0 +1,427 @@
+"""AdaR-ETC on the reward-table model: a whole sweep is one compiled program.
+
+**Reward table.**  Under seed ``s`` the ``j``-th pull of arm ``i`` returns
+``from_bits(words)`` with word ``w`` equal to ``threefry2x32(key_w, (i, j))``,
+``key_0 = fold_in(key, s)`` and ``key_w = fold_in(key_0, w)``.  It is the same
+number whatever policy, grid point, instance parameters or horizon ask for it:
+common random numbers across a sweep, and an exact comparison between
+simulators fed the same table.
+
+**Fast path.**  Exploration is round-robin, so after ``L`` rounds arm ``i``
+has ``n_i = floor(L/K) + [i < L mod K]`` pulls.  Only those rewards are drawn
+(never ``T`` of them), streamed in chunks of ``pull_chunk`` pulls into running
+Median-of-Means block sums for every grid point at once; the commit phase is
+exact: ``R_T = sum_i Delta_i n_i + (T - L) Delta_committed``.  Exploration
+lengths, block counts and block sizes are traced, so a new ``alpha``, ``q``,
+``eps_bar`` (or horizon within the same block-count bucket) never recompiles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from htb_jax._src import adar_etc as adar_etc_lib
+from htb_jax._src import bits as bits_lib
+from htb_jax._src import mom
+from htb_jax._src.adar_etc import AdaRETC
+from htb_jax._src.distributions import Distribution
+from htb_jax._src.instances import gaps as instance_gaps
+from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.outcome import Outcome
+from htb_jax._src.validation import check_integer, concrete
+
+_MAX_PULLS = 2**32  # pull counters are one uint32 word
+_CPU_SEED_CHUNK_BYTES = 16 * 2**20
+_ACCELERATOR_SEED_CHUNK_BYTES = 4 * 2**30
+
+
+def seed_keys(key: jax.Array, num_seeds: int, first_seed: Any = 0) -> jax.Array:
+    """Per-seed keys ``fold_in(key, s)`` for ``s = first_seed .. first_seed + num_seeds - 1``.
+
+    A seed's numbers depend on ``key`` and ``s`` alone, never on which seeds
+    share its batch.
+
+    Returns:
+      key[num_seeds].
+    """
+    seeds = jnp.asarray(first_seed, jnp.uint32) + jnp.arange(num_seeds, dtype=jnp.uint32)
+    return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(_as_threefry_key(key), seeds)
+
+
+def _as_threefry_key(key: jax.Array) -> jax.Array:
+    if isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        impl = str(jax.random.key_impl(key))
+        if "threefry" not in impl:
+            raise ValueError(
+                f"htb_jax draws its reward tables with threefry2x32; got a key of impl {impl}. "
+                "Use jax.random.key(seed)."
+            )
+        return key
+    return jax.random.wrap_key_data(jnp.asarray(key, jnp.uint32), impl="threefry2x32")
+
+
+def _table_words(seed_key, num_arms: int, first_pull, num_pulls: int, num_words: int):
+    """u64[K, num_pulls, num_words]: the words of pulls ``first_pull ..`` of every arm."""
+    arms = jnp.arange(num_arms, dtype=jnp.uint32)[:, None]
+    pulls = (jnp.asarray(first_pull, jnp.int64) + jnp.arange(num_pulls, dtype=jnp.int64)).astype(
+        jnp.uint32
+    )[None, :]
+    keys = [seed_key] + [jax.random.fold_in(seed_key, w) for w in range(1, num_words)]
+    return jnp.stack([bits_lib.threefry_words(k, arms, pulls) for k in keys], axis=-1)
+
+
+def _expand_pulls(instance: Distribution) -> Distribution:
+    """Parameters f64[..., K] -> f64[..., K, 1], to broadcast against a pull axis."""
+    return jax.tree.map(lambda p: p[..., None], instance.broadcast())
+
+
+def reward_table(
+    key: jax.Array, instance: Distribution, num_pulls: int, first_pull: int = 0
+) -> jax.Array:
+    """The reward table of one seed: ``table[..., i, j]`` is pull ``first_pull + j`` of arm ``i``.
+
+    ``simulate(key, ...)`` reads exactly ``reward_table(seed_keys(key, S)[s], ...)``
+    for its seed ``s``.
+
+    Args:
+      key: the seed's key (e.g. ``seed_keys(root, S)[s]``).
+      instance: batch shape ``(..., K)``.
+      num_pulls: number of pulls per arm.
+      first_pull: index of the first pull.
+
+    Returns:
+      f32[..., K, num_pulls].
+    """
+    k = instance_num_arms(instance)
+    check_integer("num_pulls", num_pulls, 0)
+    check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=_MAX_PULLS)
+    words = _table_words(_as_threefry_key(key), k, first_pull, num_pulls, instance.num_words)
+    return _expand_pulls(instance).from_bits(words)
+
+
+# -- schedule ------------------------------------------------------------------------------
+
+
+def exploration_pulls(exploration: jax.Array, num_arms: int) -> jax.Array:
+    """Round-robin pull counts after ``L`` rounds: ``floor(L/K) + [i < L mod K]``, i64[..., K]."""
+    exploration = jnp.asarray(exploration, jnp.int64)[..., None]
+    arm = jnp.arange(num_arms, dtype=jnp.int64)
+    return exploration // num_arms + (arm < exploration % num_arms)
+
+
+def default_pull_chunk(num_arms: int, max_horizon: int) -> int:
+    """Pulls per arm drawn per streaming step: the order-free schedule's per-arm
+    exploration, rounded up to a multiple of 256 and clipped to ``[256, 8192]``."""
+    blocks = math.ceil(8.0 * (math.log(num_arms) + 3.0 * math.log(max_horizon)))
+    per_arm = blocks + num_arms ** (1.0 / 3.0) * max_horizon ** (2.0 / 3.0) / num_arms
+    per_arm = min(per_arm, max_horizon / num_arms + 1)
+    return int(min(8192, max(256, 256 * math.ceil(per_arm / 256))))
+
+
+@jax.jit(static_argnames=("num_arms",))
+def _schedule_maxima(policy: AdaRETC, horizons: jax.Array, num_arms: int):
+    """Largest per-arm exploration pulls and ``B_T`` over a flat policy and horizons."""
+    blocks, _, pulls, _ = _schedule(policy, num_arms, horizons)
+    return jnp.max(pulls), jnp.max(blocks)
+
+
+def _static_sizes(policy: AdaRETC, num_arms: int, horizons: np.ndarray) -> tuple[int, int]:
+    """``(needed, max_blocks)``: pulls per arm to draw, and the static block-axis length
+    (the largest ``B_T`` rounded up to a multiple of 8, so nearby horizons share it)."""
+    needed, blocks = _schedule_maxima(policy, jnp.asarray(horizons), num_arms)
+    return int(needed), 8 * math.ceil(int(blocks) / 8)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Static:
+    num_arms: int
+    pull_chunk: int
+    max_blocks: int
+    num_seeds: int = 0
+    seed_chunk: int = 1
+
+
+def _schedule(policy: AdaRETC, num_arms: int, horizons: jax.Array):
+    """Per configuration (grid point, horizon), flattened g-major: B, L, n, T."""
+    t = jnp.broadcast_to(horizons[None, :], (policy.eps.shape[0], horizons.shape[0]))
+    flat = AdaRETC(*(f[:, None] for f in (policy.eps, policy.alpha, policy.q)))
+    exploration = jnp.broadcast_to(flat.exploration_length(num_arms, t), t.shape).reshape(-1)
+    blocks = jnp.broadcast_to(adar_etc_lib.num_blocks(num_arms, t), t.shape).reshape(-1)
+    return blocks, exploration, exploration_pulls(exploration, num_arms), t.reshape(-1)
+
+
+def _commit(means, blocks, exploration, horizon, pulls, gaps):
+    """Median of block means, commit and exact regret.
+
+    Args:
+      means: f64[..., F, K, C, Bmax] block means (C = configurations).
+      blocks, exploration, horizon: i64[C].
+      pulls: i64[C, K] exploration pulls.
+      gaps: f64[F, K].
+
+    Returns:
+      regret f64[..., F, C], pulls i64[..., F, C, K], committed i32[..., F, C],
+      exploration i64[..., F, C], estimates f32[..., F, C, K].
+    """
+    estimates = mom.median_of_block_means(means, blocks, jnp.float32)  # [..., F, K, C]
+    estimates = jnp.swapaxes(estimates, -1, -2)  # [..., F, C, K]
+    explore_all = exploration >= horizon  # [C]
+    best = jnp.argmax(estimates, axis=-1)  # first maximum: ties to the lowest index
+    committed = jnp.where(explore_all, -1, best).astype(jnp.int32)
+    commit_rounds = jnp.where(explore_all, 0, horizon - exploration)  # [C]
+    gap_best = jnp.take_along_axis(
+        jnp.broadcast_to(gaps[:, None, :], best.shape + (gaps.shape[-1],)), best[..., None], axis=-1
+    )[..., 0]
+    regret = jnp.einsum("fk,ck->fc", gaps, pulls.astype(jnp.float64)) + commit_rounds * gap_best
+    one_hot = jax.nn.one_hot(best, gaps.shape[-1], dtype=jnp.int64)
+    total_pulls = pulls + commit_rounds[:, None] * one_hot
+    estimates = jnp.where(explore_all[:, None], jnp.nan, estimates)
+    exploration = jnp.broadcast_to(exploration, regret.shape)
+    return regret, total_pulls, committed, exploration, estimates
+
+
+def _block_means(draw_chunk, num_chunks, block_size, blocks, static: _Static):
+    """Streams chunks of pulls into block sums, then block means.
+
+    Args:
+      draw_chunk: ``j -> f32[*lead_shape, K, pull_chunk]``, pulls ``j C .. (j+1) C - 1``.
+      num_chunks: traced number of chunks to stream.
+      block_size: i64[K, C] ``s`` per arm and configuration.
+      blocks: i64[C] ``B`` per configuration.
+
+    Returns:
+      f64[*lead_shape, K, C, Bmax].
+    """
+    chunk = static.pull_chunk
+
+    def contribution(j):
+        x = draw_chunk(j)
+        return mom.chunk_block_sums(x, j * chunk, block_size, blocks[None, :], static.max_blocks)
+
+    # Every configuration pulls each arm at least once, so there is a first chunk.
+    sums = jax.lax.fori_loop(1, num_chunks, lambda j, sums: sums + contribution(j), contribution(0))
+    return sums / jnp.maximum(block_size, 1)[..., None]
+
+
+def _num_chunks(pulls, chunk):
+    return (jnp.max(pulls) + chunk - 1) // chunk
+
+
+# -- run on a given table ----------------------------------------------------------------
+
+
+def _run_on_rewards_kernel(policy, rewards, means, horizons, *, static: _Static):
+    k, chunk = static.num_arms, static.pull_chunk
+    blocks, exploration, pulls, horizon = _schedule(policy, k, horizons)
+    block_size = (pulls // blocks[:, None]).T  # [K, C]
+    num_chunks = _num_chunks(pulls, chunk)
+    total = rewards.shape[-1]
+    padded = jnp.pad(rewards, ((0, 0), (0, (-total) % chunk + chunk)), constant_values=jnp.nan)
+
+    def draw_chunk(j):
+        return jax.lax.dynamic_slice_in_dim(padded, j * chunk, chunk, axis=-1)[None]  # [1, K, C]
+
+    block_means = _block_means(draw_chunk, num_chunks, block_size, blocks, static)
+    means = jnp.asarray(means, jnp.float64)[None, :]
+    gaps = jnp.max(means, axis=-1, keepdims=True) - means
+    return _commit(block_means, blocks, exploration, horizon, pulls, gaps)
+
+
+_run_on_rewards_program = jax.jit(_run_on_rewards_kernel, static_argnames=("static",))
+
+
+def _flatten_policy(policy: AdaRETC) -> AdaRETC:
+    if not isinstance(policy, AdaRETC):
+        raise TypeError(f"simulate runs AdaRETC policies; got {type(policy).__name__}.")
+    shape = policy.batch_shape
+    return AdaRETC(
+        *(jnp.broadcast_to(jnp.asarray(f, jnp.float64), shape).reshape(-1) for f in (policy.eps, policy.alpha, policy.q))
+    )
+
+
+def _horizons(horizon) -> tuple[np.ndarray, tuple[int, ...]]:
+    h = concrete(horizon)
+    if h is None:
+        raise ValueError("horizon must be concrete (a Python int or a sequence of ints).")
+    check_integer("horizon (T)", h, 1, maximum=10**18)
+    h = np.asarray(h, np.int64)
+    return h.reshape(-1), h.shape
+
+
+def _reshape_outcome(parts, grid_shape, instance_shape, horizon_shape, seed_shape):
+    """[*seed, F, G*H, ...] arrays -> grid + instance + horizon + seed (+ K)."""
+    regret, pulls, committed, exploration, estimates = parts
+    lead = len(seed_shape)
+    f = int(np.prod(instance_shape, dtype=int))
+    g = int(np.prod(grid_shape, dtype=int))
+    h = int(np.prod(horizon_shape, dtype=int))
+
+    def arrange(a, trailing):
+        a = a.reshape(*seed_shape, f, g, h, *trailing)
+        order = (lead + 1, lead, lead + 2, *range(lead), *range(lead + 3, a.ndim))
+        a = jnp.transpose(a, order)
+        return a.reshape(*grid_shape, *instance_shape, *horizon_shape, *seed_shape, *trailing)
+
+    k = pulls.shape[-1]
+    return Outcome(
+        regret=arrange(regret, ()),
+        pulls=arrange(pulls, (k,)),
+        committed=arrange(committed, ()),
+        exploration=arrange(exploration, ()),
+        estimates=arrange(estimates, (k,)),
+    )
+
+
+def run_on_rewards(
+    policy: AdaRETC,
+    rewards: jax.Array,
+    means: jax.Array,
+    horizon: int | Sequence[int],
+    *,
+    pull_chunk: int | None = None,
+) -> Outcome:
+    """Runs AdaR-ETC (Algorithm 1) on a given reward table.
+
+    Round ``t <= L_T`` pulls arm ``(t - 1) mod K`` and reads the next unread
+    entry of its row; if ``L_T < T`` the policy commits to the arm with the
+    largest Median-of-Means estimate (``B_T`` blocks, ties to the lowest index)
+    for the remaining ``T - L_T`` rounds.
+
+    Args:
+      policy: an :class:`AdaRETC`, possibly batched (grid shape ``G``).
+      rewards: f32[K, N] the reward table: ``rewards[i, j]`` is the reward of
+        the ``j``-th pull of arm ``i``; ``N`` must cover the exploration pulls.
+      means: f[K] the true means, for the pseudo-regret.
+      horizon: ``T``, or a sequence of horizons (shape ``H``).
+      pull_chunk: static streaming step; by default the same as ``simulate``'s
+        for this ``K`` and horizon, so both read the table identically.
+
+    Returns:
+      Outcome with leading axes ``G + H``.
+    """
+    rewards = jnp.asarray(rewards)
+    if rewards.ndim != 2:
+        raise ValueError(f"rewards must have shape (K, N); got shape {rewards.shape}.")
+    k, total = rewards.shape
+    horizons, horizon_shape = _horizons(horizon)
+    adar_etc_lib.check_arms_and_horizon(k, horizons)
+    flat = _flatten_policy(policy)
+    needed, max_blocks = _static_sizes(flat, k, horizons)
+    if needed > total:
+        raise ValueError(
+            f"the reward table has {total} pulls per arm but the schedule needs {needed}."
+        )
+    chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
+    static = _Static(num_arms=k, pull_chunk=chunk, max_blocks=max_blocks)
+    parts = _run_on_rewards_program(
+        flat, rewards.astype(jnp.float32), jnp.asarray(means), jnp.asarray(horizons), static=static
+    )
+    parts = [p[0] for p in parts]  # drop the singleton instance axis
+    return _reshape_outcome(parts, policy.batch_shape, (), horizon_shape, ())
+
+
+# -- simulate ------------------------------------------------------------------------------
+
+
+def _simulate_kernel(key, policy, instance, horizons, first_seed, *, static: _Static):
+    k, chunk = static.num_arms, static.pull_chunk
+    blocks, exploration, pulls, horizon = _schedule(policy, k, horizons)
+    block_size = (pulls // blocks[:, None]).T  # [K, C]
+    num_chunks = _num_chunks(pulls, chunk)
+    gaps = instance_gaps(instance)  # [F, K]
+    arms = _expand_pulls(instance)  # params [F, K, 1]
+    num_words = instance.num_words
+
+    def seed_chunk(keys):
+        def draw_chunk(j):
+            words = jax.vmap(lambda key: _table_words(key, k, j * chunk, chunk, num_words))(keys)
+            return arms.from_bits(words[:, None])  # [c, F, K, chunk]
+
+        means = _block_means(draw_chunk, num_chunks, block_size, blocks, static)
+        return _commit(means, blocks, exploration, horizon, pulls, gaps)
+
+    padded = static.seed_chunk * math.ceil(static.num_seeds / static.seed_chunk)
+    keys = seed_keys(key, padded, first_seed).reshape(-1, static.seed_chunk)
+    parts = jax.lax.map(seed_chunk, keys)
+    return [p.reshape(padded, *p.shape[2:])[: static.num_seeds] for p in parts]
+
+
+_simulate_program = jax.jit(_simulate_kernel, static_argnames=("static",))
+
+
+def _seed_chunk(num_seeds, instances, configs, static: _Static, words) -> int:
+    per_seed = instances * static.num_arms * (
+        static.pull_chunk * (8 * words + 28) + configs * (static.max_blocks + 1) * 48
+    )
+    budget = _CPU_SEED_CHUNK_BYTES if jax.default_backend() == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
+    return int(max(1, min(num_seeds, budget // max(per_seed, 1))))
+
+
+def simulate(
+    key: jax.Array,
+    policy: AdaRETC,
+    instance: Distribution,
+    horizon: int | Sequence[int],
+    num_seeds: int,
+    *,
+    first_seed: int = 0,
+    pull_chunk: int | None = None,
+    seed_chunk: int | None = None,
+) -> Outcome:
+    """Simulates AdaR-ETC over seeds, a policy grid, an instance family and horizons.
+
+    The whole sweep is one ``jit``-compiled program; only exploration rewards
+    are drawn, from the reward table of each seed (see :func:`reward_table`),
+    and the commit phase is computed exactly.
+
+    Args:
+      key: a threefry ``jax.random.key``; seed ``s`` uses ``fold_in(key, s)``.
+      policy: an :class:`AdaRETC` with grid shape ``G`` (its batch shape).
+      instance: a distribution with batch shape ``I + (K,)``.
+      horizon: ``T`` or a sequence of horizons (shape ``H``).
+      num_seeds: ``S``.
+      first_seed: index of the first seed (seeds ``first_seed .. + S - 1``),
+        so that a sweep split into pieces equals the sweep in one piece.
+      pull_chunk: static streaming step (pulls per arm per step).
+      seed_chunk: seeds processed together inside the program (memory/cache).
+
+    Returns:
+      Outcome with leading axes ``G + I + H + (S,)``.
+
+    Examples:
+      >>> import jax, htb_jax as htb
+      >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=10, gap=0.5)
+      >>> out = htb.simulate(jax.random.key(0), htb.AdaRETC.order_free(), nu, 10**5, num_seeds=100)
+      >>> out.regret.shape
+      (100,)
+    """
+    k = instance_num_arms(instance)
+    horizons, horizon_shape = _horizons(horizon)
+    adar_etc_lib.check_arms_and_horizon(k, horizons)
+    check_integer("num_seeds", num_seeds, 1)
+    check_integer("first_seed", first_seed, 0)
+    flat = _flatten_policy(policy)
+    instance_shape = instance.batch_shape[:-1]
+    flat_instance = jax.tree.map(lambda p: p.reshape(-1, k), instance.broadcast())
+    needed, max_blocks = _static_sizes(flat, k, horizons)
+    chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
+    if math.ceil(needed / chunk) * chunk > _MAX_PULLS:
+        raise ValueError(
+            f"the schedule needs {needed} pulls per arm; per-sample simulation supports at most "
+            f"{_MAX_PULLS - chunk}."
+        )
+    static = _Static(num_arms=k, pull_chunk=chunk, max_blocks=max_blocks)
+    configs = flat.eps.shape[0] * horizons.shape[0]
+    instances = flat_instance.batch_shape[0]
+    chunk_seeds = seed_chunk or _seed_chunk(num_seeds, instances, configs, static, instance.num_words)
+    static = dataclasses.replace(static, num_seeds=num_seeds, seed_chunk=chunk_seeds)
+    parts = _simulate_program(
+        key, flat, flat_instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64), static=static
+    )
+    return _reshape_outcome(parts, policy.batch_shape, instance_shape, horizon_shape, (num_seeds,))

@@ -1,0 +1,81 @@
+"""Shared test helpers: plain-Python references, independent of the code under test."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, getcontext
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import htb_jax  # noqa: F401  (enables x64 for every test)
+
+getcontext().prec = 60
+
+
+def mom_reference(samples, num_blocks: int) -> float:
+    """Median-of-Means by the paper's definition: sort the block means, take the ceil(B/2)-th."""
+    x = np.asarray(samples, np.float64)
+    s = len(x) // num_blocks
+    if s == 0:
+        return math.nan
+    with np.errstate(invalid="ignore"):
+        means = x[: num_blocks * s].reshape(num_blocks, s).sum(axis=1) / s
+    return float(np.sort(means)[(num_blocks + 1) // 2 - 1])
+
+
+def _ceil_exact(value: Decimal) -> int:
+    nearest = value.to_integral_value()
+    if abs(value - nearest) <= Decimal(10) ** -40 * max(1, abs(value)):
+        return int(nearest)
+    return int(math.ceil(value))
+
+
+def schedule_reference(num_arms: int, horizon: int, eps, alpha, q) -> tuple[int, int]:
+    """``(B_T, L_T)`` of Algorithm 1 in exact rational arithmetic (60-digit decimals).
+
+    ``eps``, ``alpha``, ``q`` are read as the nearest fractions with denominators
+    below 10^6 (so 2/3 given as a float means the rational 2/3).
+    """
+    eps, alpha, q = (Fraction(v).limit_denominator(10**6) for v in (eps, alpha, q))
+    beta = (1 - alpha) * (1 + eps) / eps
+    k, t = Decimal(num_arms), Decimal(horizon)
+    blocks = _ceil_exact(8 * (k * t**3).ln())
+    power = k ** (Decimal(q.numerator) / q.denominator) * t ** (Decimal(beta.numerator) / beta.denominator)
+    return blocks, min(horizon, num_arms * blocks + _ceil_exact(power))
+
+
+def adar_etc_loop(rewards, means, horizon: int, exploration: int, num_blocks: int):
+    """Algorithm 1 round by round on a reward table (``rewards[i, j]``: j-th pull of arm i).
+
+    Returns:
+      ``(regret, pulls, committed)`` with the pseudo-regret summed round by round.
+    """
+    rewards = np.asarray(rewards)
+    means = np.asarray(means, np.float64)
+    k = len(means)
+    best = means.max()
+    pulls = [0] * k
+    seen = [[] for _ in range(k)]
+    committed = -1
+    regret = 0.0
+    for t in range(1, horizon + 1):
+        if t <= exploration:
+            arm = (t - 1) % k
+            seen[arm].append(rewards[arm, pulls[arm]])
+        else:
+            if committed < 0:
+                estimates = [mom_reference(seen[i], num_blocks) for i in range(k)]
+                committed = int(np.argmax(estimates))  # first maximum
+            arm = committed
+        pulls[arm] += 1
+        regret += best - means[arm]
+    return regret, pulls, committed
+
+
+@pytest.fixture
+def key():
+    import jax
+
+    return jax.random.key(20261122)

@@ -1,0 +1,250 @@
+"""Reward distributions: samplers by CDF and quantiles, tails by extreme bit patterns, exact moments."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import integrate, special, stats
+
+import htb_jax as htb
+from htb_jax._src import bits
+
+N = 100_000
+PROBS = np.array([1e-3, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999])
+
+
+def scipy_law(d):
+    """The same law in scipy (an independent implementation)."""
+    if isinstance(d, htb.Pareto):
+        a = float(d.shape)
+        return stats.pareto(b=a, loc=float(d.loc) - a / (a - 1))
+    if isinstance(d, htb.StudentT):
+        return stats.t(float(d.df), loc=float(d.loc), scale=float(d.scale))
+    if isinstance(d, htb.Frechet):
+        a, s = float(d.shape), float(d.scale)
+        return stats.invweibull(a, loc=float(d.loc) - s * special.gamma(1 - 1 / a), scale=s)
+    if isinstance(d, htb.Gaussian):
+        return stats.norm(float(d.loc), float(d.scale))
+    if isinstance(d, htb.LogNormal):
+        sig, s = float(d.sigma), float(d.scale)
+        return stats.lognorm(sig, loc=float(d.loc) - s * math.exp(sig**2 / 2), scale=s)
+    raise TypeError(d)
+
+
+CONTINUOUS = [
+    htb.Pareto(loc=0.5, shape=1.5),
+    htb.Pareto(loc=-2.0, shape=3.0),
+    htb.StudentT(loc=0.0, df=1.5),
+    htb.StudentT(loc=1.0, df=4.0, scale=2.0),
+    htb.Frechet(loc=0.0, shape=1.7),
+    htb.Frechet(loc=-1.0, shape=3.0, scale=0.5),
+    htb.Gaussian(loc=0.3, scale=2.0),
+    htb.LogNormal(loc=0.0, sigma=1.5),
+    htb.LogNormal(loc=2.0, sigma=0.5, scale=3.0),
+]
+
+
+@pytest.mark.parametrize("dist", CONTINUOUS, ids=lambda d: repr(d))
+def test_sampler_quantiles_and_ks(dist):
+    x = np.asarray(dist.sample(jax.random.key(11), (N,)), np.float64)
+    law = scipy_law(dist)
+    # ECDF at the true quantiles: binomial standard error, 5 standard errors.
+    ecdf = np.mean(x[:, None] <= law.ppf(PROBS)[None, :], axis=0)
+    np.testing.assert_array_less(np.abs(ecdf - PROBS), 5 * np.sqrt(PROBS * (1 - PROBS) / N))
+    # Kolmogorov-Smirnov at level 1e-6.
+    assert stats.kstest(x, law.cdf).pvalue > 1e-6
+
+
+@pytest.mark.parametrize("dist", CONTINUOUS, ids=lambda d: repr(d))
+def test_cdf_and_mean_match_scipy(dist):
+    law = scipy_law(dist)
+    q = law.ppf(PROBS)
+    np.testing.assert_allclose(np.asarray(dist.cdf(q)), PROBS, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(float(dist.mean()), law.mean(), rtol=1e-10, atol=1e-12)
+
+
+def _deep_tail_words(n, zero_bits, upper):
+    """Words whose ``zero_bits`` bits after the side bit are zero: tail probability < 2^-(zero_bits+1)."""
+    rest = np.random.default_rng(7).integers(0, 2 ** (63 - zero_bits), size=n, dtype=np.uint64)
+    side = np.uint64(1 << 63) if upper else np.uint64(0)
+    return jnp.asarray(rest | side)[:, None]
+
+
+def _assert_uniform(u):
+    for t in (0.01, 0.1, 0.5, 0.9, 0.99):
+        assert abs(np.mean(u < t) - t) < 5 * math.sqrt(t * (1 - t) / u.size), t
+
+
+def test_pareto_tail_beyond_float32_uniform_grid():
+    d = htb.Pareto(loc=0.0, shape=1.5)
+    # The most extreme word: U = 2^-64 gives Y = 2^(64/1.5) ~ 7e12, far beyond the
+    # 4e4 cap of a float32-uniform inverse CDF.
+    top = float(d.from_bits(jnp.array([[1]], jnp.uint64))[0])
+    assert top == pytest.approx(2.0 ** (64 / 1.5) - 3.0, rel=1e-6)
+    # Conditioned on U < 2^-40 (probability 9e-13), Y * 2^(-40/a) is Pareto(a) again.
+    words = jnp.asarray(np.random.default_rng(8).integers(0, 2**24, size=N, dtype=np.uint64))[:, None]
+    y = (np.asarray(d.from_bits(words), np.float64) + 3.0) / 2.0 ** (40 / 1.5)
+    _assert_uniform(1.0 - y**-1.5)
+
+
+@pytest.mark.parametrize(
+    "dist", [htb.Gaussian(0.0, 1.0), htb.LogNormal(0.0, 1.0), htb.Frechet(0.0, 2.0)], ids=repr
+)
+def test_two_sided_tails_at_probability_below_1e_12(dist):
+    law = scipy_law(dist)
+    x_up = np.asarray(dist.from_bits(_deep_tail_words(N, 40, upper=True)), np.float64)
+    _assert_uniform(law.sf(x_up) * 2.0**41)
+    if not isinstance(dist, htb.Frechet):  # the Frechet lower tail lies below float32's reach
+        x_lo = np.asarray(dist.from_bits(_deep_tail_words(N, 40, upper=False)), np.float64)
+        _assert_uniform(law.cdf(x_lo) * 2.0**41)
+
+
+def test_student_t_tail_through_the_boosted_gamma():
+    # T = Z sqrt(df / (2G)) U^(-1/df); conditioned on U < 2^-40, T * 2^(-40/df) is t(df) again.
+    d = htb.StudentT(loc=0.0, df=2.5)
+    rng = np.random.default_rng(9)
+    words = rng.bit_generator.random_raw((N, 3))  # full 64-bit words
+    words[:, 1] >>= np.uint64(40)
+    t = np.asarray(d.from_bits(jnp.asarray(words)), np.float64) / 2.0 ** (40 / 2.5)
+    assert stats.kstest(t, stats.t(2.5).cdf).pvalue > 1e-6
+
+
+def test_two_point_spike_probability_is_exact_at_1e_12():
+    p = 1e-12
+    d = htb.TwoPoint(low=0.0, high=1.0, p=p)
+    thr = int(np.asarray(bits.spike_threshold(jnp.float64(p))))
+    edge = np.asarray(d.from_bits(jnp.array([[thr - 1], [thr]], jnp.uint64)))
+    np.testing.assert_array_equal(edge, [1.0, 0.0])  # spikes are exactly the words below thr
+    assert abs(thr / 2.0**64 - p) <= 2.0**-64
+    # Words below 2^32 (probability 2^-32): the spike frequency there is thr / 2^32 = 0.0043.
+    low = jnp.asarray(np.random.default_rng(10).integers(0, 2**32, size=10**6, dtype=np.uint64))[:, None]
+    freq = float(jnp.mean(d.from_bits(low)))
+    expected = thr / 2.0**32
+    assert abs(freq - expected) < 5 * math.sqrt(expected * (1 - expected) / 10**6)
+
+
+def test_two_point_spike_frequency_at_1e_9():
+    # Words below 2^36 (probability 2^-28): spike frequency thr / 2^36 = 0.268.
+    d = htb.TwoPoint(low=0.0, high=1.0, p=1e-9)
+    low = jnp.asarray(np.random.default_rng(12).integers(0, 2**36, size=10**6, dtype=np.uint64))[:, None]
+    freq = float(jnp.mean(d.from_bits(low)))
+    expected = 1e-9 * 2.0**28
+    assert abs(freq - expected) < 5 * math.sqrt(expected * (1 - expected) / 10**6)
+
+
+def test_two_point_end_to_end_frequency():
+    d = htb.TwoPoint(low=-1.0, high=5.0, p=1e-5)
+    x = d.sample(jax.random.key(13), (10**7,))
+    count = int(jnp.sum(x == 5.0))
+    assert abs(count - 100) < 5 * math.sqrt(100)
+    assert set(np.unique(np.asarray(x)).tolist()) == {-1.0, 5.0}
+
+
+def test_dirac_and_certain_spike():
+    assert np.all(np.asarray(htb.Dirac(2.5).sample(jax.random.key(0), (1000,))) == 2.5)
+    assert np.all(np.asarray(htb.TwoPoint(0.0, 3.0, 1.0).sample(jax.random.key(0), (1000,))) == 3.0)
+
+
+# -- moments -------------------------------------------------------------------------------
+
+def _closed_forms():
+    r = 1.7  # eps = 0.7
+    a, nu, s, sig = 2.5, 3.0, 2.0, 0.8
+    g = special.gamma(1 - 1 / a)
+    return [
+        (htb.Pareto(loc=a / (a - 1), shape=a), a / (a - r)),
+        (htb.StudentT(loc=0.0, df=nu, scale=s),
+         s**r * nu ** (r / 2) * special.gamma((r + 1) / 2) * special.gamma((nu - r) / 2)
+         / (math.sqrt(math.pi) * special.gamma(nu / 2))),
+        (htb.Frechet(loc=s * g, shape=a, scale=s), s**r * special.gamma(1 - r / a)),
+        (htb.Gaussian(loc=0.0, scale=s), s**r * 2 ** (r / 2) * special.gamma((r + 1) / 2) / math.sqrt(math.pi)),
+        (htb.LogNormal(loc=s * math.exp(sig**2 / 2), sigma=sig, scale=s), s**r * math.exp(r * r * sig * sig / 2)),
+        (htb.TwoPoint(low=-1.0, high=4.0, p=0.01), 0.99 + 0.01 * 4.0**r),
+    ]
+
+
+@pytest.mark.parametrize("dist,expected", _closed_forms(), ids=lambda v: type(v).__name__)
+def test_abs_moment_closed_forms(dist, expected):
+    assert float(dist.abs_moment(0.7)) == pytest.approx(expected, rel=1e-11)
+
+
+@pytest.mark.parametrize("dist", CONTINUOUS, ids=repr)
+@pytest.mark.parametrize("eps", [0.2, 0.45, 1.0])
+def test_abs_moment_against_quadpack(dist, eps):
+    r = 1 + eps
+    if r >= float(dist.eps_sup()) + 1:
+        assert float(dist.abs_moment(eps)) == math.inf
+        return
+    law = scipy_law(dist)
+    lo, hi = law.support()
+    kink = min(max(0.0, lo), hi)
+    f = lambda x: abs(x) ** r * law.pdf(x)  # noqa: E731
+    opts = dict(limit=1000, epsabs=0.0, epsrel=1e-12)
+    ref = integrate.quad(f, lo, kink, **opts)[0] + integrate.quad(f, kink, hi, **opts)[0]
+    assert float(dist.abs_moment(eps)) == pytest.approx(ref, rel=2e-8)
+
+
+@pytest.mark.parametrize("gap_to_tail", [0.1, 1e-2, 1e-3])
+def test_abs_moment_accurate_near_divergence(gap_to_tail):
+    a = 1.5
+    d = htb.Pareto(loc=a / (a - 1), shape=a)  # X = Y: E Y^r = a / (a - r)
+    eps = a - 1 - gap_to_tail
+    assert float(d.abs_moment(eps)) == pytest.approx(a / gap_to_tail, rel=1e-9)
+
+
+def test_eps_sup_and_divergence():
+    np.testing.assert_allclose(htb.Pareto(0.0, jnp.array([1.5, 2.2])).eps_sup(), [0.5, 1.2])
+    assert float(htb.StudentT(0.0, 1.8).eps_sup()) == pytest.approx(0.8)
+    assert float(htb.Frechet(0.0, 1.3).eps_sup()) == pytest.approx(0.3)
+    for d in (htb.Gaussian(0.0), htb.LogNormal(0.0, 1.0), htb.TwoPoint(0.0, 1.0, 0.5)):
+        assert float(d.eps_sup()) == math.inf
+    assert float(htb.Pareto(0.0, 1.5).abs_moment(0.5)) == math.inf
+    assert float(htb.StudentT(0.0, 1.8).abs_moment(0.9)) == math.inf
+
+
+def test_moments_broadcast_jit_and_vmap():
+    d = htb.Pareto(loc=jnp.array([0.0, 1.0, 2.0]), shape=jnp.array([2.5, 3.0, 4.0]))
+    eps = jnp.array([[0.3], [0.9]])
+    batched = d.abs_moment(eps)
+    assert batched.shape == (2, 3)
+    np.testing.assert_allclose(jax.jit(lambda d, e: d.abs_moment(e))(d, eps), batched, rtol=1e-13)
+    looped = np.array([[float(d[i].abs_moment(e)) for i in range(3)] for e in (0.3, 0.9)])
+    np.testing.assert_allclose(jax.vmap(lambda e: d.abs_moment(e))(eps[:, 0]), looped, rtol=1e-13)
+
+
+# -- pytree behaviour and validation ---------------------------------------------------------
+
+def test_batch_shape_indexing_and_shift():
+    d = htb.StudentT(loc=jnp.zeros((2, 3)), df=3.0)
+    assert d.batch_shape == (2, 3)
+    assert d.sample(jax.random.key(0), (5,)).shape == (5, 2, 3)
+    assert d[1, 2].batch_shape == ()
+    np.testing.assert_allclose(d.shifted(0.5).mean(), np.full((2, 3), 0.5))
+
+
+def test_sample_is_jittable_and_vmappable():
+    d = htb.Frechet(loc=jnp.array([0.0, 1.0]), shape=2.5).broadcast()
+    keys = jax.random.split(jax.random.key(3), 4)
+    looped = np.stack([np.asarray(d.sample(k, (7,))) for k in keys])
+    np.testing.assert_array_equal(jax.vmap(lambda k: d.sample(k, (7,)))(keys), looped)
+    np.testing.assert_array_equal(jax.jit(lambda d, k: d.sample(k, (7,)))(d, keys[0]), looped[0])
+
+
+@pytest.mark.parametrize(
+    "make,message",
+    [
+        (lambda: htb.Pareto(0.0, 1.0), r"Pareto shape must lie in \(1, inf\); got Pareto shape=1"),
+        (lambda: htb.Pareto(jnp.array([0.0, jnp.nan]), 2.0), "Pareto loc must lie in"),
+        (lambda: htb.StudentT(0.0, 0.5), r"StudentT df must lie in \(1, inf\); got StudentT df=0.5"),
+        (lambda: htb.StudentT(0.0, 3.0, scale=0.0), "StudentT scale must lie in"),
+        (lambda: htb.Frechet(0.0, 0.9), r"Frechet shape must lie in \(1, inf\)"),
+        (lambda: htb.Gaussian(0.0, -1.0), r"Gaussian scale must lie in \[0, inf\); got Gaussian scale=-1"),
+        (lambda: htb.LogNormal(0.0, 9.0), r"LogNormal sigma must lie in \(0, 8\]; got LogNormal sigma=9"),
+        (lambda: htb.TwoPoint(0.0, 1.0, 1.5), r"TwoPoint p must lie in \[0, 1\]; got TwoPoint p=1.5"),
+    ],
+)
+def test_invalid_parameters_raise(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
