@@ -21,6 +21,7 @@ rounded once to the output dtype.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import jax
@@ -30,30 +31,21 @@ from htb_jax._src import selection
 from htb_jax._src.validation import check_integer, concrete
 
 
-def _gather_rows(prefix: jax.Array, edges: jax.Array) -> jax.Array:
-    """``prefix[..., edges]`` row by row; rows where ``edges`` has size 1 are shared."""
-    if prefix.ndim == 1:
-        return prefix[edges]
-    rows = max(prefix.shape[0], edges.shape[0])
-    prefix = jnp.broadcast_to(prefix, (rows, *prefix.shape[1:]))
-    if edges.shape[0] == 1:
-        # Edges shared by every row (seeds, instances): map over the prefix rows
-        # only, never materialising per-row copies of the indices.
-        return jax.vmap(lambda p: _gather_rows(p, edges[0]))(prefix)
-    return jax.vmap(_gather_rows)(prefix, edges)
+def _block_diff(cumsum: jax.Array, edges: jax.Array) -> jax.Array:
+    """Block sums from a cumulative sum: f[..., A, C] and edges i32[Bmax + 1, A, G] -> [..., Bmax, A, G].
 
-
-def _gather_diff(cumsum: jax.Array, edges: jax.Array) -> jax.Array:
-    """Sums of ``v[edges[b]] .. v[edges[b+1] - 1]`` from ``cumsum = cumsum(v)``: [..., G, Bmax].
-
-    ``edges`` (shape ``(..., G, Bmax + 1)``) broadcasts against the rows of
-    ``cumsum`` (shape ``(..., N)``); the prefix sum at ``e`` is
-    ``cumsum[e - 1]``, and 0 at ``e = 0``.
+    The sum of samples ``edges[b] .. edges[b+1] - 1`` of arm row ``a`` is
+    ``S(edges[b+1]) - S(edges[b])`` with ``S(e) = cumsum[a, e - 1]`` and
+    ``S(0) = 0``.  One flat gather per leading row, producing the block axis
+    ahead of the (arm, layout) axes: the layout the selection counts over.
     """
-    edges = jnp.reshape(edges, (1,) * (cumsum.ndim + 1 - edges.ndim) + edges.shape)
-    at = _gather_rows(cumsum, jnp.maximum(edges - 1, 0))
+    lead, (arms, chunk) = cumsum.shape[:-2], cumsum.shape[-2:]
+    flat = cumsum.reshape(-1, arms * chunk)
+    index = jnp.arange(arms, dtype=jnp.int32)[:, None] * chunk + jnp.maximum(edges - 1, 0)
+    at = jax.vmap(lambda row: row[index])(flat)
     at = jnp.where(edges > 0, at, jnp.zeros((), at.dtype))
-    return at[..., 1:] - at[..., :-1]
+    sums = at[:, 1:] - at[:, :-1]
+    return sums.reshape(*lead, *sums.shape[1:])
 
 
 def chunk_block_sums(
@@ -65,9 +57,10 @@ def chunk_block_sums(
 ) -> jax.Array:
     """Contributions of samples ``offset .. offset + C - 1`` to every MoM block.
 
-    Each row of ``x`` feeds ``G`` block layouts (one per grid point sharing
-    the samples: the common random numbers of a sweep); block ``b`` of layout
-    ``g`` holds samples ``b s_g .. (b+1) s_g - 1`` and exists for ``b < B_g``.
+    Each row ``a`` of ``x`` (an arm) feeds ``G`` block layouts (one per grid
+    point sharing the samples: the common random numbers of a sweep); block
+    ``b`` of layout ``(a, g)`` holds samples ``b s .. (b+1) s - 1``,
+    ``s = block_size[a, g]``, and exists for ``b < num_blocks[a, g]``.
 
     A contribution is the float64 sum of the block's finite samples, plus
     ``+inf`` if it holds a ``+inf`` sample, ``-inf`` for a ``-inf`` and NaN for
@@ -76,25 +69,23 @@ def chunk_block_sums(
     one of its own samples is.
 
     Args:
-      x: f[..., C] a chunk of consecutive samples (sample ``offset + j`` at
-        position ``j``).
+      x: f[..., A, C] chunks of consecutive samples of ``A`` rows (sample
+        ``offset + j`` at position ``j``); leading axes share the layouts.
       offset: int, index of the chunk's first sample.
-      block_size: int[..., G] ``s`` per row and layout (leading axes
-        broadcast against ``x.shape[:-1]``).
-      num_blocks: int[..., G] ``B`` per row and layout.
+      block_size: int[A, G] ``s`` per row and layout.
+      num_blocks: int[A, G] ``B`` per row and layout (broadcast).
       max_blocks: static ``Bmax >= B``, the length of the block axis.
 
     Returns:
-      f64[*x.shape[:-1], G, max_blocks].
+      f64[..., max_blocks, A, G].
     """
     chunk = x.shape[-1]
-    b = jnp.arange(max_blocks + 1, dtype=jnp.int64)
-    edges = jnp.minimum(b, jnp.asarray(num_blocks, jnp.int64)[..., None])
-    edges = edges * jnp.asarray(block_size, jnp.int64)[..., None]
+    b = jnp.arange(max_blocks + 1, dtype=jnp.int64)[:, None, None]
+    edges = jnp.minimum(b, jnp.asarray(num_blocks, jnp.int64)) * jnp.asarray(block_size, jnp.int64)
     edges = jnp.clip(edges - jnp.asarray(offset, jnp.int64), 0, chunk).astype(jnp.int32)
 
     def block_diff(v, dtype):
-        return _gather_diff(jnp.cumsum(v.astype(dtype), axis=-1), edges)
+        return _block_diff(jnp.cumsum(v.astype(dtype), axis=-1), edges)
 
     finite = block_diff(jnp.where(jnp.isfinite(x), x, 0), jnp.float64)
 
@@ -117,20 +108,23 @@ def median_of_block_means(
     exactly the float64 order statistic rounded to ``dtype``.
 
     Args:
-      means: f64[..., Bmax] block means; entries ``b >= B`` are ignored.
-      num_blocks: int[...] ``B`` per row, ``1 <= B <= Bmax``.
+      means: f64[..., Bmax, A, G] block means; entries ``b >= B`` are ignored.
+      num_blocks: int[A, G] ``B`` per layout (broadcast), ``1 <= B <= Bmax``.
       dtype: float32 or float64.
 
     Returns:
-      dtype[...].
+      dtype[..., A, G].
     """
-    max_blocks = means.shape[-1]
-    num_blocks = jnp.asarray(num_blocks)
+    lead, (max_blocks, arms, layouts) = means.shape[:-3], means.shape[-3:]
+    num_blocks = jnp.broadcast_to(jnp.asarray(num_blocks), (arms, layouts))
     keys = selection.order_keys(means.astype(dtype))
-    unused = jnp.arange(max_blocks) >= num_blocks[..., None]
+    unused = jnp.arange(max_blocks)[:, None, None] >= num_blocks
     keys = jnp.where(unused, jnp.iinfo(keys.dtype).max, keys)
-    picked = selection.kth_smallest_keys(jnp.moveaxis(keys, -1, 0), (num_blocks + 1) // 2)
-    return selection.from_order_keys(picked, dtype)
+    # Count over the block axis of a 3-D [rows, Bmax, A*G] array: vectorises along A*G.
+    keys = keys.reshape(-1, max_blocks, arms * layouts)
+    ranks = ((num_blocks + 1) // 2).reshape(1, arms * layouts)
+    picked = selection.kth_smallest_keys(keys, ranks, axis=1)
+    return selection.from_order_keys(picked, dtype).reshape(*lead, arms, layouts)
 
 
 def median_of_means(
@@ -162,7 +156,9 @@ def median_of_means(
     Examples:
       >>> import jax.numpy as jnp
       >>> x = jnp.array([1.0, 2.0, 100.0, 3.0, 4.0, 5.0, jnp.inf])
-      >>> median_of_means(x, num_blocks=3)   # blocks (1, 2) (100, 3) (4, 5)
+      >>> median_of_means(x, num_blocks=3)   # blocks (1, 2) (100, 3) (4, 5); inf discarded
+      Array(4.5, dtype=float64)
+      >>> median_of_means(x.astype(jnp.float32), num_blocks=3, n=6)
       Array(4.5, dtype=float32)
     """
     x = jnp.asarray(x)
@@ -181,13 +177,18 @@ def median_of_means(
         max_blocks = int(concrete_blocks.max())
     check_integer("max_blocks", max_blocks, 1)
     n = jnp.asarray(length if n is None else n, jnp.int64)
-    num_blocks = jnp.asarray(num_blocks, jnp.int64)
+    return _median_of_means(x, jnp.asarray(num_blocks, jnp.int64), n, max_blocks)
+
+
+@partial(jax.jit, static_argnums=3)
+def _median_of_means(x, num_blocks, n, max_blocks):
+    dtype = x.dtype
     rows = jnp.broadcast_shapes(x.shape[:-1], n.shape, num_blocks.shape)
-    n = jnp.broadcast_to(n, rows)
-    num_blocks = jnp.broadcast_to(num_blocks, rows)
+    x = jnp.broadcast_to(x, (*rows, x.shape[-1])).reshape(-1, x.shape[-1])  # [A, N]
+    n = jnp.broadcast_to(n, rows).reshape(-1, 1)
+    num_blocks = jnp.broadcast_to(num_blocks, rows).reshape(-1, 1)
     block_size = n // jnp.maximum(num_blocks, 1)
-    sums = chunk_block_sums(x, 0, block_size[..., None], num_blocks[..., None], max_blocks)
-    means = sums[..., 0, :] / jnp.maximum(block_size, 1)[..., None]
-    estimate = median_of_block_means(means, num_blocks, dtype)
+    sums = chunk_block_sums(x, 0, block_size, num_blocks, max_blocks)  # [Bmax, A, 1]
+    estimate = median_of_block_means(sums / jnp.maximum(block_size, 1), num_blocks, dtype)
     valid = (block_size >= 1) & (num_blocks <= max_blocks)
-    return jnp.where(valid, estimate, jnp.nan).astype(dtype)
+    return jnp.where(valid, estimate, jnp.nan).astype(dtype).reshape(rows)

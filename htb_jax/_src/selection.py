@@ -14,9 +14,12 @@ NaN is ordered after ``+inf``, as ``numpy.sort`` does.
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 
+_GROUP = 32
 _KEY_TYPES = {
     jnp.dtype(jnp.float32): (jnp.int32, 32),
     jnp.dtype(jnp.float64): (jnp.int64, 64),
@@ -47,38 +50,55 @@ def from_order_keys(keys: jax.Array, dtype) -> jax.Array:
     return jax.lax.bitcast_convert_type(jnp.where(keys < 0, keys ^ magnitude, keys), dtype)
 
 
-def kth_smallest_keys(keys: jax.Array, k: jax.Array) -> jax.Array:
-    """The k-th smallest key of each column, by bisection.
+def kth_smallest_keys(keys: jax.Array, k: jax.Array, axis: int = 0) -> jax.Array:
+    """The k-th smallest key along ``axis``, by bisection.
+
+    Counting vectorises when ``axis`` is not the minor (last) axis: put the
+    selection axis first, or ahead of a wide enough trailing block.
 
     Args:
-      keys: i32[n, ...] or i64[n, ...] (the selection axis first: counting over
-        a leading axis vectorises best).
-      k: int[...] 1-based ranks in ``[1, n]``, broadcast against ``keys[0]``.
+      keys: i32[...] or i64[...].
+      k: int 1-based ranks in ``[1, keys.shape[axis]]``, broadcast against
+        ``keys`` without ``axis``.
+      axis: the selection axis.
 
     Returns:
-      int[...]: the k-th smallest key of each column.
+      int[keys.shape without axis]: the k-th smallest key.
     """
+    axis = axis % keys.ndim
     int_type = keys.dtype
     width = jnp.iinfo(int_type).bits
-    columns = keys.shape[1:]
-    count_type = jnp.int16 if keys.shape[0] < 2**15 else jnp.int32
-    # Counting over the leading axis of a 2-D [n, columns] array vectorises best.
-    keys = keys.reshape(keys.shape[0], -1)
-    k = jnp.broadcast_to(jnp.asarray(k), columns).astype(count_type).reshape(-1)
-    lo = jnp.full(keys.shape[1:], jnp.iinfo(int_type).min, int_type)
-    hi = jnp.full(keys.shape[1:], jnp.iinfo(int_type).max, int_type)
+    rest = keys.shape[:axis] + keys.shape[axis + 1 :]
+    size = keys.shape[axis]
+    count_type = jnp.int16 if size < 2**15 else jnp.int32
+    k = jnp.broadcast_to(jnp.asarray(k), rest).astype(count_type)
+    lo = jnp.full(rest, jnp.iinfo(int_type).min, int_type)
+    hi = jnp.full(rest, jnp.iinfo(int_type).max, int_type)
+    # Count in groups of 32 along the axis: XLA fuses a short reduction with the
+    # comparison feeding it, where one long reduction is split and materialised.
+    # Padding with the largest key never changes the answer (k <= size).
+    groups = -(-size // _GROUP)
+    pad = [(0, 0)] * keys.ndim
+    pad[axis] = (0, groups * _GROUP - size)
+    grouped = jnp.pad(keys, pad, constant_values=jnp.iinfo(int_type).max)
+    grouped = grouped.reshape(*keys.shape[:axis], groups, _GROUP, *keys.shape[axis + 1 :])
 
     def step(_, bounds):
         lo, hi = bounds
         mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)  # floor((lo + hi) / 2), no overflow
-        count = jnp.sum((keys <= mid).astype(count_type), axis=0, dtype=count_type)
+        threshold = jnp.expand_dims(mid, axis)
+        count = jnp.zeros(rest, count_type)
+        for g in range(groups):
+            part = jax.lax.index_in_dim(grouped, g, axis, keepdims=False)
+            count = count + jnp.sum((part <= threshold).astype(count_type), axis=axis, dtype=count_type)
         enough = count >= k
         return jnp.where(enough, lo, mid + 1), jnp.where(enough, mid, hi)
 
     lo, _ = jax.lax.fori_loop(0, width, step, (lo, hi))
-    return lo.reshape(columns)
+    return lo
 
 
+@partial(jax.jit, static_argnames="axis")
 def kth_smallest(x: jax.Array, k: jax.Array, axis: int = -1) -> jax.Array:
     """Exact k-th smallest (1-based) element along ``axis``: ``sort(x, axis)[k-1]``.
 
@@ -93,13 +113,16 @@ def kth_smallest(x: jax.Array, k: jax.Array, axis: int = -1) -> jax.Array:
 
     Examples:
       >>> import jax.numpy as jnp
-      >>> kth_smallest(jnp.array([3.0, -1.0, jnp.inf, 2.0]), 2)
+      >>> kth_smallest(jnp.array([3.0, -1.0, jnp.inf, 2.0], jnp.float32), 2)
       Array(2., dtype=float32)
     """
     x = jnp.asarray(x)
     n = x.shape[axis]
+    # Selection axis first, the rest flattened: [n, columns] counts best.
     moved = jnp.moveaxis(order_keys(x), axis, 0)
+    rest = moved.shape[1:]
     k = jnp.asarray(k)
-    picked = kth_smallest_keys(moved, jnp.clip(k, 1, n))
+    columns = jnp.broadcast_to(jnp.clip(k, 1, n), rest).reshape(-1)
+    picked = kth_smallest_keys(moved.reshape(n, -1), columns).reshape(rest)
     value = from_order_keys(picked, x.dtype)
     return jnp.where((k >= 1) & (k <= n), value, jnp.array(jnp.nan, x.dtype))

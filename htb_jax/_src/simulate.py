@@ -19,6 +19,7 @@ lengths, block counts and block sizes are traced, so a new ``alpha``, ``q``,
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any, Sequence
 
@@ -98,10 +99,15 @@ def reward_table(
     Returns:
       f32[..., K, num_pulls].
     """
-    k = instance_num_arms(instance)
     check_integer("num_pulls", num_pulls, 0)
+    check_integer("first_pull", first_pull, 0)
     check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=_MAX_PULLS)
-    words = _table_words(_as_threefry_key(key), k, first_pull, num_pulls, instance.num_words)
+    return _reward_table(_as_threefry_key(key), instance, jnp.asarray(first_pull, jnp.int64), num_pulls)
+
+
+@functools.partial(jax.jit, static_argnums=3)
+def _reward_table(key, instance, first_pull, num_pulls):
+    words = _table_words(key, instance_num_arms(instance), first_pull, num_pulls, instance.num_words)
     return _expand_pulls(instance).from_bits(words)
 
 
@@ -160,7 +166,7 @@ def _commit(means, blocks, exploration, horizon, pulls, gaps):
     """Median of block means, commit and exact regret.
 
     Args:
-      means: f64[..., F, K, C, Bmax] block means (C = configurations).
+      means: f64[..., F, Bmax, K, C] block means (C = configurations).
       blocks, exploration, horizon: i64[C].
       pulls: i64[C, K] exploration pulls.
       gaps: f64[F, K].
@@ -196,7 +202,7 @@ def _block_means(draw_chunk, num_chunks, block_size, blocks, static: _Static):
       blocks: i64[C] ``B`` per configuration.
 
     Returns:
-      f64[*lead_shape, K, C, Bmax].
+      f64[*lead_shape, Bmax, K, C].
     """
     chunk = static.pull_chunk
 
@@ -206,7 +212,7 @@ def _block_means(draw_chunk, num_chunks, block_size, blocks, static: _Static):
 
     # Every configuration pulls each arm at least once, so there is a first chunk.
     sums = jax.lax.fori_loop(1, num_chunks, lambda j, sums: sums + contribution(j), contribution(0))
-    return sums / jnp.maximum(block_size, 1)[..., None]
+    return sums / jnp.maximum(block_size, 1)
 
 
 def _num_chunks(pulls, chunk):
@@ -346,13 +352,39 @@ def _simulate_kernel(key, policy, instance, horizons, first_seed, *, static: _St
         means = _block_means(draw_chunk, num_chunks, block_size, blocks, static)
         return _commit(means, blocks, exploration, horizon, pulls, gaps)
 
-    padded = static.seed_chunk * math.ceil(static.num_seeds / static.seed_chunk)
-    keys = seed_keys(key, padded, first_seed).reshape(-1, static.seed_chunk)
+    keys = seed_keys(key, static.num_seeds, first_seed).reshape(-1, static.seed_chunk)
     parts = jax.lax.map(seed_chunk, keys)
-    return [p.reshape(padded, *p.shape[2:])[: static.num_seeds] for p in parts]
+    return [p.reshape(static.num_seeds, *p.shape[2:]) for p in parts]
 
 
-_simulate_program = jax.jit(_simulate_kernel, static_argnames=("static",))
+@functools.lru_cache(maxsize=64)
+def _simulate_program(static: _Static, devices: tuple):
+    """The compiled sweep: one device, or the seed axis sharded over a mesh of devices.
+
+    Each device simulates ``static.num_seeds`` consecutive seeds, starting at
+    ``first_seed + index * static.num_seeds``; a seed's numbers depend on its
+    global index alone, so the result is the same on any number of devices.
+    """
+    if len(devices) == 1:
+        return jax.jit(functools.partial(_simulate_kernel, static=static))
+    mesh = jax.sharding.Mesh(np.asarray(devices), ("seeds",))
+
+    def _simulate_kernel_on_devices(key, policy, instance, horizons, first_seed):
+        index = jax.lax.axis_index("seeds").astype(jnp.int64)
+        return _simulate_kernel(
+            key, policy, instance, horizons, first_seed + index * static.num_seeds, static=static
+        )
+
+    replicated = jax.sharding.PartitionSpec()
+    return jax.jit(
+        jax.shard_map(
+            _simulate_kernel_on_devices,
+            mesh=mesh,
+            in_specs=(replicated,) * 5,
+            out_specs=jax.sharding.PartitionSpec("seeds"),
+            check_vma=False,
+        )
+    )
 
 
 def _seed_chunk(num_seeds, instances, configs, static: _Static, words) -> int:
@@ -373,6 +405,7 @@ def simulate(
     first_seed: int = 0,
     pull_chunk: int | None = None,
     seed_chunk: int | None = None,
+    devices: Sequence[jax.Device] | None = None,
 ) -> Outcome:
     """Simulates AdaR-ETC over seeds, a policy grid, an instance family and horizons.
 
@@ -390,6 +423,10 @@ def simulate(
         so that a sweep split into pieces equals the sweep in one piece.
       pull_chunk: static streaming step (pulls per arm per step).
       seed_chunk: seeds processed together inside the program (memory/cache).
+      devices: devices to shard the seeds over (default: all of
+        ``jax.devices()``; on a CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
+        set before importing jax makes N cores N devices).  Results depend
+        neither on the devices nor on the chunk sizes.
 
     Returns:
       Outcome with leading axes ``G + I + H + (S,)``.
@@ -417,11 +454,18 @@ def simulate(
             f"{_MAX_PULLS - chunk}."
         )
     static = _Static(num_arms=k, pull_chunk=chunk, max_blocks=max_blocks)
+    devices = tuple(jax.devices() if devices is None else devices)
+    if not devices:
+        raise ValueError("devices must name at least one device.")
+    per_device = math.ceil(num_seeds / len(devices))
     configs = flat.eps.shape[0] * horizons.shape[0]
     instances = flat_instance.batch_shape[0]
-    chunk_seeds = seed_chunk or _seed_chunk(num_seeds, instances, configs, static, instance.num_words)
-    static = dataclasses.replace(static, num_seeds=num_seeds, seed_chunk=chunk_seeds)
-    parts = _simulate_program(
-        key, flat, flat_instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64), static=static
+    chunk_seeds = seed_chunk or _seed_chunk(per_device, instances, configs, static, instance.num_words)
+    per_device = chunk_seeds * math.ceil(per_device / chunk_seeds)
+    static = dataclasses.replace(static, num_seeds=per_device, seed_chunk=chunk_seeds)
+    program = _simulate_program(static, devices)
+    parts = program(
+        _as_threefry_key(key), flat, flat_instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64)
     )
+    parts = [p[:num_seeds] for p in parts]
     return _reshape_outcome(parts, policy.batch_shape, instance_shape, horizon_shape, (num_seeds,))

@@ -106,10 +106,11 @@ def _progress(done: int, total: int, started: float, stream) -> None:
 def run_sweep(
     config: SweepConfig,
     progress: Callable[[int, int, float, object], None] | None = _progress,
-    stream=sys.stderr,
+    stream=None,
 ) -> SweepResult:
-    """Runs the sweep, chunk of seeds by chunk of seeds, showing progress."""
+    """Runs the sweep, chunk of seeds by chunk of seeds, showing progress on ``stream`` (stderr)."""
     config.validate()
+    stream = sys.stderr if stream is None else stream
     key = jax.random.key(config.key)
     policy, instance = config.policy(), config.instance()
     started = time.perf_counter()
@@ -167,9 +168,12 @@ def format_table(rows: Sequence[dict]) -> str:
     def rate(r):
         return "no commit" if math.isnan(r["best_arm_rate"]) else f"{r['best_arm_rate']:.3f}"
 
+    def two_digits(x):
+        return f"{float(f'{x:.2g}'):g}"
+
     lines = [
         f"| {r['alpha']:.3f} | {r['q']:.3f} | {r['beta']:.3f} | {r['horizon']:.0e} | {r['exploration']} "
-        f"| {r['mean_regret']:.4g} | {r['stderr']:.2g} | {rate(r)} |"
+        f"| {r['mean_regret']:.4g} | {two_digits(r['stderr'])} | {rate(r)} |"
         for r in rows
     ]
     return head + "\n".join(lines)

@@ -1,0 +1,117 @@
+"""Median-of-Means against the paper's definition (a plain numpy reference)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import htb_jax as htb
+from conftest import mom_reference
+
+
+def _check(x, num_blocks, n=None):
+    got = float(htb.median_of_means(jnp.asarray(x), num_blocks, n))
+    want = mom_reference(np.asarray(x)[: len(x) if n is None else n], num_blocks)
+    if np.isnan(want):
+        assert np.isnan(got)
+    else:
+        assert got == pytest.approx(want, rel=1e-13, abs=1e-13)
+
+
+def test_random_inputs_any_n_and_blocks():
+    rng = np.random.default_rng(0)
+    x = rng.standard_t(1.5, (300, 80))
+    blocks = rng.integers(1, 15, 300)
+    lengths = rng.integers(0, 81, 300)
+    got = np.asarray(htb.median_of_means(jnp.asarray(x), jnp.asarray(blocks), jnp.asarray(lengths)))
+    want = np.array([mom_reference(x[i, : lengths[i]], blocks[i]) for i in range(300)])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_n_not_divisible_discards_the_tail():
+    x = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 1e9])
+    # n = 7, B = 3: s = 2, blocks (1,2) (3,4) (5,6); 7 and 1e9 are discarded.
+    assert float(htb.median_of_means(jnp.asarray(x), 3, 7)) == 3.5
+    _check(x, 3, 7)
+
+
+def test_ties():
+    x = np.array([2.0, 2.0, 1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 3.0, 3.0])
+    for b in range(1, 11):
+        _check(x, b)
+    np.testing.assert_array_equal(htb.median_of_means(jnp.zeros(12), 5), 0.0)
+
+
+def test_infinite_sample_spoils_only_its_own_block():
+    x = np.arange(1.0, 13.0)  # blocks of 3 with B = 4: means 2, 5, 8, 11
+    x[4] = np.inf  # block 1 -> +inf
+    assert float(htb.median_of_means(jnp.asarray(x), 4)) == 8.0  # 2nd smallest of (2, 8, 11, inf)
+    x[10] = -np.inf  # block 3 -> -inf
+    assert float(htb.median_of_means(jnp.asarray(x), 4)) == 2.0  # 2nd smallest of (-inf, 2, 8, inf)
+    x[5] = -np.inf  # block 1 holds both: NaN, sorted last
+    _check(x, 4)
+    assert float(htb.median_of_means(jnp.asarray(x), 4)) == 2.0
+    y = np.arange(1.0, 13.0)
+    y[0] = np.nan
+    _check(y, 4)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_infinities_against_reference(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(60)
+    x[rng.integers(0, 60, 5)] = np.inf
+    x[rng.integers(0, 60, 3)] = -np.inf
+    for b in (1, 3, 7, 12, 20):
+        _check(x, b)
+
+
+def test_too_few_samples_is_nan():
+    assert np.isnan(float(htb.median_of_means(jnp.ones(5), 6)))
+    assert np.isnan(float(htb.median_of_means(jnp.ones(10), 3, 2)))
+
+
+def test_traced_blocks_and_lengths_one_program():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((6, 40))
+    blocks = np.array([1, 2, 5, 7, 9, 3])
+    lengths = np.array([40, 39, 10, 21, 40, 4])
+    fn = jax.jit(lambda x, b, n: htb.median_of_means(x, b, n, max_blocks=9))
+    got = np.asarray(fn(jnp.asarray(x), jnp.asarray(blocks), jnp.asarray(lengths)))
+    want = [mom_reference(x[i, : lengths[i]], blocks[i]) for i in range(6)]
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    eager = np.asarray(htb.median_of_means(jnp.asarray(x), jnp.asarray(blocks), jnp.asarray(lengths)))
+    np.testing.assert_array_equal(got, eager)
+
+
+def test_vmap_equals_loop():
+    x = jnp.asarray(np.random.default_rng(2).standard_normal((5, 33)), jnp.float32)
+    looped = np.array([float(htb.median_of_means(row, 4)) for row in x])
+    np.testing.assert_array_equal(jax.vmap(lambda r: htb.median_of_means(r, 4))(x), looped)
+
+
+def test_float32_agrees_with_float64_within_documented_bound():
+    # |MoM_f32 - MoM_f64| <= 2^-24 (max_b mean_b |x| + |MoM|), up to float64 rounding.
+    rng = np.random.default_rng(3)
+    x64 = rng.pareto(1.2, (200, 300)) - 5.0  # heavy tails, large values
+    for blocks in (7, 25, 150):
+        m64 = np.asarray(htb.median_of_means(jnp.asarray(x64), blocks))
+        m32 = np.asarray(htb.median_of_means(jnp.asarray(x64, jnp.float32), blocks), np.float64)
+        s = 300 // blocks
+        scale = np.abs(x64[:, : blocks * s]).reshape(200, blocks, s).mean(-1).max(-1)
+        bound = 2.0**-24 * (scale + np.abs(m64)) * (1 + 1e-9)
+        assert np.all(np.abs(m32 - m64) <= bound), blocks
+
+
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda: htb.median_of_means(jnp.ones(10), 0), "num_blocks must be an integer >= 1"),
+        (lambda: htb.median_of_means(jnp.ones(10), 2, 11), r"n must be an integer in \[0, 10\]; got n=11"),
+        (lambda: jax.jit(lambda b: htb.median_of_means(jnp.ones(10), b))(2), "needs a static max_blocks"),
+    ],
+)
+def test_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
