@@ -25,10 +25,10 @@ os.environ.setdefault("XLA_FLAGS", f"--xla_force_host_platform_device_count={os.
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from numpy_adar_etc import sweep as numpy_sweep  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import mom  # noqa: E402
-from numpy_adar_etc import sweep as numpy_sweep  # noqa: E402
 
 K, SHAPE, GAP, HORIZON, EPS = 10, 1.5, 0.5, 10**6, 1.0
 ALPHAS = np.linspace(2 / 3, 0.95, 4)

@@ -15,7 +15,7 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from htb_jax._src.adar_etc import AdaRETC, num_blocks  # noqa: E402
+from htb_jax._src.adar_etc import AdaRETC, exploration_pulls, num_blocks  # noqa: E402
 from htb_jax._src.distributions import (  # noqa: E402
     Dirac,
     Distribution,
@@ -35,14 +35,9 @@ from htb_jax._src.instances import (  # noqa: E402
 )
 from htb_jax._src.mom import median_of_means  # noqa: E402
 from htb_jax._src.outcome import Outcome, Summary, summarize  # noqa: E402
+from htb_jax._src.reward_table import reward_table, seed_keys  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
-from htb_jax._src.simulate import (  # noqa: E402
-    exploration_pulls,
-    reward_table,
-    run_on_rewards,
-    seed_keys,
-    simulate,
-)
+from htb_jax._src.simulate import run_on_rewards, simulate  # noqa: E402
 
 __version__ = "0.1.0"
 

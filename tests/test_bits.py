@@ -12,7 +12,7 @@ def test_threefry_matches_jax_primitive():
     words = np.random.default_rng(0).integers(0, 2**32, size=(4, 4096), dtype=np.uint64).astype(np.uint32)
     expected = threefry2x32_p.bind(*(jnp.asarray(w) for w in words))
     got = bits.threefry2x32(*(jnp.asarray(w) for w in words))
-    for e, g in zip(expected, got):
+    for e, g in zip(expected, got, strict=True):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
 
 

@@ -58,7 +58,8 @@ def test_order_keys_are_monotone_and_invertible():
 
 def test_jit_equals_eager_and_vmap_equals_loop():
     x = jnp.asarray(_awkward_rows(np.float32))
-    eager = htb.kth_smallest(x, 7)
-    np.testing.assert_array_equal(jax.jit(htb.kth_smallest)(x, 7), eager)
+    with jax.disable_jit():
+        eager = htb.kth_smallest(x, 7)
+    np.testing.assert_array_equal(htb.kth_smallest(x, 7), eager)
     looped = np.array([float(htb.kth_smallest(row, 7)) for row in x])
     np.testing.assert_array_equal(jax.vmap(lambda r: htb.kth_smallest(r, 7))(x), looped)

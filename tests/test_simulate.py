@@ -112,18 +112,6 @@ def test_seed_chunks_and_offsets_are_bitwise_identical(pareto_instance):
     np.testing.assert_array_equal(whole.estimates, np.concatenate([first.estimates, rest.estimates]))
 
 
-def test_reward_table_prefixes_offsets_and_common_random_numbers(pareto_instance):
-    key = htb.seed_keys(jax.random.key(1), 3)[2]
-    full = np.asarray(htb.reward_table(key, pareto_instance, 100))
-    np.testing.assert_array_equal(np.asarray(htb.reward_table(key, pareto_instance, 40)), full[:, :40])
-    np.testing.assert_array_equal(np.asarray(htb.reward_table(key, pareto_instance, 30, first_pull=70)), full[:, 70:])
-    # The same words drive every member of a family: a Pareto arm of another shape keeps its ranks.
-    family = htb.equal_gap(htb.Pareto(loc=0.0, shape=jnp.array([1.8, 3.0])), num_arms=K, gap=0.2)
-    both = np.asarray(htb.reward_table(key, family, 100))
-    np.testing.assert_array_equal(both[0], full)
-    np.testing.assert_array_equal(np.argsort(both[1], axis=-1), np.argsort(full, axis=-1))
-
-
 def test_instance_family_output_axes():
     family = htb.equal_gap(htb.StudentT(loc=0.0, df=jnp.array([2.5, 5.0])), num_arms=K, gap=0.3)
     policy = htb.AdaRETC.calibrated(jnp.array([0.5, 1.0]))

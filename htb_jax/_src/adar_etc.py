@@ -100,7 +100,7 @@ class AdaRETC:
         check_interval("q", self.q, 0.0, e / (1 + 2 * e), low_closed=True, high_closed=True, where=at)
 
     @classmethod
-    def calibrated(cls, eps_bar: Any) -> "AdaRETC":
+    def calibrated(cls, eps_bar: Any) -> AdaRETC:
         """The ``eps_bar``-calibrated form (Theorem 6), parameter-free in ``eps`` and ``u``.
 
         ``L~_T = K B_T + ceil(K^q_bar T^beta_bar)``, ``q_bar = eps_bar/(1+2 eps_bar)``,
@@ -114,7 +114,7 @@ class AdaRETC:
         return cls(eps=e, alpha=(1.0 + e) / (1.0 + 2.0 * e), q=e / (1.0 + 2.0 * e))
 
     @classmethod
-    def order_free(cls) -> "AdaRETC":
+    def order_free(cls) -> AdaRETC:
         """The order-free form (Theorem 4): ``L~_T = K B_T + ceil(K^(1/3) T^(2/3))``."""
         return cls.calibrated(1.0)
 
@@ -154,3 +154,10 @@ class AdaRETC:
         poly = jnp.minimum(poly, t).astype(jnp.int64)
         blocks = num_blocks(num_arms, horizon)
         return jnp.minimum(t_int, jnp.asarray(num_arms, jnp.int64) * blocks + poly)
+
+
+def exploration_pulls(exploration: jax.Array, num_arms: int) -> jax.Array:
+    """Round-robin pull counts after ``L`` rounds: ``floor(L/K) + [i < L mod K]``, i64[..., K]."""
+    exploration = jnp.asarray(exploration, jnp.int64)[..., None]
+    arm = jnp.arange(num_arms, dtype=jnp.int64)
+    return exploration // num_arms + (arm < exploration % num_arms)

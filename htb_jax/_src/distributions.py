@@ -73,7 +73,7 @@ class Distribution:
         }
         return type(self)(**fields)
 
-    def __getitem__(self, index) -> "Distribution":
+    def __getitem__(self, index) -> Distribution:
         """Indexes the batch, e.g. ``instance[..., 0]`` is the first arm."""
         return jax.tree.map(lambda p: p[index], self.broadcast())
 
@@ -130,7 +130,7 @@ class Distribution:
     def _cdf(self, x):
         raise NotImplementedError
 
-    def shifted(self, delta: Any) -> "Distribution":
+    def shifted(self, delta: Any) -> Distribution:
         """The law of ``X + delta`` (same family)."""
         raise NotImplementedError
 

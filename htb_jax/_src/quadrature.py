@@ -17,7 +17,7 @@ and traceable (usable under ``jit`` and ``vmap``).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp

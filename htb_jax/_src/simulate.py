@@ -1,11 +1,5 @@
-"""AdaR-ETC on the reward-table model: a whole sweep is one compiled program.
-
-**Reward table.**  Under seed ``s`` the ``j``-th pull of arm ``i`` returns
-``from_bits(words)`` with word ``w`` equal to ``threefry2x32(key_w, (i, j))``,
-``key_0 = fold_in(key, s)`` and ``key_w = fold_in(key_0, w)``.  It is the same
-number whatever policy, grid point, instance parameters or horizon ask for it:
-common random numbers across a sweep, and an exact comparison between
-simulators fed the same table.
+"""AdaR-ETC on the reward-table model (:mod:`htb_jax._src.reward_table`): a whole
+sweep is one compiled program.
 
 **Fast path.**  Exploration is round-robin, so after ``L`` rounds arm ``i``
 has ``n_i = floor(L/K) + [i < L mod K]`` pulls.  Only those rewards are drawn
@@ -21,104 +15,27 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import adar_etc as adar_etc_lib
-from htb_jax._src import bits as bits_lib
 from htb_jax._src import mom
-from htb_jax._src.adar_etc import AdaRETC
+from htb_jax._src.adar_etc import AdaRETC, exploration_pulls
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.outcome import Outcome
+from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, expand_pulls, seed_keys, table_words
 from htb_jax._src.validation import check_integer, concrete
 
-_MAX_PULLS = 2**32  # pull counters are one uint32 word
 _CPU_SEED_CHUNK_BYTES = 16 * 2**20
 _ACCELERATOR_SEED_CHUNK_BYTES = 4 * 2**30
 
 
-def seed_keys(key: jax.Array, num_seeds: int, first_seed: Any = 0) -> jax.Array:
-    """Per-seed keys ``fold_in(key, s)`` for ``s = first_seed .. first_seed + num_seeds - 1``.
-
-    A seed's numbers depend on ``key`` and ``s`` alone, never on which seeds
-    share its batch.
-
-    Returns:
-      key[num_seeds].
-    """
-    seeds = jnp.asarray(first_seed, jnp.uint32) + jnp.arange(num_seeds, dtype=jnp.uint32)
-    return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(_as_threefry_key(key), seeds)
-
-
-def _as_threefry_key(key: jax.Array) -> jax.Array:
-    if isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
-        impl = str(jax.random.key_impl(key))
-        if "threefry" not in impl:
-            raise ValueError(
-                f"htb_jax draws its reward tables with threefry2x32; got a key of impl {impl}. "
-                "Use jax.random.key(seed)."
-            )
-        return key
-    return jax.random.wrap_key_data(jnp.asarray(key, jnp.uint32), impl="threefry2x32")
-
-
-def _table_words(seed_key, num_arms: int, first_pull, num_pulls: int, num_words: int):
-    """u64[K, num_pulls, num_words]: the words of pulls ``first_pull ..`` of every arm."""
-    arms = jnp.arange(num_arms, dtype=jnp.uint32)[:, None]
-    pulls = (jnp.asarray(first_pull, jnp.int64) + jnp.arange(num_pulls, dtype=jnp.int64)).astype(
-        jnp.uint32
-    )[None, :]
-    keys = [seed_key] + [jax.random.fold_in(seed_key, w) for w in range(1, num_words)]
-    return jnp.stack([bits_lib.threefry_words(k, arms, pulls) for k in keys], axis=-1)
-
-
-def _expand_pulls(instance: Distribution) -> Distribution:
-    """Parameters f64[..., K] -> f64[..., K, 1], to broadcast against a pull axis."""
-    return jax.tree.map(lambda p: p[..., None], instance.broadcast())
-
-
-def reward_table(
-    key: jax.Array, instance: Distribution, num_pulls: int, first_pull: int = 0
-) -> jax.Array:
-    """The reward table of one seed: ``table[..., i, j]`` is pull ``first_pull + j`` of arm ``i``.
-
-    ``simulate(key, ...)`` reads exactly ``reward_table(seed_keys(key, S)[s], ...)``
-    for its seed ``s``.
-
-    Args:
-      key: the seed's key (e.g. ``seed_keys(root, S)[s]``).
-      instance: batch shape ``(..., K)``.
-      num_pulls: number of pulls per arm.
-      first_pull: index of the first pull.
-
-    Returns:
-      f32[..., K, num_pulls].
-    """
-    check_integer("num_pulls", num_pulls, 0)
-    check_integer("first_pull", first_pull, 0)
-    check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=_MAX_PULLS)
-    return _reward_table(_as_threefry_key(key), instance, jnp.asarray(first_pull, jnp.int64), num_pulls)
-
-
-@functools.partial(jax.jit, static_argnums=3)
-def _reward_table(key, instance, first_pull, num_pulls):
-    words = _table_words(key, instance_num_arms(instance), first_pull, num_pulls, instance.num_words)
-    return _expand_pulls(instance).from_bits(words)
-
-
 # -- schedule ------------------------------------------------------------------------------
-
-
-def exploration_pulls(exploration: jax.Array, num_arms: int) -> jax.Array:
-    """Round-robin pull counts after ``L`` rounds: ``floor(L/K) + [i < L mod K]``, i64[..., K]."""
-    exploration = jnp.asarray(exploration, jnp.int64)[..., None]
-    arm = jnp.arange(num_arms, dtype=jnp.int64)
-    return exploration // num_arms + (arm < exploration % num_arms)
 
 
 def default_pull_chunk(num_arms: int, max_horizon: int) -> int:
@@ -341,12 +258,12 @@ def _simulate_kernel(key, policy, instance, horizons, first_seed, *, static: _St
     block_size = (pulls // blocks[:, None]).T  # [K, C]
     num_chunks = _num_chunks(pulls, chunk)
     gaps = instance_gaps(instance)  # [F, K]
-    arms = _expand_pulls(instance)  # params [F, K, 1]
+    arms = expand_pulls(instance)  # params [F, K, 1]
     num_words = instance.num_words
 
     def seed_chunk(keys):
         def draw_chunk(j):
-            words = jax.vmap(lambda key: _table_words(key, k, j * chunk, chunk, num_words))(keys)
+            words = jax.vmap(lambda key: table_words(key, k, j * chunk, chunk, num_words))(keys)
             return arms.from_bits(words[:, None])  # [c, F, K, chunk]
 
         means = _block_means(draw_chunk, num_chunks, block_size, blocks, static)
@@ -448,10 +365,10 @@ def simulate(
     flat_instance = jax.tree.map(lambda p: p.reshape(-1, k), instance.broadcast())
     needed, max_blocks = _static_sizes(flat, k, horizons)
     chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
-    if math.ceil(needed / chunk) * chunk > _MAX_PULLS:
+    if math.ceil(needed / chunk) * chunk > MAX_PULLS:
         raise ValueError(
             f"the schedule needs {needed} pulls per arm; per-sample simulation supports at most "
-            f"{_MAX_PULLS - chunk}."
+            f"{MAX_PULLS - chunk}."
         )
     static = _Static(num_arms=k, pull_chunk=chunk, max_blocks=max_blocks)
     devices = tuple(jax.devices() if devices is None else devices)
@@ -465,7 +382,7 @@ def simulate(
     static = dataclasses.replace(static, num_seeds=per_device, seed_chunk=chunk_seeds)
     program = _simulate_program(static, devices)
     parts = program(
-        _as_threefry_key(key), flat, flat_instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64)
+        as_threefry_key(key), flat, flat_instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64)
     )
     parts = [p[:num_seeds] for p in parts]
     return _reshape_outcome(parts, policy.batch_shape, instance_shape, horizon_shape, (num_seeds,))

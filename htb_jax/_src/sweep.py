@@ -12,7 +12,7 @@ import dataclasses
 import math
 import sys
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp

@@ -1,0 +1,97 @@
+"""The reward-table model: the j-th pull of arm i is the same number for everyone.
+
+Under seed ``s`` the ``j``-th pull of arm ``i`` returns ``from_bits(words)``
+with word ``w`` equal to ``threefry2x32(key_w, (i, j))``, ``key_0 = fold_in(key,
+s)`` and ``key_w = fold_in(key_0, w)``.  It is the same number whatever policy,
+grid point, instance parameters or horizon ask for it: common random numbers
+across a sweep, and an exact comparison between simulators fed the same table.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from htb_jax._src import bits as bits_lib
+from htb_jax._src.distributions import Distribution
+from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.validation import check_integer
+
+MAX_PULLS = 2**32  # pull counters are one uint32 word
+
+
+def seed_keys(key: jax.Array, num_seeds: int, first_seed: Any = 0) -> jax.Array:
+    """Per-seed keys ``fold_in(key, s)`` for ``s = first_seed .. first_seed + num_seeds - 1``.
+
+    A seed's numbers depend on ``key`` and ``s`` alone, never on which seeds
+    share its batch.
+
+    Returns:
+      key[num_seeds].
+    """
+    seeds = jnp.asarray(first_seed, jnp.uint32) + jnp.arange(num_seeds, dtype=jnp.uint32)
+    return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(as_threefry_key(key), seeds)
+
+
+def as_threefry_key(key: jax.Array) -> jax.Array:
+    """A typed threefry key from a typed key or legacy ``uint32[2]`` key data.
+
+    Raises:
+      ValueError: for keys of another implementation (``rbg``, ``unsafe_rbg``).
+    """
+    if isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        impl = str(jax.random.key_impl(key))
+        if "threefry" not in impl:
+            raise ValueError(
+                f"htb_jax draws its reward tables with threefry2x32; got a key of impl {impl}. "
+                "Use jax.random.key(seed)."
+            )
+        return key
+    return jax.random.wrap_key_data(jnp.asarray(key, jnp.uint32), impl="threefry2x32")
+
+
+def table_words(seed_key, num_arms: int, first_pull, num_pulls: int, num_words: int):
+    """u64[K, num_pulls, num_words]: the words of pulls ``first_pull ..`` of every arm."""
+    arms = jnp.arange(num_arms, dtype=jnp.uint32)[:, None]
+    pulls = (jnp.asarray(first_pull, jnp.int64) + jnp.arange(num_pulls, dtype=jnp.int64)).astype(
+        jnp.uint32
+    )[None, :]
+    keys = [seed_key] + [jax.random.fold_in(seed_key, w) for w in range(1, num_words)]
+    return jnp.stack([bits_lib.threefry_words(k, arms, pulls) for k in keys], axis=-1)
+
+
+def expand_pulls(instance: Distribution) -> Distribution:
+    """Parameters f64[..., K] -> f64[..., K, 1], to broadcast against a pull axis."""
+    return jax.tree.map(lambda p: p[..., None], instance.broadcast())
+
+
+def reward_table(
+    key: jax.Array, instance: Distribution, num_pulls: int, first_pull: int = 0
+) -> jax.Array:
+    """The reward table of one seed: ``table[..., i, j]`` is pull ``first_pull + j`` of arm ``i``.
+
+    ``simulate(key, ...)`` reads exactly ``reward_table(seed_keys(key, S)[s], ...)``
+    for its seed ``s``.
+
+    Args:
+      key: the seed's key (e.g. ``seed_keys(root, S)[s]``).
+      instance: batch shape ``(..., K)``.
+      num_pulls: number of pulls per arm.
+      first_pull: index of the first pull.
+
+    Returns:
+      f32[..., K, num_pulls].
+    """
+    check_integer("num_pulls", num_pulls, 0)
+    check_integer("first_pull", first_pull, 0)
+    check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=MAX_PULLS)
+    return _reward_table(as_threefry_key(key), instance, jnp.asarray(first_pull, jnp.int64), num_pulls)
+
+
+@functools.partial(jax.jit, static_argnums=3)
+def _reward_table(key, instance, first_pull, num_pulls):
+    words = table_words(key, instance_num_arms(instance), first_pull, num_pulls, instance.num_words)
+    return expand_pulls(instance).from_bits(words)

@@ -1,0 +1,49 @@
+"""The reward-table model: per-seed, per-arm, per-pull counters."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import htb_jax as htb
+
+K = 3
+
+
+@pytest.fixture(scope="module")
+def pareto_instance():
+    return htb.equal_gap(htb.Pareto(loc=0.0, shape=1.8), num_arms=K, gap=0.2)
+
+
+def test_reward_table_prefixes_offsets_and_common_random_numbers(pareto_instance):
+    key = htb.seed_keys(jax.random.key(1), 3)[2]
+    full = np.asarray(htb.reward_table(key, pareto_instance, 100))
+    np.testing.assert_array_equal(np.asarray(htb.reward_table(key, pareto_instance, 40)), full[:, :40])
+    np.testing.assert_array_equal(np.asarray(htb.reward_table(key, pareto_instance, 30, first_pull=70)), full[:, 70:])
+    # The same words drive every member of a family: a Pareto arm of another shape keeps its ranks.
+    family = htb.equal_gap(htb.Pareto(loc=0.0, shape=jnp.array([1.8, 3.0])), num_arms=K, gap=0.2)
+    both = np.asarray(htb.reward_table(key, family, 100))
+    np.testing.assert_array_equal(both[0], full)
+    np.testing.assert_array_equal(np.argsort(both[1], axis=-1), np.argsort(full, axis=-1))
+
+
+def test_seed_keys_depend_on_the_seed_index_alone():
+    key = jax.random.key(9)
+    all_keys = jax.random.key_data(htb.seed_keys(key, 10))
+    np.testing.assert_array_equal(jax.random.key_data(htb.seed_keys(key, 4, first_seed=6)), all_keys[6:])
+    np.testing.assert_array_equal(all_keys[3], jax.random.key_data(jax.random.fold_in(key, 3)))
+
+
+def test_words_match_jax_random_bits_of_the_arm_counter(pareto_instance):
+    # Word 0 of pull j of arm 0 is jax.random.bits(seed key, ...)[j]: plain threefry counters.
+    key = htb.seed_keys(jax.random.key(2), 1)[0]
+    table = np.asarray(htb.reward_table(key, htb.TwoPoint(jnp.zeros(K), 1.0, 0.5), 64))
+    bits = np.asarray(jax.random.bits(key, (64,), jnp.uint64))
+    np.testing.assert_array_equal(table[0] == 1.0, bits < np.uint64(2**63))
+
+
+def test_errors(pareto_instance):
+    with pytest.raises(ValueError, match="threefry2x32"):
+        htb.reward_table(jax.random.key(0, impl="rbg"), pareto_instance, 10)
+    with pytest.raises(ValueError, match=r"first_pull \+ num_pulls must be an integer in"):
+        htb.reward_table(jax.random.key(0), pareto_instance, 10, first_pull=2**32)
