@@ -15,7 +15,8 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from htb_jax._src.adar_etc import AdaRETC, exploration_pulls, num_blocks  # noqa: E402
+from htb_jax._src.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls, num_blocks  # noqa: E402
+from htb_jax._src.anytime_adar_etc import AnytimeAdaRETC  # noqa: E402
 from htb_jax._src.distributions import (  # noqa: E402
     Dirac,
     Distribution,
@@ -26,6 +27,9 @@ from htb_jax._src.distributions import (  # noqa: E402
     StudentT,
     TwoPoint,
 )
+from htb_jax._src.empirical_etc import EmpiricalETC  # noqa: E402
+from htb_jax._src.engine import EngineSpec, PolicyKernel, RoundContext  # noqa: E402
+from htb_jax._src.force_mom import ForceMoM  # noqa: E402
 from htb_jax._src.instances import (  # noqa: E402
     equal_gap,
     gaps,
@@ -35,24 +39,36 @@ from htb_jax._src.instances import (  # noqa: E402
 )
 from htb_jax._src.mom import median_of_means  # noqa: E402
 from htb_jax._src.outcome import Outcome, Summary, summarize  # noqa: E402
-from htb_jax._src.reward_table import reward_table, seed_keys  # noqa: E402
+from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
+from htb_jax._src.robust_ucb import RobustUCB  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
 from htb_jax._src.simulate import run_on_rewards, simulate  # noqa: E402
+from htb_jax._src.ucb1 import UCB1  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AdaRETC",
+    "AnytimeAdaRETC",
     "Dirac",
     "Distribution",
+    "EmpiricalETC",
+    "EngineSpec",
+    "ExploreThenCommit",
+    "ForceMoM",
     "Frechet",
     "Gaussian",
     "LogNormal",
     "Outcome",
     "Pareto",
+    "PolicyKernel",
+    "RobustUCB",
+    "RoundContext",
     "StudentT",
     "Summary",
+    "TableReader",
     "TwoPoint",
+    "UCB1",
     "equal_gap",
     "exploration_pulls",
     "gaps",

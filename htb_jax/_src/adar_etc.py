@@ -21,25 +21,23 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from htb_jax._src import mom, pytree
+from htb_jax._src.engine import PolicyKernel, Summary, first_argmax
+from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.validation import check_integer, check_interval, concrete
-
-# ``K^q T^beta`` is computed in float64 from exponents that carry their own
-# rounding; ``T^beta`` amplifies an exponent error by ``log T <= 42``.  Values
-# within this relative distance of an integer are taken to be that integer, so
-# that ceil(10^(9 * 2/3)) is 10^6 and not 10^6 + 1.
-_SNAP_RELATIVE = 2.0**-44
-
-
-def _snapped_ceil(v: jax.Array) -> jax.Array:
-    nearest = jnp.round(v)
-    close = jnp.abs(v - nearest) <= _SNAP_RELATIVE * jnp.maximum(jnp.abs(v), 1.0)
-    return jnp.ceil(jnp.where(close, nearest, v))
 
 
 def check_arms_and_horizon(num_arms: Any, horizon: Any) -> None:
     """``K >= 2`` and ``T >= 1`` integers (``T <= 10^18``), or ``ValueError``."""
     check_integer("num_arms (K)", num_arms, 2)
     check_integer("horizon (T)", horizon, 1, maximum=10**18)
+
+
+def exploration_pulls(exploration: jax.Array, num_arms: int) -> jax.Array:
+    """Round-robin pull counts after ``L`` rounds: ``floor(L/K) + [i < L mod K]``, i64[..., K]."""
+    exploration = jnp.asarray(exploration, jnp.int64)[..., None]
+    arm = jnp.arange(num_arms, dtype=jnp.int64)
+    return exploration // num_arms + (arm < exploration % num_arms)
 
 
 def num_blocks(num_arms: Any, horizon: Any) -> jax.Array:
@@ -55,32 +53,21 @@ def num_blocks(num_arms: Any, horizon: Any) -> jax.Array:
     check_arms_and_horizon(num_arms, horizon)
     k = jnp.asarray(num_arms, jnp.float64)
     t = jnp.asarray(horizon, jnp.float64)
-    return _snapped_ceil(8.0 * (jnp.log(k) + 3.0 * jnp.log(t))).astype(jnp.int64)
+    return snapped_ceil(8.0 * (jnp.log(k) + 3.0 * jnp.log(t))).astype(jnp.int64)
 
 
-@jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
-class AdaRETC:
-    """AdaR-ETC (Algorithm 1) with exploration exponents ``(alpha, q)`` designed for ``eps``.
+class ExploreThenCommit:
+    """Algorithm 1's exploration schedule, shared by the explore-then-commit policies.
 
-    Every field may be an array; the policy's batch shape is their broadcast
-    shape, so a grid of ``(alpha, q)`` (or of ``eps_bar``) is one batched policy
-    that ``simulate`` runs as one program.  Out-of-range concrete values raise
-    ``ValueError`` at construction.
+    Fields may be arrays; the batch shape is their broadcast shape.  Concrete
+    out-of-range values raise ``ValueError`` at construction.
 
     Attributes:
       eps: f[...] tail exponent the schedule is designed for, in ``(0, 1]``.
       alpha: f[...] in ``[(1+eps)/(1+2eps), 1)``: the distribution-free exponent
         of ``T`` (Theorem 2).
       q: f[...] in ``[0, eps/(1+2eps)]``: the exploration exponent of ``K``.
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> policy = AdaRETC(eps=1.0, alpha=jnp.array([2 / 3, 0.75, 0.9]), q=0.0)
-      >>> policy.batch_shape
-      (3,)
-      >>> policy.exploration_length(num_arms=10, horizon=10**6)
-      Array([13500,  4500,  3516], dtype=int64)
     """
 
     eps: Any
@@ -100,7 +87,7 @@ class AdaRETC:
         check_interval("q", self.q, 0.0, e / (1 + 2 * e), low_closed=True, high_closed=True, where=at)
 
     @classmethod
-    def calibrated(cls, eps_bar: Any) -> AdaRETC:
+    def calibrated(cls, eps_bar: Any):
         """The ``eps_bar``-calibrated form (Theorem 6), parameter-free in ``eps`` and ``u``.
 
         ``L~_T = K B_T + ceil(K^q_bar T^beta_bar)``, ``q_bar = eps_bar/(1+2 eps_bar)``,
@@ -114,13 +101,18 @@ class AdaRETC:
         return cls(eps=e, alpha=(1.0 + e) / (1.0 + 2.0 * e), q=e / (1.0 + 2.0 * e))
 
     @classmethod
-    def order_free(cls) -> AdaRETC:
+    def order_free(cls):
         """The order-free form (Theorem 4): ``L~_T = K B_T + ceil(K^(1/3) T^(2/3))``."""
         return cls.calibrated(1.0)
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        return tuple(jnp.broadcast_shapes(*(jnp.shape(f) for f in (self.eps, self.alpha, self.q))))
+        fields = (getattr(self, f.name) for f in dataclasses.fields(self))
+        return tuple(jnp.broadcast_shapes(*(jnp.shape(f) for f in fields)))
+
+    def estimator_blocks(self, blocks: jax.Array) -> jax.Array:
+        """Blocks of the commit estimator: ``B_T`` (Median-of-Means)."""
+        return blocks
 
     @property
     def beta(self) -> jax.Array:
@@ -150,14 +142,106 @@ class AdaRETC:
         t_int = jnp.asarray(horizon, jnp.int64)
         k = jnp.asarray(num_arms, jnp.float64)
         t = t_int.astype(jnp.float64)
-        poly = _snapped_ceil(jnp.power(k, jnp.asarray(self.q, jnp.float64)) * jnp.power(t, self.beta))
+        poly = snapped_ceil(jnp.power(k, jnp.asarray(self.q, jnp.float64)) * jnp.power(t, self.beta))
         poly = jnp.minimum(poly, t).astype(jnp.int64)
         blocks = num_blocks(num_arms, horizon)
         return jnp.minimum(t_int, jnp.asarray(num_arms, jnp.int64) * blocks + poly)
 
 
-def exploration_pulls(exploration: jax.Array, num_arms: int) -> jax.Array:
-    """Round-robin pull counts after ``L`` rounds: ``floor(L/K) + [i < L mod K]``, i64[..., K]."""
-    exploration = jnp.asarray(exploration, jnp.int64)[..., None]
-    arm = jnp.arange(num_arms, dtype=jnp.int64)
-    return exploration // num_arms + (arm < exploration % num_arms)
+@pytree.dataclass
+class AdaRETC(ExploreThenCommit):
+    """AdaR-ETC (Algorithm 1) with exploration exponents ``(alpha, q)`` designed for ``eps``.
+
+    Rounds ``1..L_T`` pull the arms round-robin; if ``L_T < T`` the policy
+    commits to the largest Median-of-Means estimate (``B_T`` blocks, ties to
+    the lowest index).  Every field may be an array, so a grid of ``(alpha,
+    q)`` (or of ``eps_bar``) is one batched policy that ``simulate`` runs as one
+    program.  Concrete out-of-range values raise ``ValueError`` at
+    construction.
+
+    Attributes:
+      eps: f[...] tail exponent the schedule is designed for, in ``(0, 1]``.
+      alpha: f[...] in ``[(1+eps)/(1+2eps), 1)``: the distribution-free exponent
+        of ``T`` (Theorem 2).
+      q: f[...] in ``[0, eps/(1+2eps)]``: the exploration exponent of ``K``.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> policy = AdaRETC(eps=1.0, alpha=jnp.array([2 / 3, 0.75, 0.9]), q=0.0)
+      >>> policy.batch_shape
+      (3,)
+      >>> policy.exploration_length(num_arms=10, horizon=10**6)
+      Array([13500,  4500,  3516], dtype=int64)
+    """
+
+    def kernel(self, spec):
+        """The round-by-round form (see :func:`etc_kernel`)."""
+        return etc_kernel(self, spec)
+
+
+def commit_estimates(policy: ExploreThenCommit, table, first_pulls, exploration, horizon, spec):
+    """The estimates an ETC policy commits on, from the reward table.
+
+    Args:
+      policy: the schedule (unbatched).
+      table: the seed's reward table reader.
+      first_pulls: i64[K] (or scalar) index of each arm's first exploration pull.
+      exploration: i64[] ``L`` of this run.
+      horizon: i64[] the horizon the schedule was computed for.
+      spec: static engine sizes (``pull_chunk``, ``max_blocks``).
+
+    Returns:
+      f32[K]: Median-of-Means (or mean) of each arm's ``n_i`` exploration
+      samples, computed exactly as the fast path does (same chunks, same sums).
+    """
+    k = spec.num_arms
+    pulls = exploration_pulls(exploration, k)  # [K]
+    blocks = policy.estimator_blocks(num_blocks(k, horizon))
+    block_size = (pulls // blocks)[:, None]  # [K, 1]
+    steps = mom.num_chunks(jnp.max(pulls), spec.pull_chunk)
+
+    def draw_chunk(j):
+        return table.chunk(first_pulls + j * spec.pull_chunk, spec.pull_chunk)
+
+    means = mom.stream_block_means(
+        draw_chunk, steps, block_size, jnp.reshape(blocks, (1,)), spec.pull_chunk, spec.max_blocks
+    )
+    return mom.median_of_block_means(means, jnp.reshape(blocks, (1,)), jnp.float32)[:, 0]
+
+
+def etc_kernel(policy: ExploreThenCommit, spec):
+    """Algorithm 1 round by round: round-robin for ``L_T`` rounds, then the committed arm.
+
+    The commit (at round ``L_T`` when ``L_T < T``) computes the estimates from
+    the reward table with the fast path's own routine, so engine and fast
+    path agree bit for bit.  A round costs O(K); the commit round
+    O(K n_max + K B_T log) once.
+    """
+    k = spec.num_arms
+
+    def schedule(ctx):
+        return policy.exploration_length(k, ctx.horizon)
+
+    def init(ctx):
+        return jnp.int32(-1), jnp.full(k, jnp.nan, jnp.float32)
+
+    def act(state, ctx):
+        committed, _ = state
+        explore = ctx.t <= schedule(ctx)
+        return jnp.where(explore, ((ctx.t - 1) % k).astype(jnp.int32), committed)
+
+    def update(state, ctx, arm, reward):
+        del arm, reward  # the commit reads the same rewards from the table
+        length = schedule(ctx)
+
+        def commit(_):
+            estimates = commit_estimates(policy, ctx.table, 0, length, ctx.horizon, spec)
+            return first_argmax(estimates), estimates
+
+        return jax.lax.cond((ctx.t == length) & (length < ctx.horizon), commit, lambda s: s, state)
+
+    def summary(state, ctx):
+        committed, estimates = state
+        return Summary(committed, schedule(ctx), estimates)
+
+    return PolicyKernel(init, act, update, summary)

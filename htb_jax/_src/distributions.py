@@ -32,7 +32,7 @@ import jax.numpy as jnp
 from jax.scipy import special
 
 from htb_jax._src import bits as bits_lib
-from htb_jax._src import quadrature
+from htb_jax._src import pytree, quadrature
 from htb_jax._src.validation import check_interval
 
 _F32 = jnp.float32
@@ -46,10 +46,6 @@ def _f64(x: Any) -> jax.Array:
 
 def _f32(x: Any) -> jax.Array:
     return jnp.asarray(x, _F32)
-
-
-def _pytree(cls):
-    return jax.tree_util.register_dataclass(dataclasses.dataclass(frozen=True)(cls))
 
 
 class Distribution:
@@ -192,7 +188,7 @@ def _log_abs_linear(c, scale, v, side):
     return quadrature.log_abs_affine(c, jnp.log(scale) + v, side)
 
 
-@_pytree
+@pytree.dataclass
 class Pareto(Distribution):
     """Shifted Pareto: ``X = loc + Y - shape/(shape-1)``, ``Y ~ Pareto(shape)`` on ``[1, inf)``.
 
@@ -247,7 +243,7 @@ class Pareto(Distribution):
         return Pareto(loc=_f64(self.loc) + delta, shape=self.shape)
 
 
-@_pytree
+@pytree.dataclass
 class StudentT(Distribution):
     """Student-t: ``X = loc + scale * T_df``.
 
@@ -320,7 +316,7 @@ class StudentT(Distribution):
         return StudentT(loc=_f64(self.loc) + delta, df=self.df, scale=self.scale)
 
 
-@_pytree
+@pytree.dataclass
 class Frechet(Distribution):
     """Frechet centred at its mean: ``X = loc + scale * (W - Gamma(1 - 1/shape))``.
 
@@ -388,7 +384,7 @@ def _normal_from_bits(w):
     return jnp.where(upper, magnitude, -magnitude)
 
 
-@_pytree
+@pytree.dataclass
 class Gaussian(Distribution):
     """Gaussian ``N(loc, scale^2)``; all moments finite.
 
@@ -430,7 +426,7 @@ class Gaussian(Distribution):
         return Gaussian(loc=_f64(self.loc) + delta, scale=self.scale)
 
 
-@_pytree
+@pytree.dataclass
 class LogNormal(Distribution):
     """Log-normal centred at its mean: ``X = loc + scale * (exp(sigma Z) - exp(sigma^2/2))``.
 
@@ -482,7 +478,7 @@ class LogNormal(Distribution):
         return LogNormal(loc=_f64(self.loc) + delta, sigma=self.sigma, scale=self.scale)
 
 
-@_pytree
+@pytree.dataclass
 class TwoPoint(Distribution):
     """``high`` with probability ``p``, else ``low``; ``p = 0`` is a Dirac mass at ``low``.
 

@@ -99,6 +99,34 @@ def chunk_block_sums(
     return jax.lax.cond(jnp.all(jnp.isfinite(x)), lambda: finite, with_infinities)
 
 
+def num_chunks(pulls: jax.Array, chunk: int) -> jax.Array:
+    """Streaming steps of ``chunk`` pulls needed to cover ``pulls`` pulls (at least 1)."""
+    return jnp.maximum((pulls + chunk - 1) // chunk, 1)
+
+
+def stream_block_means(draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int):
+    """Streams chunks of pulls into block sums and returns block means.
+
+    Args:
+      draw_chunk: ``j -> f[..., A, chunk]``, samples ``j chunk .. (j+1) chunk - 1``
+        of each row.
+      steps: traced number of chunks to stream (>= 1).
+      block_size: i64[A, G] ``s`` per row and layout.
+      num_blocks: i64[G] (or [A, G]) ``B`` per layout.
+      chunk: static chunk length.
+      max_blocks: static length of the block axis.
+
+    Returns:
+      f64[..., max_blocks, A, G] block means (entries ``b >= B`` are meaningless).
+    """
+
+    def contribution(j):
+        return chunk_block_sums(draw_chunk(j), j * chunk, block_size, num_blocks, max_blocks)
+
+    sums = jax.lax.fori_loop(1, steps, lambda j, sums: sums + contribution(j), contribution(0))
+    return sums / jnp.maximum(block_size, 1)
+
+
 def median_of_block_means(
     means: jax.Array, num_blocks: jax.Array, dtype=jnp.float32
 ) -> jax.Array:

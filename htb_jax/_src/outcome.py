@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 
+from htb_jax._src import pytree
 
-@jax.tree_util.register_dataclass
-@dataclasses.dataclass(frozen=True)
+
+@pytree.dataclass
 class Outcome:
     """What one run (or a batch of runs) of a policy produced.
 
@@ -24,8 +23,13 @@ class Outcome:
       committed: i32[...] the arm committed to after exploration, or -1 when
         exploration used the whole horizon (``L_T = T``).
       exploration: i64[...] the exploration length ``L_T``.
-      estimates: f32[..., K] the Median-of-Means estimates at the commit
-        (NaN when there was no commit).
+      estimates: f32[..., K] the policy's mean estimates: for ETC policies
+        those it committed on (NaN when there was no commit), for index
+        policies those of the last round.
+      checkpoints: i64[..., C] the rounds of ``regret_curve``: ``C``
+        log-spaced rounds from 1 to ``T`` (see ``rounding.log_spaced_rounds``).
+      regret_curve: f64[..., C] cumulative pseudo-regret after each
+        checkpoint round; its last entry is ``regret``.
     """
 
     regret: jax.Array
@@ -33,10 +37,32 @@ class Outcome:
     committed: jax.Array
     exploration: jax.Array
     estimates: jax.Array
+    checkpoints: jax.Array
+    regret_curve: jax.Array
 
 
-@jax.tree_util.register_dataclass
-@dataclasses.dataclass(frozen=True)
+def pseudo_regret(gaps: jax.Array, pulls: jax.Array) -> jax.Array:
+    """``sum_i Delta_i n_i``, summed arm by arm in a fixed order.
+
+    Every simulator reports regret through this function, so that two of them
+    that pull the arms equally often report bit-identical regrets.
+
+    Args:
+      gaps: f64[..., K].
+      pulls: int[..., K] (broadcast against ``gaps``).
+
+    Returns:
+      f64[...].
+    """
+    gaps = jnp.asarray(gaps, jnp.float64)
+    pulls = jnp.asarray(pulls).astype(jnp.float64)
+    total = gaps[..., 0] * pulls[..., 0]
+    for i in range(1, gaps.shape[-1]):
+        total = total + gaps[..., i] * pulls[..., i]
+    return total
+
+
+@pytree.dataclass
 class Summary:
     """Mean regret and its standard error over seeds, per grid point.
 
@@ -48,7 +74,7 @@ class Summary:
 
     mean: jax.Array
     stderr: jax.Array
-    num_seeds: int = dataclasses.field(metadata=dict(static=True))
+    num_seeds: int = pytree.static_field()
 
 
 def summarize(outcome: Outcome) -> Summary:

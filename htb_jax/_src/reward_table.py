@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import bits as bits_lib
+from htb_jax._src import pytree
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.validation import check_integer
@@ -95,3 +96,42 @@ def reward_table(
 def _reward_table(key, instance, first_pull, num_pulls):
     words = table_words(key, instance_num_arms(instance), first_pull, num_pulls, instance.num_words)
     return expand_pulls(instance).from_bits(words)
+
+
+@pytree.dataclass
+class TableReader:
+    """Reads one seed's reward table: single pulls (round by round) or chunks of pulls.
+
+    Attributes:
+      keys: key[num_words] the seed's word keys (``key_0``, ``fold_in(key_0, w)``).
+      arms: the instance, parameters f64[K].
+    """
+
+    keys: jax.Array
+    arms: Distribution
+
+    @classmethod
+    def create(cls, seed_key: jax.Array, arms: Distribution) -> TableReader:
+        keys = [seed_key] + [jax.random.fold_in(seed_key, w) for w in range(1, arms.num_words)]
+        return cls(keys=jnp.stack(keys), arms=arms.broadcast())
+
+    def pull(self, arm: jax.Array, index: jax.Array) -> jax.Array:
+        """f32[]: reward of pull ``index`` (0-based) of ``arm``."""
+        arm32 = jnp.asarray(arm, jnp.uint32)
+        index32 = jnp.asarray(index, jnp.int64).astype(jnp.uint32)
+        words = jnp.stack([bits_lib.threefry_words(k, arm32, index32) for k in self.keys], axis=-1)
+        return jax.tree.map(lambda p: p[arm], self.arms).from_bits(words)
+
+    def chunk(self, first_pull: jax.Array, length: int) -> jax.Array:
+        """f32[K, length]: pulls ``first_pull[i] .. first_pull[i] + length - 1`` of each arm ``i``.
+
+        Args:
+          first_pull: int scalar or i64[K] per-arm first pull.
+          length: static chunk length.
+        """
+        k = self.arms.batch_shape[-1]
+        pulls = jnp.asarray(first_pull, jnp.int64)[..., None] + jnp.arange(length, dtype=jnp.int64)
+        pulls = jnp.broadcast_to(pulls, (k, length)).astype(jnp.uint32)
+        arms = jnp.arange(k, dtype=jnp.uint32)[:, None]
+        words = jnp.stack([bits_lib.threefry_words(key, arms, pulls) for key in self.keys], axis=-1)
+        return expand_pulls(self.arms).from_bits(words)

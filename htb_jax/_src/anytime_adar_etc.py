@@ -1,0 +1,97 @@
+"""Anytime AdaR-ETC by the doubling trick (the paper's first open direction).
+
+Epoch ``k = 0, 1, 2, ...`` lasts ``l_k = ceil(g^k)`` rounds (``g`` the growth
+factor, 2 for the doubling trick) and runs AdaR-ETC afresh with horizon
+``l_k``: ``L(l_k)`` round-robin rounds (starting from arm 0), then a commit to
+the largest Median-of-Means estimate of *this epoch's* exploration samples
+with ``B(l_k)`` blocks.  Nothing carries over between epochs; the policy never
+looks at ``T``.  Each commit computes its estimates from the reward table with
+the fast path's routine; a round otherwise costs O(K).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from htb_jax._src import pytree
+from htb_jax._src.adar_etc import ExploreThenCommit, commit_estimates
+from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
+from htb_jax._src.rounding import snapped_ceil
+from htb_jax._src.validation import check_interval
+
+MIN_GROWTH = 1.1
+MAX_GROWTH = 16.0
+
+
+@pytree.dataclass
+class AnytimeAdaRETC(ExploreThenCommit):
+    """AdaR-ETC restarted on epochs of geometrically growing length.
+
+    Same schedule arguments and named forms as :class:`AdaRETC`, plus:
+
+    Attributes:
+      growth: f[...] epoch growth factor ``g`` in ``[1.1, 16]`` (default 2).
+    """
+
+    growth: Any = 2.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_interval("growth", self.growth, MIN_GROWTH, MAX_GROWTH, low_closed=True, high_closed=True)
+
+    def epoch_lengths(self, count: int) -> jax.Array:
+        """``l_k = ceil(g^k)`` for ``k < count``, i64[count]."""
+        k = jnp.arange(count, dtype=jnp.float64)
+        return snapped_ceil(jnp.asarray(self.growth, jnp.float64) ** k).astype(jnp.int64)
+
+    def kernel(self, spec: EngineSpec) -> PolicyKernel:
+        k = spec.num_arms
+        # Enough epochs to cover the longest horizon at the smallest growth factor.
+        count = math.ceil(math.log(spec.max_pulls + 1) / math.log(MIN_GROWTH)) + 2
+        lengths = jnp.minimum(self.epoch_lengths(count), spec.max_pulls + 1)
+        ends = jnp.cumsum(lengths)  # last round of each epoch
+
+        def epoch(t):
+            index = jnp.searchsorted(ends, t, side="left")
+            length = lengths[index]
+            local = t - (ends[index] - length)  # 1-based round within the epoch
+            return length, local, self.exploration_length(k, length)
+
+        def init(ctx):
+            return jnp.int32(-1), jnp.full(k, jnp.nan, jnp.float32), jnp.zeros(k, jnp.int64)
+
+        def act(state, ctx):
+            committed, _, _ = state
+            _, local, explore = epoch(ctx.t)
+            return jnp.where(local <= explore, ((local - 1) % k).astype(jnp.int32), committed)
+
+        def update(state, ctx, arm, reward):
+            del arm, reward
+            committed, estimates, first_pulls = state
+            length, local, explore = epoch(ctx.t)
+            first_pulls = jnp.where(local == 1, ctx.pulls, first_pulls)
+
+            def commit(_):
+                est = commit_estimates(self, ctx.table, first_pulls, explore, length, spec)
+                return first_argmax(est), est
+
+            committed, estimates = jax.lax.cond(
+                (local == explore) & (explore < length), commit, lambda s: s, (committed, estimates)
+            )
+            return committed, estimates, first_pulls
+
+        def summary(state, ctx):
+            committed, estimates, _ = state
+            # Exploration rounds up to the horizon: full epochs, then the current one.
+            last = ctx.horizon
+            index = jnp.searchsorted(ends, last, side="left")
+            explored = jax.vmap(lambda n: self.exploration_length(k, n))(lengths)
+            before = jnp.sum(jnp.where(jnp.arange(count) < index, explored, 0))
+            _, local, explore = epoch(last)
+            return Summary(committed, before + jnp.minimum(local, explore), estimates)
+
+        return PolicyKernel(init, act, update, summary)

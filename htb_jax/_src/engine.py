@@ -1,0 +1,247 @@
+"""The round-by-round engine: any policy, one ``lax.scan``-style loop over rounds.
+
+A policy reaches the engine as a :class:`PolicyKernel`, a small set of pure
+functions closed over the policy's (traced) parameters: ``init`` a state,
+``act`` (choose an arm in round ``t``), ``update`` (observe the reward) and
+``summary`` (what to report at the end).  The engine runs rounds ``1..T``
+with ``fori_loop`` segments between log-spaced checkpoints, recording the
+cumulative pseudo-regret at each; it maps over grid points, instances and
+horizons (so a policy's schedule is never batched and its branches stay real
+branches) and ``vmap``s over seeds.  Rewards come from the reward table of
+:mod:`htb_jax._src.reward_table`: the ``j``-th pull of arm ``i`` is the same
+number the fast path reads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from htb_jax._src.distributions import Distribution
+from htb_jax._src.instances import gaps as instance_gaps
+from htb_jax._src.outcome import pseudo_regret
+from htb_jax._src.reward_table import TableReader, seed_keys
+from htb_jax._src.rounding import log_spaced_rounds
+
+_CPU_SEED_CHUNK_BYTES = 512 * 2**20
+_ACCELERATOR_SEED_CHUNK_BYTES = 8 * 2**30
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineSpec:
+    """Static sizes a kernel may shape its state with.
+
+    Attributes:
+      num_arms: ``K``.
+      max_pulls: the largest horizon: no arm is pulled more often.
+      pull_chunk: streaming step for estimates computed from the reward table.
+      max_blocks: static bound on Median-of-Means block counts from ``B_T``.
+    """
+
+    num_arms: int
+    max_pulls: int
+    pull_chunk: int
+    max_blocks: int
+
+
+class RoundContext(NamedTuple):
+    """What a policy may look at in round ``t``.
+
+    Attributes:
+      t: i64[] the round, 1-based.
+      pulls: i64[K] pulls of each arm before this round.
+      horizon: i64[] ``T`` (policies that are anytime ignore it).
+      table: the seed's :class:`TableReader`; ETC policies recompute their
+        estimates from it (the same numbers they observed).
+    """
+
+    t: jax.Array
+    pulls: jax.Array
+    horizon: jax.Array
+    table: TableReader
+
+
+class Summary(NamedTuple):
+    """What a kernel reports after the last round.
+
+    Attributes:
+      committed: i32[] committed arm (ETC-type policies), else -1.
+      exploration: i64[] exploration rounds (ETC: ``L_T``; ForceMoM: forced
+        pulls), else 0.
+      estimates: f32[K] the policy's final mean estimates (NaN where none).
+    """
+
+    committed: jax.Array
+    exploration: jax.Array
+    estimates: jax.Array
+
+
+class PolicyKernel(NamedTuple):
+    """A policy for the engine: pure functions of an explicit state."""
+
+    init: Callable[[RoundContext], Any]
+    act: Callable[[Any, RoundContext], jax.Array]
+    update: Callable[[Any, RoundContext, jax.Array, jax.Array], Any]
+    summary: Callable[[Any, RoundContext], Summary]
+
+
+def no_summary(num_arms: int) -> Callable[[Any, RoundContext], Summary]:
+    """The summary of a policy without a commit, exploration count or estimates."""
+
+    def summary(state, ctx):
+        del state, ctx
+        return Summary(
+            jnp.int32(-1), jnp.int64(0), jnp.full(num_arms, jnp.nan, jnp.float32)
+        )
+
+    return summary
+
+
+def first_argmax(values: jax.Array) -> jax.Array:
+    """Index of the first maximum (ties to the lowest index; ``+inf`` counts), i32[]."""
+    return jnp.argmax(values).astype(jnp.int32)
+
+
+def run_rounds(kernel: PolicyKernel, table: TableReader, gaps: jax.Array, horizon, checkpoints):
+    """One seed, rounds ``1..T``.
+
+    Args:
+      kernel: the policy.
+      table: the seed's reward table.
+      gaps: f64[K].
+      horizon: i64[] ``T``.
+      checkpoints: i64[C] non-decreasing rounds, the last ``T``.
+
+    Returns:
+      ``(curve f64[C], pulls i64[K], summary)``: cumulative pseudo-regret after
+      each checkpoint round (from the pull counts, see ``pseudo_regret``),
+      pulls per arm, and the kernel's summary.
+    """
+    num_arms = gaps.shape[-1]
+    pulls = jnp.zeros(num_arms, jnp.int64)
+    start = RoundContext(jnp.int64(1), pulls, horizon, table)
+    carry = (kernel.init(start), pulls)
+
+    def round_step(t, carry):
+        state, pulls = carry
+        ctx = RoundContext(t, pulls, horizon, table)
+        arm = kernel.act(state, ctx)
+        reward = table.pull(arm, pulls[arm])
+        state = kernel.update(state, ctx, arm, reward)
+        return state, pulls.at[arm].add(1)
+
+    def segment(carry, bounds):
+        first, last = bounds
+        carry = jax.lax.fori_loop(first, last + 1, round_step, carry)
+        return carry, carry[1]
+
+    firsts = jnp.concatenate([jnp.ones(1, jnp.int64), checkpoints[:-1] + 1])
+    (state, pulls), counts = jax.lax.scan(segment, carry, (firsts, checkpoints))
+    end = RoundContext(horizon + 1, pulls, horizon, table)
+    return pseudo_regret(gaps, counts), pulls, kernel.summary(state, end)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Static:
+    spec: EngineSpec
+    num_checkpoints: int
+    num_seeds: int
+    seed_chunk: int
+
+
+def _engine_kernel(key, policy, instance, horizons, first_seed, *, static: _Static):
+    """Outputs ``[G, F, H, S, ...]`` for a flat policy [G] and instances [F, K]."""
+    spec = static.spec
+    grid = jax.tree.leaves(policy)[0].shape[0] if jax.tree.leaves(policy) else 1
+    num_configs = grid * instance.batch_shape[0] * horizons.shape[0]
+    g_index, f_index, h_index = jnp.unravel_index(
+        jnp.arange(num_configs), (grid, instance.batch_shape[0], horizons.shape[0])
+    )
+    keys = seed_keys(key, static.num_seeds, first_seed).reshape(-1, static.seed_chunk)
+    all_gaps = instance_gaps(instance)
+
+    def one_config(indices):
+        g, f, h = indices
+        params = jax.tree.map(lambda p: p[g], policy)
+        arms = jax.tree.map(lambda p: p[f], instance)
+        horizon = horizons[h]
+        checkpoints = log_spaced_rounds(horizon, static.num_checkpoints)
+        kernel = params.kernel(spec)
+
+        def one_seed(seed_key):
+            table = TableReader.create(seed_key, arms)
+            return run_rounds(kernel, table, all_gaps[f], horizon, checkpoints)
+
+        curve, pulls, summary = jax.lax.map(jax.vmap(one_seed), keys)
+        flat = lambda a: a.reshape(static.num_seeds, *a.shape[2:])  # noqa: E731
+        checkpoints = jnp.broadcast_to(checkpoints, (static.num_seeds, static.num_checkpoints))
+        return (flat(curve), flat(pulls), *map(flat, summary), checkpoints)
+
+    out = jax.lax.map(one_config, (g_index, f_index, h_index))
+    shape = (grid, instance.batch_shape[0], horizons.shape[0])
+    return [a.reshape(*shape, *a.shape[1:]) for a in out]
+
+
+@functools.lru_cache(maxsize=64)
+def _engine_program(static: _Static, devices: tuple):
+    if len(devices) == 1:
+        return jax.jit(functools.partial(_engine_kernel, static=static))
+    mesh = jax.sharding.Mesh(np.asarray(devices), ("seeds",))
+
+    def _engine_kernel_on_devices(key, policy, instance, horizons, first_seed):
+        index = jax.lax.axis_index("seeds").astype(jnp.int64)
+        return _engine_kernel(
+            key, policy, instance, horizons, first_seed + index * static.num_seeds, static=static
+        )
+
+    spec = jax.sharding.PartitionSpec(None, None, None, "seeds")
+    return jax.jit(
+        jax.shard_map(
+            _engine_kernel_on_devices,
+            mesh=mesh,
+            in_specs=(jax.sharding.PartitionSpec(),) * 5,
+            out_specs=spec,
+            check_vma=False,
+        )
+    )
+
+
+def _seed_chunk(num_seeds: int, state_bytes: int) -> int:
+    budget = _CPU_SEED_CHUNK_BYTES if jax.default_backend() == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
+    return int(max(1, min(num_seeds, budget // max(state_bytes, 1))))
+
+
+def run_engine(
+    key: jax.Array,
+    policy: Any,
+    instance: Distribution,
+    horizons: np.ndarray,
+    num_seeds: int,
+    *,
+    spec: EngineSpec,
+    num_checkpoints: int,
+    first_seed: int,
+    seed_chunk: int | None,
+    devices: Sequence[jax.Device],
+):
+    """Runs a flat policy grid [G] on instances [F, K] and horizons [H].
+
+    Returns:
+      ``[curve, pulls, committed, exploration, estimates, checkpoints]``, each
+      with leading axes ``(G, F, H, num_seeds)``.
+    """
+    per_device = math.ceil(num_seeds / len(devices))
+    state_bytes = 64 * spec.num_arms * (spec.max_pulls + spec.pull_chunk + spec.max_blocks)
+    chunk = seed_chunk or _seed_chunk(per_device, state_bytes)
+    per_device = chunk * math.ceil(per_device / chunk)
+    static = _Static(spec, num_checkpoints, per_device, chunk)
+    program = _engine_program(static, tuple(devices))
+    out = program(key, policy, instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
+    return [a[:, :, :, :num_seeds] for a in out]

@@ -1,0 +1,223 @@
+"""Robust UCB (Bubeck, Cesa-Bianchi and Lugosi, 2013) with known (or misspecified) moments.
+
+Index policy: play ``argmax_i B_i(t)`` with ``delta = t^-2``, so
+``log(1/delta) = 2 log t``; an arm whose estimator is not yet valid has index
+``+inf`` (so every arm is played first).  Three estimators, with the
+constants of the paper's Lemmas 1-3 and Proposition 1:
+
+* ``"truncated"`` (known ``(eps, u)``, ``u >= E|X|^(1+eps)``):
+  ``mu = (1/s) sum_j X_j 1{|X_j| <= (u j / log(1/delta))^(1/(1+eps))}``,
+  ``B = mu + 4 u^(1/(1+eps)) (log(1/delta) / s)^(eps/(1+eps))``;
+* ``"mom"`` (known ``(eps, v)``, ``v >= E|X - mu|^(1+eps)``): ``k = floor(min(8
+  log(e^(1/8)/delta), s/2))`` blocks of size ``floor(s/k)``, the lower median
+  (``ceil(k/2)``-th smallest) of the block means,
+  ``B = mu + (12 v)^(1/(1+eps)) (16 log(e^(1/8)/delta) / s)^(eps/(1+eps))``;
+* ``"catoni"`` (``eps = 1``, known variance bound ``v``): ``mu`` solves
+  ``sum_j psi(a (X_j - mu)) = 0``, ``psi(x) = sign(x) log(1 + |x| + x^2/2)``,
+  ``a = sqrt(2 L / (s (v + 2 v L / (s - 2 L))))``, ``L = log(1/delta)``,
+  valid for ``s > 4 L``; ``B = mu + 2 sqrt(v L / s)``.
+
+The estimators are exact: the truncation level of every sample and Catoni's
+``a`` change with ``t``, so ``"truncated"`` and ``"catoni"`` recompute from all
+samples each round (O(K T) per round; Catoni's root by 64-step bisection on
+the float64 order, O(64 K T)).  ``"mom"`` keeps float64 prefix sums and
+caches each arm's estimate: a round recomputes the pulled arm (O(k log) with
+``k <= 1 + 16 log t``), and all arms only in the rounds where
+``floor(1 + 16 log t)`` changes (about ``16 log T`` rounds in all).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from htb_jax._src import mom, pytree, selection
+from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
+from htb_jax._src.validation import check_interval
+
+ESTIMATORS = ("truncated", "mom", "catoni")
+
+
+@pytree.dataclass
+class RobustUCB:
+    """Robust UCB with a known (or deliberately misspecified) moment bound.
+
+    Attributes:
+      eps: f[...] tail exponent in ``(0, 1]`` (``1`` for Catoni).
+      u: f[...] bound on ``E|X|^(1+eps)`` (``"truncated"`` only).
+      v: f[...] bound on ``E|X - mu|^(1+eps)`` (``"mom"``, ``"catoni"``).
+      estimator: ``"truncated"``, ``"mom"`` or ``"catoni"`` (static).
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> RobustUCB(1.0, v=jnp.array([0.1, 1.0, 10.0]), estimator="mom").batch_shape
+      (3,)
+    """
+
+    eps: Any
+    u: Any = None
+    v: Any = None
+    estimator: str = pytree.static_field(default="truncated")
+
+    def __post_init__(self):
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {ESTIMATORS}; got estimator={self.estimator!r}.")
+        check_interval("eps", self.eps, 0.0, 1.0, low_closed=False, high_closed=True)
+        needs, other = ("u", "v") if self.estimator == "truncated" else ("v", "u")
+        if getattr(self, needs) is None or getattr(self, other) is not None:
+            raise ValueError(
+                f'RobustUCB(estimator="{self.estimator}") takes {needs}= (and not {other}=).'
+            )
+        check_interval(needs, getattr(self, needs), 0.0, math.inf, low_closed=False, high_closed=False)
+        if self.estimator == "catoni":
+            check_interval("eps", self.eps, 1.0, 1.0, low_closed=True, high_closed=True,
+                           where='(Catoni\'s estimator needs a finite variance)')
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        fields = (self.eps, self.u if self.v is None else self.v)
+        return tuple(jnp.broadcast_shapes(*(jnp.shape(f) for f in fields)))
+
+    def kernel(self, spec: EngineSpec) -> PolicyKernel:
+        if self.estimator == "mom":
+            return _mom_kernel(self, spec)
+        return _recomputing_kernel(self, spec)
+
+
+def _log_inv_delta(t: jax.Array) -> jax.Array:
+    """``log(1/delta) = 2 log t`` for ``delta = t^-2``."""
+    return 2.0 * jnp.log(t.astype(jnp.float64))
+
+
+def _truncated_mean(x, s, eps, u, log_inv_delta):
+    """Lemma 1's truncated mean of each arm's first ``s`` samples: f64[K]."""
+    j = jnp.arange(1, x.shape[-1] + 1, dtype=jnp.float64)
+    level = (u * j / log_inv_delta) ** (1.0 / (1.0 + eps))
+    keep = (j <= s[:, None]) & (jnp.abs(x) <= level)
+    return jnp.sum(jnp.where(keep, x, 0.0), axis=-1) / jnp.maximum(s, 1)
+
+
+def _psi(x):
+    return jnp.sign(x) * jnp.log1p(jnp.abs(x) + 0.5 * x * x)
+
+
+def _catoni_mean(x, s, a):
+    """Root of ``sum_{j<s} psi(a (x_j - mu))`` (decreasing in ``mu``) per arm: f64[K].
+
+    Bisection on the float64 order between the smallest and largest sample:
+    the smallest float64 ``mu`` with a non-positive sum.
+    """
+    used = jnp.arange(x.shape[-1]) < s[:, None]
+    low = jnp.min(jnp.where(used, x, jnp.inf), axis=-1)
+    high = jnp.max(jnp.where(used, x, -jnp.inf), axis=-1)
+
+    def total(m):
+        return jnp.sum(jnp.where(used, _psi(a[:, None] * (x - m[:, None])), 0.0), axis=-1)
+
+    def step(_, bounds):
+        lo, hi = bounds
+        mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
+        below = total(selection.from_order_keys(mid, jnp.float64)) <= 0.0
+        return jnp.where(below, lo, mid + 1), jnp.where(below, mid, hi)
+
+    bounds = (selection.order_keys(low), selection.order_keys(high))
+    lo, _ = jax.lax.fori_loop(0, 64, step, bounds)
+    return selection.from_order_keys(lo, jnp.float64)
+
+
+def _recomputing_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
+    """Truncated mean or Catoni: every round recomputes every arm from its samples."""
+    k, n = spec.num_arms, spec.max_pulls
+    eps = jnp.asarray(policy.eps, jnp.float64)
+
+    def estimates(x, pulls, t):
+        s = pulls.astype(jnp.float64)
+        big_l = _log_inv_delta(t)
+        if policy.estimator == "truncated":
+            u = jnp.asarray(policy.u, jnp.float64)
+            mean = _truncated_mean(x, s, eps, u, big_l)
+            width = 4.0 * u ** (1.0 / (1.0 + eps)) * (big_l / jnp.maximum(s, 1.0)) ** (eps / (1.0 + eps))
+            return mean, width, pulls > 0
+        v = jnp.asarray(policy.v, jnp.float64)
+        valid = s > 4.0 * big_l
+        safe_s = jnp.where(valid, s, 4.0 * big_l + 1.0)
+        a = jnp.sqrt(2.0 * big_l / (safe_s * (v + 2.0 * v * big_l / (safe_s - 2.0 * big_l))))
+        mean = _catoni_mean(x, pulls, a)
+        width = 2.0 * jnp.sqrt(v * big_l / safe_s)
+        return mean, width, valid & (pulls > 0)
+
+    def init(ctx):
+        return jnp.zeros((k, n), jnp.float64)  # samples of each arm, in pull order
+
+    def act(x, ctx):
+        mean, width, valid = estimates(x, ctx.pulls, ctx.t)
+        return first_argmax(jnp.where(valid, mean + width, jnp.inf))
+
+    def update(x, ctx, arm, reward):
+        return x.at[arm, ctx.pulls[arm]].set(reward.astype(jnp.float64))
+
+    def summary(x, ctx):
+        mean, _, valid = estimates(x, ctx.pulls, ctx.horizon)
+        return Summary(jnp.int32(-1), jnp.int64(0), jnp.where(valid, mean, jnp.nan).astype(jnp.float32))
+
+    return PolicyKernel(init, act, update, summary)
+
+
+def _mom_blocks(t: jax.Array, s: jax.Array) -> jax.Array:
+    """``k = floor(min(8 log(e^(1/8) / delta), s / 2)) = floor(min(1 + 16 log t, s / 2))``."""
+    from_t = jnp.floor(1.0 + 16.0 * jnp.log(t.astype(jnp.float64)))
+    return jnp.minimum(from_t, jnp.floor(s.astype(jnp.float64) / 2.0)).astype(jnp.int64)
+
+
+def _mom_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
+    """Median of means with prefix sums and cached estimates (see the module docstring)."""
+    k, n = spec.num_arms, spec.max_pulls
+    max_blocks = int(math.floor(1.0 + 16.0 * math.log(max(n, 1)))) + 1
+    eps = jnp.asarray(policy.eps, jnp.float64)
+    v = jnp.asarray(policy.v, jnp.float64)
+
+    def estimate(prefix, s, blocks):
+        """Lower median of ``blocks`` block means of the first samples: f32[]."""
+        size = s // jnp.maximum(blocks, 1)
+        b = jnp.arange(max_blocks + 1, dtype=jnp.int64)
+        edges = jnp.minimum(b, blocks) * size
+        sums = prefix[edges[1:]] - prefix[edges[:-1]]
+        means = (sums / jnp.maximum(size, 1))[:, None, None]
+        value = mom.median_of_block_means(means, jnp.reshape(jnp.maximum(blocks, 1), (1, 1)))[0, 0]
+        return jnp.where(blocks >= 1, value, jnp.nan)
+
+    def init(ctx):
+        return jnp.zeros((k, n + 1), jnp.float64), jnp.full(k, jnp.nan, jnp.float32)
+
+    def act(state, ctx):
+        _, est = state
+        s = ctx.pulls.astype(jnp.float64)
+        log_term = 2.0 + 32.0 * jnp.log(ctx.t.astype(jnp.float64))  # 16 log(e^(1/8) / delta)
+        width = (12.0 * v) ** (1.0 / (1.0 + eps)) * (log_term / jnp.maximum(s, 1.0)) ** (eps / (1.0 + eps))
+        valid = _mom_blocks(ctx.t, ctx.pulls) >= 1
+        return first_argmax(jnp.where(valid, est.astype(jnp.float64) + width, jnp.inf))
+
+    def update(state, ctx, arm, reward):
+        prefix, est = state
+        s = ctx.pulls[arm]
+        prefix = prefix.at[arm, s + 1].set(prefix[arm, s] + reward.astype(jnp.float64))
+        pulls = ctx.pulls.at[arm].add(1)
+        nxt = ctx.t + 1
+        est = est.at[arm].set(estimate(prefix[arm], pulls[arm], _mom_blocks(nxt, pulls[arm])))
+        changed = jnp.floor(16.0 * jnp.log(nxt.astype(jnp.float64))) != jnp.floor(
+            16.0 * jnp.log(ctx.t.astype(jnp.float64))
+        )
+
+        def refresh(_):
+            return jax.vmap(estimate)(prefix, pulls, _mom_blocks(nxt, pulls))
+
+        return prefix, jax.lax.cond(changed, refresh, lambda e: e, est)
+
+    def summary(state, ctx):
+        _, est = state
+        return Summary(jnp.int32(-1), jnp.int64(0), est)
+
+    return PolicyKernel(init, act, update, summary)
