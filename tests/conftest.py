@@ -79,3 +79,14 @@ def key():
     import jax
 
     return jax.random.key(20261122)
+
+
+def engine_arms(policy, instance, horizon, num_seeds, key):
+    """Arms played by the engine (i32[S, T]) and the reward tables (f32[S, K, T]) they read."""
+    import jax
+
+    out = htb_jax.simulate(key, policy, instance, horizon, num_seeds, record_arms=True)
+    keys = htb_jax.seed_keys(key, num_seeds)
+    tables = np.stack([np.asarray(htb_jax.reward_table(keys[s], instance, horizon)) for s in range(num_seeds)])
+    del jax
+    return out, np.asarray(out.arms), tables

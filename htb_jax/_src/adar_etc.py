@@ -244,4 +244,9 @@ def etc_kernel(policy: ExploreThenCommit, spec):
         committed, estimates = state
         return Summary(committed, schedule(ctx), estimates)
 
-    return PolicyKernel(init, act, update, summary)
+    return PolicyKernel(init, act, update, summary, commit_scratch_bytes(spec))
+
+
+def commit_scratch_bytes(spec) -> int:
+    """Transient memory of one commit (a chunk of pulls and its block sums) per seed."""
+    return 48 * spec.num_arms * (spec.pull_chunk + spec.max_blocks)

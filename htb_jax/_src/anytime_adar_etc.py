@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import pytree
-from htb_jax._src.adar_etc import ExploreThenCommit, commit_estimates
+from htb_jax._src.adar_etc import ExploreThenCommit, commit_estimates, commit_scratch_bytes
 from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
 from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.validation import check_interval
@@ -94,4 +94,4 @@ class AnytimeAdaRETC(ExploreThenCommit):
             _, local, explore = epoch(last)
             return Summary(committed, before + jnp.minimum(local, explore), estimates)
 
-        return PolicyKernel(init, act, update, summary)
+        return PolicyKernel(init, act, update, summary, commit_scratch_bytes(spec))

@@ -84,12 +84,18 @@ class Summary(NamedTuple):
 
 
 class PolicyKernel(NamedTuple):
-    """A policy for the engine: pure functions of an explicit state."""
+    """A policy for the engine: pure functions of an explicit state.
+
+    ``scratch_bytes`` is the transient memory per seed beyond the state (for
+    example an ETC commit's block sums); the engine sizes its seed chunks with
+    it and the state's own size.
+    """
 
     init: Callable[[RoundContext], Any]
     act: Callable[[Any, RoundContext], jax.Array]
     update: Callable[[Any, RoundContext, jax.Array, jax.Array], Any]
     summary: Callable[[Any, RoundContext], Summary]
+    scratch_bytes: int = 0
 
 
 def no_summary(num_arms: int) -> Callable[[Any, RoundContext], Summary]:
@@ -109,7 +115,9 @@ def first_argmax(values: jax.Array) -> jax.Array:
     return jnp.argmax(values).astype(jnp.int32)
 
 
-def run_rounds(kernel: PolicyKernel, table: TableReader, gaps: jax.Array, horizon, checkpoints):
+def run_rounds(
+    kernel: PolicyKernel, table: TableReader, gaps: jax.Array, horizon, checkpoints, record: int = 0
+):
     """One seed, rounds ``1..T``.
 
     Args:
@@ -118,24 +126,28 @@ def run_rounds(kernel: PolicyKernel, table: TableReader, gaps: jax.Array, horizo
       gaps: f64[K].
       horizon: i64[] ``T``.
       checkpoints: i64[C] non-decreasing rounds, the last ``T``.
+      record: static length of the arm record (0: no record).
 
     Returns:
-      ``(curve f64[C], pulls i64[K], summary)``: cumulative pseudo-regret after
-      each checkpoint round (from the pull counts, see ``pseudo_regret``),
-      pulls per arm, and the kernel's summary.
+      ``(curve f64[C], pulls i64[K], summary, arms i32[record])``: cumulative
+      pseudo-regret after each checkpoint round (from the pull counts, see
+      ``pseudo_regret``), pulls per arm, the kernel's summary, and the arm
+      played in each round (-1 past ``T``).
     """
     num_arms = gaps.shape[-1]
     pulls = jnp.zeros(num_arms, jnp.int64)
     start = RoundContext(jnp.int64(1), pulls, horizon, table)
-    carry = (kernel.init(start), pulls)
+    carry = (kernel.init(start), pulls, jnp.full(record, -1, jnp.int32))
 
     def round_step(t, carry):
-        state, pulls = carry
+        state, pulls, arms = carry
         ctx = RoundContext(t, pulls, horizon, table)
         arm = kernel.act(state, ctx)
         reward = table.pull(arm, pulls[arm])
         state = kernel.update(state, ctx, arm, reward)
-        return state, pulls.at[arm].add(1)
+        if record:
+            arms = arms.at[t - 1].set(arm)
+        return state, pulls.at[arm].add(1), arms
 
     def segment(carry, bounds):
         first, last = bounds
@@ -143,9 +155,9 @@ def run_rounds(kernel: PolicyKernel, table: TableReader, gaps: jax.Array, horizo
         return carry, carry[1]
 
     firsts = jnp.concatenate([jnp.ones(1, jnp.int64), checkpoints[:-1] + 1])
-    (state, pulls), counts = jax.lax.scan(segment, carry, (firsts, checkpoints))
+    (state, pulls, arms), counts = jax.lax.scan(segment, carry, (firsts, checkpoints))
     end = RoundContext(horizon + 1, pulls, horizon, table)
-    return pseudo_regret(gaps, counts), pulls, kernel.summary(state, end)
+    return pseudo_regret(gaps, counts), pulls, kernel.summary(state, end), arms
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,6 +166,7 @@ class _Static:
     num_checkpoints: int
     num_seeds: int
     seed_chunk: int
+    record: int
 
 
 def _engine_kernel(key, policy, instance, horizons, first_seed, *, static: _Static):
@@ -177,12 +190,12 @@ def _engine_kernel(key, policy, instance, horizons, first_seed, *, static: _Stat
 
         def one_seed(seed_key):
             table = TableReader.create(seed_key, arms)
-            return run_rounds(kernel, table, all_gaps[f], horizon, checkpoints)
+            return run_rounds(kernel, table, all_gaps[f], horizon, checkpoints, static.record)
 
-        curve, pulls, summary = jax.lax.map(jax.vmap(one_seed), keys)
+        curve, pulls, summary, played = jax.lax.map(jax.vmap(one_seed), keys)
         flat = lambda a: a.reshape(static.num_seeds, *a.shape[2:])  # noqa: E731
         checkpoints = jnp.broadcast_to(checkpoints, (static.num_seeds, static.num_checkpoints))
-        return (flat(curve), flat(pulls), *map(flat, summary), checkpoints)
+        return (flat(curve), flat(pulls), *map(flat, summary), checkpoints, flat(played))
 
     out = jax.lax.map(one_config, (g_index, f_index, h_index))
     shape = (grid, instance.batch_shape[0], horizons.shape[0])
@@ -213,9 +226,25 @@ def _engine_program(static: _Static, devices: tuple):
     )
 
 
-def _seed_chunk(num_seeds: int, state_bytes: int) -> int:
+def _bytes_per_seed(policy: Any, instance: Distribution, spec: EngineSpec) -> int:
+    """The kernel's state (by abstract evaluation) plus its scratch, for one seed."""
+    params = jax.tree.map(lambda p: p[0], policy)
+    arms = jax.tree.map(lambda p: p[0], instance)
+
+    def state():
+        kernel = params.kernel(spec)
+        table = TableReader.create(jax.random.key(0), arms)
+        ctx = RoundContext(jnp.int64(1), jnp.zeros(spec.num_arms, jnp.int64), jnp.int64(spec.max_pulls), table)
+        return kernel.init(ctx), kernel.scratch_bytes
+
+    shapes, _ = jax.eval_shape(state)
+    scratch = params.kernel(spec).scratch_bytes
+    return scratch + sum(int(np.prod(x.shape)) * x.dtype.itemsize for x in jax.tree.leaves(shapes)) + 256
+
+
+def _seed_chunk(num_seeds: int, seed_bytes: int) -> int:
     budget = _CPU_SEED_CHUNK_BYTES if jax.default_backend() == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
-    return int(max(1, min(num_seeds, budget // max(state_bytes, 1))))
+    return int(max(1, min(num_seeds, budget // max(seed_bytes, 1))))
 
 
 def run_engine(
@@ -230,18 +259,19 @@ def run_engine(
     first_seed: int,
     seed_chunk: int | None,
     devices: Sequence[jax.Device],
+    record_arms: bool = False,
 ):
     """Runs a flat policy grid [G] on instances [F, K] and horizons [H].
 
     Returns:
-      ``[curve, pulls, committed, exploration, estimates, checkpoints]``, each
-      with leading axes ``(G, F, H, num_seeds)``.
+      ``[curve, pulls, committed, exploration, estimates, checkpoints, arms]``,
+      each with leading axes ``(G, F, H, num_seeds)`` (``arms`` has a trailing
+      ``max_pulls`` axis when ``record_arms``, else length 0).
     """
     per_device = math.ceil(num_seeds / len(devices))
-    state_bytes = 64 * spec.num_arms * (spec.max_pulls + spec.pull_chunk + spec.max_blocks)
-    chunk = seed_chunk or _seed_chunk(per_device, state_bytes)
+    chunk = seed_chunk or _seed_chunk(per_device, _bytes_per_seed(policy, instance, spec))
     per_device = chunk * math.ceil(per_device / chunk)
-    static = _Static(spec, num_checkpoints, per_device, chunk)
+    static = _Static(spec, num_checkpoints, per_device, chunk, spec.max_pulls if record_arms else 0)
     program = _engine_program(static, tuple(devices))
     out = program(key, policy, instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
     return [a[:, :, :, :num_seeds] for a in out]

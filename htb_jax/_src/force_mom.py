@@ -80,12 +80,13 @@ class ForceMoM:
         k, n = spec.num_arms, spec.max_pulls
         max_blocks = 2 * math.ceil(math.log(2 * k) + math.log(math.log(math.exp(math.e) + n))) + 2
 
-        def estimate(prefix, forced):
+        def estimate(prefix, arm, forced):
+            """Median of the ``q(n)`` block means of ``arm``'s forced samples (edges only)."""
             blocks = num_blocks(forced, k)
             size = forced // jnp.maximum(blocks, 1)
             b = jnp.arange(max_blocks + 1, dtype=jnp.int64)
-            edges = jnp.minimum(b, blocks) * size
-            means = ((prefix[edges[1:]] - prefix[edges[:-1]]) / jnp.maximum(size, 1))[:, None, None]
+            at = prefix[arm, jnp.minimum(b, blocks) * size]
+            means = ((at[1:] - at[:-1]) / jnp.maximum(size, 1))[:, None, None]
             value = mom.median_of_block_means(means, jnp.reshape(jnp.maximum(blocks, 1), (1, 1)))[0, 0]
             return jnp.where(blocks >= 1, value, jnp.nan)
 
@@ -106,7 +107,7 @@ class ForceMoM:
             use = is_forced(done, ctx)  # exploitation rewards are never used for estimation
             s = forced[arm]
             new_prefix = prefix.at[arm, s + 1].set(prefix[arm, s] + reward.astype(jnp.float64))
-            new_est = est.at[arm].set(estimate(new_prefix[arm], s + 1))
+            new_est = est.at[arm].set(estimate(new_prefix, arm, s + 1))
             return (
                 done + use,
                 forced.at[arm].add(use),

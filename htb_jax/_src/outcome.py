@@ -30,6 +30,9 @@ class Outcome:
         log-spaced rounds from 1 to ``T`` (see ``rounding.log_spaced_rounds``).
       regret_curve: f64[..., C] cumulative pseudo-regret after each
         checkpoint round; its last entry is ``regret``.
+      arms: i32[..., T] the arm played in each round, when asked for
+        (``simulate(..., record_arms=True)``, engine only; -1 past ``T``),
+        else None.
     """
 
     regret: jax.Array
@@ -39,6 +42,7 @@ class Outcome:
     estimates: jax.Array
     checkpoints: jax.Array
     regret_curve: jax.Array
+    arms: jax.Array | None = None
 
 
 def pseudo_regret(gaps: jax.Array, pulls: jax.Array) -> jax.Array:

@@ -179,12 +179,14 @@ def _mom_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
     eps = jnp.asarray(policy.eps, jnp.float64)
     v = jnp.asarray(policy.v, jnp.float64)
 
-    def estimate(prefix, s, blocks):
-        """Lower median of ``blocks`` block means of the first samples: f32[]."""
+    def estimate(prefix, arm, s, blocks):
+        """Lower median of ``blocks`` block means of ``arm``'s first ``s`` samples: f32[].
+
+        Gathers only the ``blocks + 1`` prefix sums at the block edges."""
         size = s // jnp.maximum(blocks, 1)
         b = jnp.arange(max_blocks + 1, dtype=jnp.int64)
-        edges = jnp.minimum(b, blocks) * size
-        sums = prefix[edges[1:]] - prefix[edges[:-1]]
+        at = prefix[arm, jnp.minimum(b, blocks) * size]
+        sums = at[1:] - at[:-1]
         means = (sums / jnp.maximum(size, 1))[:, None, None]
         value = mom.median_of_block_means(means, jnp.reshape(jnp.maximum(blocks, 1), (1, 1)))[0, 0]
         return jnp.where(blocks >= 1, value, jnp.nan)
@@ -206,13 +208,14 @@ def _mom_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
         prefix = prefix.at[arm, s + 1].set(prefix[arm, s] + reward.astype(jnp.float64))
         pulls = ctx.pulls.at[arm].add(1)
         nxt = ctx.t + 1
-        est = est.at[arm].set(estimate(prefix[arm], pulls[arm], _mom_blocks(nxt, pulls[arm])))
+        est = est.at[arm].set(estimate(prefix, arm, pulls[arm], _mom_blocks(nxt, pulls[arm])))
         changed = jnp.floor(16.0 * jnp.log(nxt.astype(jnp.float64))) != jnp.floor(
             16.0 * jnp.log(ctx.t.astype(jnp.float64))
         )
 
         def refresh(_):
-            return jax.vmap(estimate)(prefix, pulls, _mom_blocks(nxt, pulls))
+            arms = jnp.arange(k)
+            return jax.vmap(estimate, in_axes=(None, 0, 0, 0))(prefix, arms, pulls, _mom_blocks(nxt, pulls))
 
         return prefix, jax.lax.cond(changed, refresh, lambda e: e, est)
 

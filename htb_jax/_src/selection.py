@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 
 _GROUP = 32
+_GROUPED_MIN_SIZE = 2**14
 _KEY_TYPES = {
     jnp.dtype(jnp.float32): (jnp.int32, 32),
     jnp.dtype(jnp.float64): (jnp.int64, 64),
@@ -74,14 +75,16 @@ def kth_smallest_keys(keys: jax.Array, k: jax.Array, axis: int = 0) -> jax.Array
     k = jnp.broadcast_to(jnp.asarray(k), rest).astype(count_type)
     lo = jnp.full(rest, jnp.iinfo(int_type).min, int_type)
     hi = jnp.full(rest, jnp.iinfo(int_type).max, int_type)
-    # Count in groups of 32 along the axis: XLA fuses a short reduction with the
-    # comparison feeding it, where one long reduction is split and materialised.
-    # Padding with the largest key never changes the answer (k <= size).
-    groups = -(-size // _GROUP)
+    # Large arrays: count in groups of 32 along the axis; XLA fuses a short
+    # reduction with the comparison feeding it, where one long reduction is split
+    # and materialised.  Small ones (a round of the engine): one reduction, fewer
+    # kernels.  Padding with the largest key never changes the answer (k <= size).
+    groups = -(-size // _GROUP) if keys.size >= _GROUPED_MIN_SIZE else 1
+    group = _GROUP if groups > 1 else size
     pad = [(0, 0)] * keys.ndim
-    pad[axis] = (0, groups * _GROUP - size)
+    pad[axis] = (0, groups * group - size)
     grouped = jnp.pad(keys, pad, constant_values=jnp.iinfo(int_type).max)
-    grouped = grouped.reshape(*keys.shape[:axis], groups, _GROUP, *keys.shape[axis + 1 :])
+    grouped = grouped.reshape(*keys.shape[:axis], groups, group, *keys.shape[axis + 1 :])
 
     def step(_, bounds):
         lo, hi = bounds

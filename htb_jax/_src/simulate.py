@@ -330,6 +330,7 @@ def simulate(
     *,
     first_seed: int = 0,
     engine: bool = False,
+    record_arms: bool = False,
     num_checkpoints: int = 16,
     pull_chunk: int | None = None,
     seed_chunk: int | None = None,
@@ -353,6 +354,8 @@ def simulate(
       first_seed: index of the first seed (seeds ``first_seed .. + S - 1``),
         so that a sweep split into pieces equals the sweep in one piece.
       engine: run round by round even where the fast path applies.
+      record_arms: also return the arm played in every round (``Outcome.arms``,
+        i32[..., max(T)]); implies ``engine``.
       num_checkpoints: log-spaced rounds of ``regret_curve`` (from 1 to ``T``).
       pull_chunk: static streaming step (pulls per arm per step).
       seed_chunk: seeds processed together inside the program (memory/cache).
@@ -387,7 +390,7 @@ def simulate(
     chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
     blocks = max_blocks(k, horizons)
     key = as_threefry_key(key)
-    if isinstance(policy, _FAST_PATH_TYPES) and not engine:
+    if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
         needed = int(_schedule_maxima(flat, jnp.asarray(horizons), k))
         if math.ceil(needed / chunk) * chunk > MAX_PULLS:
             raise ValueError(
@@ -409,10 +412,13 @@ def simulate(
         return _arrange_fast_path(parts, policy.batch_shape, instance_shape, horizon_shape, (num_seeds,))
     check_integer("horizon (T)", horizons, 1, maximum=MAX_ENGINE_HORIZON)
     spec = engine_lib.EngineSpec(k, int(horizons.max()), chunk, blocks)
-    curve, pulls, committed, exploration, estimates, checkpoints = engine_lib.run_engine(
+    curve, pulls, committed, exploration, estimates, checkpoints, arms = engine_lib.run_engine(
         key, flat, flat_instance, horizons, num_seeds, spec=spec, num_checkpoints=num_checkpoints,
-        first_seed=first_seed, seed_chunk=seed_chunk, devices=devices,
+        first_seed=first_seed, seed_chunk=seed_chunk, devices=devices, record_arms=record_arms,
     )
     parts = (curve[..., -1], pulls, committed, exploration, estimates, checkpoints, curve)
     shape = (*policy.batch_shape, *instance_shape, *horizon_shape, num_seeds)
-    return Outcome(*(a.reshape(*shape, *a.shape[4:]) for a in parts))
+    outcome = Outcome(*(a.reshape(*shape, *a.shape[4:]) for a in parts))
+    if record_arms:
+        outcome = dataclasses.replace(outcome, arms=arms.reshape(*shape, arms.shape[-1]))
+    return outcome

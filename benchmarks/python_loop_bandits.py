@@ -1,0 +1,73 @@
+"""Per-round Python policies in the style of classic bandit libraries: the baseline of bench_engine.py.
+
+A policy object exposes ``choose()`` and ``update(arm, reward)``, called once
+per round; rewards are drawn one at a time from NumPy's generator.  Written
+the way such libraries are (SMPyBandits, for example): every round recomputes
+every arm's index.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+class UCB1Loop:
+    def __init__(self, num_arms: int):
+        self.sums = np.zeros(num_arms)
+        self.counts = np.zeros(num_arms)
+        self.t = 0
+
+    def choose(self) -> int:
+        self.t += 1
+        if np.any(self.counts == 0):
+            return int(np.argmin(self.counts > 0))
+        index = self.sums / self.counts + np.sqrt(2.0 * math.log(self.t) / self.counts)
+        return int(np.argmax(index))
+
+    def update(self, arm: int, reward: float) -> None:
+        self.sums[arm] += reward
+        self.counts[arm] += 1
+
+
+class RobustUCBMoMLoop:
+    """Robust UCB with the median of means, known ``(eps, v)``, ``delta = t^-2``."""
+
+    def __init__(self, num_arms: int, eps: float, v: float):
+        self.samples = [[] for _ in range(num_arms)]
+        self.eps, self.v = eps, v
+        self.t = 0
+
+    def _index(self, arm: int) -> float:
+        x = self.samples[arm]
+        s = len(x)
+        blocks = math.floor(min(1 + 16 * math.log(self.t), s / 2))
+        if blocks < 1:
+            return math.inf
+        size = s // blocks
+        means = np.asarray(x[: blocks * size]).reshape(blocks, size).mean(axis=1)
+        mom = np.partition(means, (blocks + 1) // 2 - 1)[(blocks + 1) // 2 - 1]
+        width = (12 * self.v) ** (1 / (1 + self.eps)) * ((2 + 32 * math.log(self.t)) / s) ** (
+            self.eps / (1 + self.eps)
+        )
+        return mom + width
+
+    def choose(self) -> int:
+        self.t += 1
+        return int(np.argmax([self._index(i) for i in range(len(self.samples))]))
+
+    def update(self, arm: int, reward: float) -> None:
+        self.samples[arm].append(reward)
+
+
+def run(policy, means: np.ndarray, shape: float, horizon: int, rng: np.random.Generator) -> float:
+    """Plays ``horizon`` rounds on Pareto(shape) arms with the given means; returns the pseudo-regret."""
+    offset = 1.0 - shape / (shape - 1.0)
+    best = means.max()
+    regret = 0.0
+    for _ in range(horizon):
+        arm = policy.choose()
+        policy.update(arm, rng.pareto(shape) + offset + means[arm])
+        regret += best - means[arm]
+    return regret
