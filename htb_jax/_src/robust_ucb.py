@@ -19,11 +19,14 @@ constants of the paper's Lemmas 1-3 and Proposition 1:
 
 The estimators are exact: the truncation level of every sample and Catoni's
 ``a`` change with ``t``, so ``"truncated"`` and ``"catoni"`` recompute from all
-samples each round (O(K T) per round; Catoni's root by 64-step bisection on
-the float64 order, O(64 K T)).  ``"mom"`` keeps float64 prefix sums and
-caches each arm's estimate: a round recomputes the pulled arm (O(k log) with
-``k <= 1 + 16 log t``), and all arms only in the rounds where
-``floor(1 + 16 log t)`` changes (about ``16 log T`` rounds in all).
+samples each round (O(K T) per round).  Catoni's root is re-solved to
+float64 resolution each round by 4 safeguarded Newton steps started from
+the previous round's root (O(4 K T)); roots are tracked from an arm's first
+sample on, so they have converged long before the arm becomes valid.
+``"mom"`` keeps float64 prefix sums and caches each arm's estimate: a round
+recomputes the pulled arm (O(k log) with ``k <= 1 + 16 log t``), and all arms
+only in the rounds where ``floor(1 + 16 log t)`` changes (about ``16 log T``
+rounds in all).
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from htb_jax._src import mom, pytree, selection
+from htb_jax._src import mom, pytree
 from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
 from htb_jax._src.validation import check_interval
 
 ESTIMATORS = ("truncated", "mom", "catoni")
+_CATONI_STEPS = 4
 
 
 @pytree.dataclass
@@ -82,9 +86,8 @@ class RobustUCB:
         return tuple(jnp.broadcast_shapes(*(jnp.shape(f) for f in fields)))
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
-        if self.estimator == "mom":
-            return _mom_kernel(self, spec)
-        return _recomputing_kernel(self, spec)
+        make = {"truncated": _truncated_kernel, "mom": _mom_kernel, "catoni": _catoni_kernel}
+        return make[self.estimator](self, spec)
 
 
 def _log_inv_delta(t: jax.Array) -> jax.Array:
@@ -104,64 +107,99 @@ def _psi(x):
     return jnp.sign(x) * jnp.log1p(jnp.abs(x) + 0.5 * x * x)
 
 
-def _catoni_mean(x, s, a):
-    """Root of ``sum_{j<s} psi(a (x_j - mu))`` (decreasing in ``mu``) per arm: f64[K].
+def _catoni_root(x, s, a, start):
+    """Root of ``f(mu) = sum_{j<s} psi(a (x_j - mu))`` (decreasing in ``mu``) per arm: f64[K].
 
-    Bisection on the float64 order between the smallest and largest sample:
-    the smallest float64 ``mu`` with a non-positive sum.
+    Safeguarded Newton from ``start`` (last round's root: the root moves little
+    from round to round), inside the bracket ``[min x, max x]`` where
+    ``f >= 0`` and ``f <= 0`` at the ends; a step that leaves the current
+    bracket is replaced by bisection.  ``_CATONI_STEPS`` iterations reach
+    float64 resolution from such a start.
     """
     used = jnp.arange(x.shape[-1]) < s[:, None]
-    low = jnp.min(jnp.where(used, x, jnp.inf), axis=-1)
-    high = jnp.max(jnp.where(used, x, -jnp.inf), axis=-1)
+    lo = jnp.min(jnp.where(used, x, jnp.inf), axis=-1)
+    hi = jnp.max(jnp.where(used, x, -jnp.inf), axis=-1)
 
-    def total(m):
-        return jnp.sum(jnp.where(used, _psi(a[:, None] * (x - m[:, None])), 0.0), axis=-1)
+    def step(_, state):
+        m, lo, hi = state
+        y = a[:, None] * (x - m[:, None])
+        f = jnp.sum(jnp.where(used, _psi(y), 0.0), axis=-1)
+        slope = -a * jnp.sum(jnp.where(used, (1.0 + jnp.abs(y)) / (1.0 + jnp.abs(y) + 0.5 * y * y), 0.0), axis=-1)
+        lo = jnp.where(f >= 0.0, m, lo)
+        hi = jnp.where(f <= 0.0, m, hi)
+        newton = m - f / slope
+        inside = (newton >= lo) & (newton <= hi) & (f != 0.0)
+        return jnp.where(f == 0.0, m, jnp.where(inside, newton, 0.5 * (lo + hi))), lo, hi
 
-    def step(_, bounds):
-        lo, hi = bounds
-        mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)
-        below = total(selection.from_order_keys(mid, jnp.float64)) <= 0.0
-        return jnp.where(below, lo, mid + 1), jnp.where(below, mid, hi)
-
-    bounds = (selection.order_keys(low), selection.order_keys(high))
-    lo, _ = jax.lax.fori_loop(0, 64, step, bounds)
-    return selection.from_order_keys(lo, jnp.float64)
+    inside = (start >= lo) & (start <= hi)  # False for NaN
+    m, _, _ = jax.lax.fori_loop(0, _CATONI_STEPS, step, (jnp.where(inside, start, 0.5 * (lo + hi)), lo, hi))
+    return jnp.where(s > 0, m, jnp.nan)
 
 
-def _recomputing_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
-    """Truncated mean or Catoni: every round recomputes every arm from its samples."""
+def _truncated_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
+    """Truncated mean: every round recomputes every arm from its samples (O(K T))."""
     k, n = spec.num_arms, spec.max_pulls
     eps = jnp.asarray(policy.eps, jnp.float64)
+    u = jnp.asarray(policy.u, jnp.float64)
 
-    def estimates(x, pulls, t):
+    def index(x, pulls, t):
         s = pulls.astype(jnp.float64)
         big_l = _log_inv_delta(t)
-        if policy.estimator == "truncated":
-            u = jnp.asarray(policy.u, jnp.float64)
-            mean = _truncated_mean(x, s, eps, u, big_l)
-            width = 4.0 * u ** (1.0 / (1.0 + eps)) * (big_l / jnp.maximum(s, 1.0)) ** (eps / (1.0 + eps))
-            return mean, width, pulls > 0
-        v = jnp.asarray(policy.v, jnp.float64)
-        valid = s > 4.0 * big_l
-        safe_s = jnp.where(valid, s, 4.0 * big_l + 1.0)
-        a = jnp.sqrt(2.0 * big_l / (safe_s * (v + 2.0 * v * big_l / (safe_s - 2.0 * big_l))))
-        mean = _catoni_mean(x, pulls, a)
-        width = 2.0 * jnp.sqrt(v * big_l / safe_s)
-        return mean, width, valid & (pulls > 0)
+        mean = _truncated_mean(x, s, eps, u, big_l)
+        width = 4.0 * u ** (1.0 / (1.0 + eps)) * (big_l / jnp.maximum(s, 1.0)) ** (eps / (1.0 + eps))
+        return mean, jnp.where(pulls > 0, mean + width, jnp.inf)
 
     def init(ctx):
         return jnp.zeros((k, n), jnp.float64)  # samples of each arm, in pull order
 
     def act(x, ctx):
-        mean, width, valid = estimates(x, ctx.pulls, ctx.t)
-        return first_argmax(jnp.where(valid, mean + width, jnp.inf))
+        return first_argmax(index(x, ctx.pulls, ctx.t)[1])
 
     def update(x, ctx, arm, reward):
         return x.at[arm, ctx.pulls[arm]].set(reward.astype(jnp.float64))
 
     def summary(x, ctx):
-        mean, _, valid = estimates(x, ctx.pulls, ctx.horizon)
-        return Summary(jnp.int32(-1), jnp.int64(0), jnp.where(valid, mean, jnp.nan).astype(jnp.float32))
+        mean, _ = index(x, ctx.pulls, ctx.horizon)
+        return Summary(jnp.int32(-1), jnp.int64(0), jnp.where(ctx.pulls > 0, mean, jnp.nan).astype(jnp.float32))
+
+    return PolicyKernel(init, act, update, summary)
+
+
+def _catoni_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
+    """Catoni's M-estimator: each round re-solves every arm's root (O(K T) per iteration)."""
+    k, n = spec.num_arms, spec.max_pulls
+    v = jnp.asarray(policy.v, jnp.float64)
+
+    def scale(pulls, t):
+        """``a`` of Lemma 3 and validity ``s > 4 log(1/delta)``; ``a`` at ``s = 4 L + 1`` when invalid."""
+        s = pulls.astype(jnp.float64)
+        big_l = _log_inv_delta(t)
+        valid = (s > 4.0 * big_l) & (pulls > 0)
+        safe_s = jnp.maximum(s, 4.0 * big_l + 1.0)
+        a = jnp.sqrt(2.0 * big_l / (safe_s * (v + 2.0 * v * big_l / (safe_s - 2.0 * big_l))))
+        return a, valid
+
+    def init(ctx):
+        # samples in pull order; each arm's root for the coming round (tracked while invalid too)
+        return jnp.zeros((k, n), jnp.float64), jnp.full(k, jnp.nan, jnp.float64)
+
+    def act(state, ctx):
+        _, roots = state
+        _, valid = scale(ctx.pulls, ctx.t)
+        width = 2.0 * jnp.sqrt(v * _log_inv_delta(ctx.t) / jnp.maximum(ctx.pulls, 1))
+        return first_argmax(jnp.where(valid, roots + width, jnp.inf))
+
+    def update(state, ctx, arm, reward):
+        x, roots = state
+        x = x.at[arm, ctx.pulls[arm]].set(reward.astype(jnp.float64))
+        pulls = ctx.pulls.at[arm].add(1)
+        a, _ = scale(pulls, ctx.t + 1)
+        return x, _catoni_root(x, pulls, a, roots)
+
+    def summary(state, ctx):
+        _, roots = state
+        _, valid = scale(ctx.pulls, ctx.horizon)
+        return Summary(jnp.int32(-1), jnp.int64(0), jnp.where(valid, roots, jnp.nan).astype(jnp.float32))
 
     return PolicyKernel(init, act, update, summary)
 
