@@ -137,10 +137,10 @@ def test_no_recompilation_for_new_hyperparameters(pareto_instance, caplog):
     def compiles(policy, horizons):
         caplog.clear()
         with caplog.at_level(logging.WARNING), jax.log_compiles():
-            htb.simulate(jax.random.key(0), policy, pareto_instance, horizons, num_seeds=5)
-        return sum("_simulate_kernel" in r.getMessage() for r in caplog.records)
+            htb.simulate(jax.random.key(0), policy, pareto_instance, horizons, num_seeds=7)
+        return sum(r.getMessage().startswith("Compiling jit(_fast_path_kernel") for r in caplog.records)
 
-    compiles(htb.AdaRETC(eps=1.0, alpha=0.7, q=0.0), [3000])
+    assert compiles(htb.AdaRETC(eps=1.0, alpha=0.7, q=0.0), [3000]) == 1  # a fresh program is compiled
     assert compiles(htb.AdaRETC(eps=1.0, alpha=0.9, q=0.25), [3000]) == 0
     assert compiles(htb.AdaRETC(eps=0.5, alpha=0.8, q=0.1), [3000]) == 0
     assert compiles(htb.AdaRETC.calibrated(0.6), [3000]) == 0

@@ -15,7 +15,6 @@ number the fast path reads.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -29,6 +28,7 @@ from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.outcome import pseudo_regret
 from htb_jax._src.reward_table import TableReader, seed_keys
 from htb_jax._src.rounding import log_spaced_rounds
+from htb_jax._src.sharding import seed_sharded_program
 
 _CPU_SEED_CHUNK_BYTES = 512 * 2**20
 _ACCELERATOR_SEED_CHUNK_BYTES = 8 * 2**30
@@ -202,30 +202,6 @@ def _engine_kernel(key, policy, instance, horizons, first_seed, *, static: _Stat
     return [a.reshape(*shape, *a.shape[1:]) for a in out]
 
 
-@functools.lru_cache(maxsize=64)
-def _engine_program(static: _Static, devices: tuple):
-    if len(devices) == 1:
-        return jax.jit(functools.partial(_engine_kernel, static=static))
-    mesh = jax.sharding.Mesh(np.asarray(devices), ("seeds",))
-
-    def _engine_kernel_on_devices(key, policy, instance, horizons, first_seed):
-        index = jax.lax.axis_index("seeds").astype(jnp.int64)
-        return _engine_kernel(
-            key, policy, instance, horizons, first_seed + index * static.num_seeds, static=static
-        )
-
-    spec = jax.sharding.PartitionSpec(None, None, None, "seeds")
-    return jax.jit(
-        jax.shard_map(
-            _engine_kernel_on_devices,
-            mesh=mesh,
-            in_specs=(jax.sharding.PartitionSpec(),) * 5,
-            out_specs=spec,
-            check_vma=False,
-        )
-    )
-
-
 def _bytes_per_seed(policy: Any, instance: Distribution, spec: EngineSpec) -> int:
     """The kernel's state (by abstract evaluation) plus its scratch, for one seed."""
     params = jax.tree.map(lambda p: p[0], policy)
@@ -272,6 +248,6 @@ def run_engine(
     chunk = seed_chunk or _seed_chunk(per_device, _bytes_per_seed(policy, instance, spec))
     per_device = chunk * math.ceil(per_device / chunk)
     static = _Static(spec, num_checkpoints, per_device, chunk, spec.max_pulls if record_arms else 0)
-    program = _engine_program(static, tuple(devices))
+    program = seed_sharded_program(_engine_kernel, static, tuple(devices), seed_axis=3)
     out = program(key, policy, instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
     return [a[:, :, :, :num_seeds] for a in out]

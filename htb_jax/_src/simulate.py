@@ -19,7 +19,6 @@ engine equals the fast path bit for bit.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -39,6 +38,7 @@ from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.outcome import Outcome, pseudo_regret
 from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, expand_pulls, seed_keys, table_words
 from htb_jax._src.rounding import log_spaced_rounds
+from htb_jax._src.sharding import seed_sharded_program
 from htb_jax._src.validation import check_integer, concrete
 
 _CPU_SEED_CHUNK_BYTES = 16 * 2**20
@@ -213,35 +213,6 @@ def _fast_path_kernel(key, policy, instance, horizons, first_seed, *, static: _S
     return [p.reshape(static.num_seeds, *p.shape[2:]) for p in parts]
 
 
-@functools.lru_cache(maxsize=64)
-def _fast_path_program(static: _Static, devices: tuple):
-    """The compiled fast path: one device, or the seed axis sharded over a mesh.
-
-    Each device simulates ``static.num_seeds`` consecutive seeds, starting at
-    ``first_seed + index * static.num_seeds``; a seed's numbers depend on its
-    global index alone, so the result is the same on any number of devices.
-    """
-    if len(devices) == 1:
-        return jax.jit(functools.partial(_fast_path_kernel, static=static))
-    mesh = jax.sharding.Mesh(np.asarray(devices), ("seeds",))
-
-    def _fast_path_kernel_on_devices(key, policy, instance, horizons, first_seed):
-        index = jax.lax.axis_index("seeds").astype(jnp.int64)
-        return _fast_path_kernel(
-            key, policy, instance, horizons, first_seed + index * static.num_seeds, static=static
-        )
-
-    return jax.jit(
-        jax.shard_map(
-            _fast_path_kernel_on_devices,
-            mesh=mesh,
-            in_specs=(jax.sharding.PartitionSpec(),) * 5,
-            out_specs=jax.sharding.PartitionSpec("seeds"),
-            check_vma=False,
-        )
-    )
-
-
 def _fast_path_seed_chunk(num_seeds, instances, configs, static: _Static, words) -> int:
     per_seed = instances * static.num_arms * (
         static.pull_chunk * (8 * words + 28) + configs * (static.max_blocks + 1) * 48
@@ -405,7 +376,7 @@ def simulate(
         )
         per_device = chunk_seeds * math.ceil(per_device / chunk_seeds)
         static = dataclasses.replace(static, num_seeds=per_device, seed_chunk=chunk_seeds)
-        parts = _fast_path_program(static, devices)(
+        parts = seed_sharded_program(_fast_path_kernel, static, devices, seed_axis=0)(
             key, flat, flat_instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64)
         )
         parts = [p[:num_seeds] for p in parts]
