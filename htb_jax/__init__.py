@@ -15,6 +15,7 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
+from htb_jax import theory  # noqa: E402
 from htb_jax._src.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls, num_blocks  # noqa: E402
 from htb_jax._src.anytime_adar_etc import AnytimeAdaRETC  # noqa: E402
 from htb_jax._src.distributions import (  # noqa: E402
@@ -29,6 +30,12 @@ from htb_jax._src.distributions import (  # noqa: E402
 )
 from htb_jax._src.empirical_etc import EmpiricalETC  # noqa: E402
 from htb_jax._src.engine import EngineSpec, PolicyKernel, RoundContext  # noqa: E402
+from htb_jax._src.exponents import (  # noqa: E402
+    ExponentFit,
+    fit_exponent,
+    fit_worst_case_exponent,
+    local_slopes,
+)
 from htb_jax._src.force_mom import ForceMoM  # noqa: E402
 from htb_jax._src.instances import (  # noqa: E402
     equal_gap,
@@ -54,6 +61,7 @@ __all__ = [
     "Distribution",
     "EmpiricalETC",
     "EngineSpec",
+    "ExponentFit",
     "ExploreThenCommit",
     "ForceMoM",
     "Frechet",
@@ -71,9 +79,12 @@ __all__ = [
     "UCB1",
     "equal_gap",
     "exploration_pulls",
+    "fit_exponent",
+    "fit_worst_case_exponent",
     "gaps",
     "intrinsic_scale",
     "kth_smallest",
+    "local_slopes",
     "lower_bound_pair",
     "median_of_means",
     "num_arms",
@@ -83,4 +94,5 @@ __all__ = [
     "seed_keys",
     "simulate",
     "summarize",
+    "theory",
 ]

@@ -29,7 +29,7 @@ def _tables():
         "student": (rng.standard_t(2.5, (K, n)) + np.array([[0.0], [0.2], [0.0]]), [0.0, 0.2, 0.0]),
         # Dirac arms with equal means: MoM ties, broken towards the lowest index.
         "ties": (np.tile(np.array([[0.0], [0.5], [0.5]]), (1, n)), [0.0, 0.5, 0.5]),
-        "spiky": (np.where(rng.random((K, n)) < 0.02, 40.0, 0.0) + np.array([[0.5], [0.0], [0.0]]), [1.3, 0.8, 0.8]),
+        "gaussian": (np.where(rng.random((K, n)) < 0.02, 40.0, 0.0) + np.array([[0.5], [0.0], [0.0]]), [1.3, 0.8, 0.8]),
     }
 
 
@@ -170,3 +170,79 @@ def test_errors(pareto_instance, call, message):
 def test_non_policy_is_a_type_error(pareto_instance):
     with pytest.raises(TypeError, match="AdaRETC"):
         htb.simulate(jax.random.key(0), object(), pareto_instance, 100, 2)
+
+
+# -- exact block sums ---------------------------------------------------------------------
+
+
+def _ks_pvalue(a, b):
+    from scipy import stats
+
+    return stats.ks_2samp(np.ravel(a), np.ravel(b)).pvalue
+
+
+@pytest.mark.parametrize(
+    "instance",
+    [
+        htb.TwoPoint(low=jnp.array([0.0, 0.1]), high=jnp.array([20.0, 10.0]), p=jnp.array([0.03, 0.05])),
+        htb.equal_gap(htb.Gaussian(loc=0.0, scale=2.0), num_arms=2, gap=0.2),
+    ],
+    ids=["two_point", "gaussian"],
+)
+def test_block_sums_equal_per_pull_in_law(instance):
+    # Two-sample Kolmogorov-Smirnov on the MoM estimates of each arm (400 seeds per sampler,
+    # independent keys), at level 1e-3 per arm; the laws are equal, so a failure has probability
+    # below 2e-3 (KS is conservative for the discrete two-point estimates).
+    policy = htb.AdaRETC.order_free()
+    per_pull = htb.simulate(jax.random.key(21), policy, instance, 20_000, 400, sampler="per_pull")
+    blocks = htb.simulate(jax.random.key(22), policy, instance, 20_000, 400, sampler="block_sums")
+    np.testing.assert_array_equal(per_pull.exploration, blocks.exploration)
+    for arm in range(2):
+        assert _ks_pvalue(per_pull.estimates[:, arm], blocks.estimates[:, arm]) > 1e-3
+
+
+def test_block_sums_of_dirac_arms_equal_per_pull_exactly():
+    # Point masses leave nothing to chance: both samplers give the same estimates and regret,
+    # ties included (broken towards the lowest index).
+    nu = htb.Dirac(jnp.array([0.0, 0.5, 0.5, 0.25]))
+    policy = htb.AdaRETC(**GRID)
+    per_pull = htb.simulate(jax.random.key(23), policy, nu, HORIZONS, 2, sampler="per_pull")
+    blocks = htb.simulate(jax.random.key(23), policy, nu, HORIZONS, 2)
+    np.testing.assert_array_equal(per_pull.estimates, blocks.estimates)
+    np.testing.assert_array_equal(per_pull.regret, blocks.regret)
+
+
+def test_sampler_choice_and_errors(pareto_instance):
+    policy = htb.AdaRETC.order_free()
+    gaussian = htb.equal_gap(htb.Gaussian(loc=0.0), num_arms=3, gap=0.3)
+    auto = htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3)
+    blocks = htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3, sampler="block_sums")
+    per_pull = htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3, sampler="per_pull")
+    np.testing.assert_array_equal(auto.estimates, blocks.estimates)
+    assert not np.array_equal(auto.estimates, per_pull.estimates)
+    auto = htb.simulate(jax.random.key(24), policy, pareto_instance, 5000, 3)
+    per_pull = htb.simulate(jax.random.key(24), policy, pareto_instance, 5000, 3, sampler="per_pull")
+    np.testing.assert_array_equal(auto.estimates, per_pull.estimates)
+    with pytest.raises(ValueError, match=r"sampler must be one of auto, per_pull, block_sums; got 'exact'"):
+        htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3, sampler="exact")
+    with pytest.raises(ValueError, match=r"sampler='block_sums' needs a family .*; got Pareto"):
+        htb.simulate(jax.random.key(24), policy, pareto_instance, 5000, 3, sampler="block_sums")
+    with pytest.raises(ValueError, match=r"per-sample simulation supports at most"):
+        htb.simulate(jax.random.key(24), policy, pareto_instance, 10**15, 1)
+
+
+def test_horizons_to_ten_to_the_eighteen():
+    # Exploration lengths near 10^12 pulls per arm and T - L near 10^18: no overflow, exact regret.
+    gap = 0.1
+    _, nu = htb.lower_bound_pair(num_arms=2, gap=gap, spike_prob=1e-9)
+    policy = htb.AdaRETC(eps=1.0, alpha=jnp.array([2 / 3, 0.9]), q=0.0)
+    horizons = [10**15, 10**18]
+    out = htb.simulate(jax.random.key(25), policy, nu, horizons, 3)
+    for a, alpha in enumerate([2 / 3, 0.9]):
+        for h, t in enumerate(horizons):
+            length = schedule_reference(2, t, 1.0, alpha, 0.0)[1]
+            np.testing.assert_array_equal(out.exploration[a, h], length)
+            n0 = -(-length // 2)  # arm 0 (the suboptimal Dirac arm) is pulled first
+            committed = np.asarray(out.committed[a, h])
+            expected = gap * n0 + (t - length) * gap * (committed == 0)
+            np.testing.assert_allclose(out.regret[a, h], expected, rtol=1e-15)

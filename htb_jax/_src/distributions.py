@@ -17,7 +17,11 @@ Each family provides:
   for :class:`TwoPoint`, tanh-sinh quadrature otherwise, ``inf`` where it
   diverges);
 * ``eps_sup()``: the supremum of the ``eps`` with ``E|X|^(1+eps) < inf``;
-* ``cdf(x)`` and ``shifted(delta)``.
+* ``cdf(x)`` and ``shifted(delta)``;
+* where the sum of ``s`` i.i.d. draws has a closed-form law (:class:`TwoPoint`
+  and :class:`Dirac` through the binomial law, :class:`Gaussian`),
+  ``block_sums_from_bits(words, size)``: one Median-of-Means block sum per
+  64-bit word, whatever ``s``.
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ import jax
 import jax.numpy as jnp
 from jax.scipy import special
 
+from htb_jax._src import binomial, pytree, quadrature
 from htb_jax._src import bits as bits_lib
-from htb_jax._src import pytree, quadrature
 from htb_jax._src.validation import check_interval
 
 _F32 = jnp.float32
@@ -52,6 +56,7 @@ class Distribution:
     """Shared behaviour of the reward families (not instantiated directly)."""
 
     num_words: ClassVar[int] = 1
+    has_block_sums: ClassVar[bool] = False
 
     # -- shapes --------------------------------------------------------------
     @property
@@ -97,6 +102,24 @@ class Distribution:
           f32[broadcast(words.shape[:-1], batch_shape)].
         """
         raise NotImplementedError
+
+    def block_sums_from_bits(self, words: jax.Array, size: jax.Array) -> jax.Array:
+        """Sums of ``size`` i.i.d. draws, exact in law, one per word (``has_block_sums`` families).
+
+        Each draw of the sum is rounded to float32 as :meth:`from_bits` rounds
+        a single variate, so a block sum has the law of ``size`` float32
+        rewards added in float64.
+
+        Args:
+          words: u64[...] one random word per sum; broadcast against the
+            batch shape.
+          size: int or f64[...] number of draws per sum (``0`` gives ``0``),
+            at most ``2^53``.
+
+        Returns:
+          f64[broadcast(words.shape, size.shape, batch_shape)].
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no closed-form block sums.")
 
     # -- moments -------------------------------------------------------------
     def mean(self) -> jax.Array:
@@ -400,8 +423,16 @@ class Gaussian(Distribution):
         check_interval("Gaussian scale", self.scale, 0.0, jnp.inf, low_closed=True, high_closed=False)
         check_interval("Gaussian loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
 
+    has_block_sums: ClassVar[bool] = True
+
     def from_bits(self, words):
         return _f32(self.loc) + _f32(self.scale) * _normal_from_bits(words[..., 0])
+
+    def block_sums_from_bits(self, words, size):
+        size = _f64(size)
+        z = _normal_from_bits(words).astype(_F64)
+        loc, scale = _f32(self.loc).astype(_F64), _f32(self.scale).astype(_F64)
+        return size * loc + scale * jnp.sqrt(size) * z
 
     def mean(self):
         return jnp.broadcast_to(_f64(self.loc), self.batch_shape)
@@ -501,10 +532,19 @@ class TwoPoint(Distribution):
         check_interval("TwoPoint low", self.low, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
         check_interval("TwoPoint high", self.high, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
 
+    has_block_sums: ClassVar[bool] = True
+
     def from_bits(self, words):
         p = _f64(self.p)
         spike = (words[..., 0] < bits_lib.spike_threshold(p)) | (p >= 1.0)
         return jnp.where(spike, _f32(self.high), _f32(self.low))
+
+    def block_sums_from_bits(self, words, size):
+        """``low (s - X) + high X`` with ``X ~ Binomial(s, p)`` (see :mod:`htb_jax._src.binomial`)."""
+        size = _f64(size)
+        spikes = binomial.binomial_from_words(words, size, _f64(self.p))
+        low, high = _f32(self.low).astype(_F64), _f32(self.high).astype(_F64)
+        return low * (size - spikes) + high * spikes
 
     def mean(self):
         p = _f64(self.p)

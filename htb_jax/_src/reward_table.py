@@ -5,6 +5,14 @@ with word ``w`` equal to ``threefry2x32(key_w, (i, j))``, ``key_0 = fold_in(key,
 s)`` and ``key_w = fold_in(key_0, w)``.  It is the same number whatever policy,
 grid point, instance parameters or horizon ask for it: common random numbers
 across a sweep, and an exact comparison between simulators fed the same table.
+
+**Block sums.**  For families whose sums have a closed-form law
+(``Distribution.has_block_sums``) the fast path can draw each Median-of-Means
+block sum directly from one word: block ``b`` of size ``m`` of arm ``i`` uses
+``threefry2x32(key_m, (i, b))`` with ``key_m = threefry2x32(fold_in(key_0,
+BLOCK_STREAM), (m_hi, m_lo))``.  It is the same
+number for every grid point, horizon and instance that asks for that block
+size (a separate stream from the per-pull words).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.validation import check_integer
 
 MAX_PULLS = 2**32  # pull counters are one uint32 word
+BLOCK_STREAM = 0xB10C5  # fold_in tag of the block-sum words (per-pull word keys use 1..num_words-1)
 
 
 def seed_keys(key: jax.Array, num_seeds: int, first_seed: Any = 0) -> jax.Array:
@@ -62,6 +71,25 @@ def table_words(seed_key, num_arms: int, first_pull, num_pulls: int, num_words: 
     )[None, :]
     keys = [seed_key] + [jax.random.fold_in(seed_key, w) for w in range(1, num_words)]
     return jnp.stack([bits_lib.threefry_words(k, arms, pulls) for k in keys], axis=-1)
+
+
+def block_words(seed_key, block_size: jax.Array, max_blocks: int) -> jax.Array:
+    """u64[max_blocks, K, G]: the words of blocks ``0 .. max_blocks - 1`` of every arm and layout.
+
+    Args:
+      seed_key: the seed's key.
+      block_size: i64[K, G] block size ``s`` per arm and layout.
+      max_blocks: static length of the block axis.
+    """
+    data = jax.random.key_data(jax.random.fold_in(seed_key, BLOCK_STREAM))
+    size = jnp.asarray(block_size, jnp.int64).astype(jnp.uint64)
+    k0, k1 = bits_lib.threefry2x32(
+        data[0], data[1], (size >> jnp.uint64(32)).astype(jnp.uint32), size.astype(jnp.uint32)
+    )
+    arms = jnp.arange(size.shape[0], dtype=jnp.uint32)[:, None]
+    blocks = jnp.arange(max_blocks, dtype=jnp.uint32)[:, None, None]
+    a, b = bits_lib.threefry2x32(k0, k1, jnp.broadcast_to(arms, size.shape), blocks)
+    return (a.astype(jnp.uint64) << jnp.uint64(32)) | b.astype(jnp.uint64)
 
 
 def expand_pulls(instance: Distribution) -> Distribution:

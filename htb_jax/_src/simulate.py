@@ -11,6 +11,14 @@ point at once; the commit phase is exact:
 block counts and block sizes are traced, so a new ``alpha``, ``q``, ``eps_bar``
 (or horizon within the same block-count bucket) never recompiles.
 
+The exploration rewards come either pull by pull from the reward table
+(``sampler="per_pull"``), or, for families whose sums have a closed-form law
+(:class:`TwoPoint`, :class:`Dirac`, :class:`Gaussian`), one exact draw per
+Median-of-Means block (``sampler="block_sums"``): an AdaR-ETC run then costs
+O(K B_T) whatever its exploration length, so horizons of 10^15 to 10^18 cost
+no more than 10^6.  ``sampler="auto"`` (the default) takes block sums where
+they exist.
+
 **Engine** (every other policy, or any policy with ``engine=True``): the
 round-by-round loop of :mod:`htb_jax._src.engine`.  AdaR-ETC through the
 engine equals the fast path bit for bit.
@@ -36,7 +44,14 @@ from htb_jax._src.empirical_etc import EmpiricalETC
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.outcome import Outcome, pseudo_regret
-from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, expand_pulls, seed_keys, table_words
+from htb_jax._src.reward_table import (
+    MAX_PULLS,
+    as_threefry_key,
+    block_words,
+    expand_pulls,
+    seed_keys,
+    table_words,
+)
 from htb_jax._src.rounding import log_spaced_rounds
 from htb_jax._src.sharding import seed_sharded_program
 from htb_jax._src.validation import check_integer, concrete
@@ -44,6 +59,7 @@ from htb_jax._src.validation import check_integer, concrete
 _CPU_SEED_CHUNK_BYTES = 16 * 2**20
 _ACCELERATOR_SEED_CHUNK_BYTES = 4 * 2**30
 _FAST_PATH_TYPES = (AdaRETC, EmpiricalETC)
+SAMPLERS = ("auto", "per_pull", "block_sums")
 MAX_ENGINE_HORIZON = 2**31 - 1
 
 
@@ -97,6 +113,7 @@ class _Static:
     num_checkpoints: int
     num_seeds: int = 0
     seed_chunk: int = 1
+    block_sums: bool = False
 
 
 def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
@@ -201,11 +218,15 @@ def _fast_path_kernel(key, policy, instance, horizons, first_seed, *, static: _S
     checkpoints = log_spaced_rounds(horizon, static.num_checkpoints)
 
     def seed_chunk(keys):
-        def draw_chunk(j):
-            words = jax.vmap(lambda key: table_words(key, k, j * chunk, chunk, num_words))(keys)
-            return arms.from_bits(words[:, None])  # [c, F, K, chunk]
+        if static.block_sums:
+            means = _block_sum_means(keys, arms, block_size, blocks, static.max_blocks)
+        else:
 
-        means = mom.stream_block_means(draw_chunk, steps, block_size, blocks, chunk, static.max_blocks)
+            def draw_chunk(j):
+                words = jax.vmap(lambda key: table_words(key, k, j * chunk, chunk, num_words))(keys)
+                return arms.from_bits(words[:, None])  # [c, F, K, chunk]
+
+            means = mom.stream_block_means(draw_chunk, steps, block_size, blocks, chunk, static.max_blocks)
         return _commit(means, blocks, exploration, horizon, pulls, gaps, checkpoints)
 
     keys = seed_keys(key, static.num_seeds, first_seed).reshape(-1, static.seed_chunk)
@@ -213,10 +234,33 @@ def _fast_path_kernel(key, policy, instance, horizons, first_seed, *, static: _S
     return [p.reshape(static.num_seeds, *p.shape[2:]) for p in parts]
 
 
+def _block_sum_means(keys, arms, block_size, blocks, max_blocks: int):
+    """Block means drawn one exact block sum at a time.
+
+    Args:
+      keys: key[c] seed keys.
+      arms: the instance, parameters f64[F, K, 1].
+      block_size: i64[K, C]; blocks: i64[C].
+      max_blocks: static length of the block axis.
+
+    Returns:
+      f64[c, F, max_blocks, K, C] (blocks ``b >= B`` hold 0).
+    """
+    words = jax.vmap(lambda key: block_words(key, block_size, max_blocks))(keys)  # [c, Bmax, K, C]
+    used = jnp.arange(max_blocks)[:, None, None] < blocks  # [Bmax, 1, C]
+    size = jnp.where(used, block_size, 0)  # [Bmax, K, C]
+    per_block = jax.tree.map(lambda p: p[:, None], arms)  # [F, 1, K, 1]
+    sums = per_block.block_sums_from_bits(words[:, None], size)  # [c, F, Bmax, K, C]
+    return sums / jnp.maximum(block_size, 1)
+
+
 def _fast_path_seed_chunk(num_seeds, instances, configs, static: _Static, words) -> int:
-    per_seed = instances * static.num_arms * (
-        static.pull_chunk * (8 * words + 28) + configs * (static.max_blocks + 1) * 48
-    )
+    if static.block_sums:
+        per_seed = instances * static.num_arms * configs * static.max_blocks * 160
+    else:
+        per_seed = instances * static.num_arms * (
+            static.pull_chunk * (8 * words + 28) + configs * (static.max_blocks + 1) * 48
+        )
     budget = _CPU_SEED_CHUNK_BYTES if jax.default_backend() == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
     return int(max(1, min(num_seeds, budget // max(per_seed, 1))))
 
@@ -306,6 +350,7 @@ def simulate(
     pull_chunk: int | None = None,
     seed_chunk: int | None = None,
     devices: Sequence[jax.Device] | None = None,
+    sampler: str = "auto",
 ) -> Outcome:
     """Simulates a policy over seeds, its parameter grid, an instance family and horizons.
 
@@ -334,6 +379,12 @@ def simulate(
         ``jax.devices()``; on a CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
         set before importing jax makes N cores N devices).  Results depend
         neither on the devices nor on the chunk sizes.
+      sampler: fast-path exploration rewards: ``"per_pull"`` (the reward
+        table, at most ``2^32`` pulls per arm), ``"block_sums"`` (one exact
+        draw per Median-of-Means block; :class:`TwoPoint`, :class:`Dirac` and
+        :class:`Gaussian` only) or ``"auto"``: block sums where the family has
+        them.  The two samplers agree in law, not pull by pull; the engine
+        always reads the reward table.
 
     Returns:
       Outcome with leading axes ``G + I + H + (S,)``.
@@ -361,16 +412,26 @@ def simulate(
     chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
     blocks = max_blocks(k, horizons)
     key = as_threefry_key(key)
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}.")
+    has_block_sums = type(instance).has_block_sums
+    if sampler == "block_sums" and not has_block_sums:
+        raise ValueError(
+            f"sampler='block_sums' needs a family with closed-form block sums (TwoPoint, Dirac, "
+            f"Gaussian); got {type(instance).__name__}."
+        )
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
+        block_sums = sampler == "block_sums" or (sampler == "auto" and has_block_sums)
         needed = int(_schedule_maxima(flat, jnp.asarray(horizons), k))
-        if math.ceil(needed / chunk) * chunk > MAX_PULLS:
+        if not block_sums and math.ceil(needed / chunk) * chunk > MAX_PULLS:
             raise ValueError(
                 f"the schedule needs {needed} pulls per arm; per-sample simulation supports at most "
-                f"{MAX_PULLS - chunk}."
+                f"{MAX_PULLS - chunk} (TwoPoint, Dirac and Gaussian arms take exact block sums "
+                "instead, with no limit)."
             )
         per_device = math.ceil(num_seeds / len(devices))
         configs = flat.eps.shape[0] * horizons.shape[0]
-        static = _Static(k, chunk, blocks, num_checkpoints)
+        static = _Static(k, chunk, blocks, num_checkpoints, block_sums=block_sums)
         chunk_seeds = seed_chunk or _fast_path_seed_chunk(
             per_device, flat_instance.batch_shape[0], configs, static, instance.num_words
         )
