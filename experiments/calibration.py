@@ -12,6 +12,7 @@ import functools
 import pathlib
 
 import jax.numpy as jnp
+import numpy as np
 
 import htb_jax as htb
 from htb_jax._src import frontier
@@ -21,6 +22,9 @@ EPS_BAR = (0.25, 0.5, 1.0)
 EPS = (0.25, 0.5, 0.75, 1.0)
 HORIZONS = tuple(10**e for e in range(3, 19))
 FIT_FROM = 10**10
+SEEDS = 128
+# Spike probabilities down to 1e-16: the hardest instance at T = 10^18 for small eps.
+FAMILY = frontier.SpikeFamily(spike_probs=tuple(10.0 ** np.arange(-16.0, 0.0, 0.5)) + (0.5,))
 
 
 def profile(eps, eps_bar):
@@ -29,12 +33,12 @@ def profile(eps, eps_bar):
 
 def main() -> None:
     policy = htb.AdaRETC.calibrated(jnp.asarray(EPS_BAR))
-    runs = frontier.run_family(policy, frontier.SpikeFamily(), HORIZONS, 256, seed_chunk=32)
+    runs = frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=32)
     labels = [f"eps_bar={b:g}" for b in EPS_BAR]
     entries = [(labels[g], g, e, profile(e, b)) for g, b in enumerate(EPS_BAR) for e in EPS]
     rows = frontier.eps_profile_rows(runs, entries, FIT_FROM)
     note = (
-        f"Fits over T in [{FIT_FROM:.0e}, {max(HORIZONS):.0e}], 256 seeds, 95% bootstrap intervals; "
+        f"Fits over T in [{FIT_FROM:.0e}, {max(HORIZONS):.0e}], {SEEDS} seeds, 95% bootstrap intervals; "
         "'finite T' is the slope the schedule implies over the same horizons."
     )
     table = frontier.eps_profile_table(rows, note)

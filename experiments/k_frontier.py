@@ -22,7 +22,7 @@ from htb_jax._src import frontier
 OUT = pathlib.Path(__file__).resolve().parent / "k_frontier"
 ARMS = (2, 4, 8, 16, 32, 64)
 QS = (0.0, 1 / 3)
-ALPHA, EPS, T, SEEDS = 2 / 3, 1.0, 10**12, 128
+ALPHA, EPS, T, SEEDS = 2 / 3, 1.0, 10**12, 64
 
 
 def _slope(x, y):

@@ -39,7 +39,8 @@ def test_free_and_dependent_exponents_of_a_known_power_law():
     blocks = np.asarray(htb.num_blocks(2, horizons), float)
     exploration = (2 * blocks + horizons ** (2 / 3)).astype(np.int64)
     runs = _synthetic_runs(0.7, exploration)
-    fit, finite = frontier.free_exponent(runs, 0, 1.0, 10**6)
+    fit, finite, hardest = frontier.free_exponent(runs, 0, 1.0, 10**6)
+    assert hardest == pytest.approx(2 * blocks[-1] / exploration[-1])
     assert fit.contains(0.7) and abs(fit.slope - 0.7) < 1e-3
     implied = horizons * (2 * blocks / exploration) ** 0.5
     assert finite == pytest.approx(np.polyfit(np.log(horizons), np.log(implied), 1)[0], rel=1e-12)
@@ -55,6 +56,9 @@ def test_verdicts():
     assert frontier.verdict(fit, 0.84, 0.9) == "agrees"  # within 0.05
     assert frontier.verdict(fit, 0.70, 0.81) == "finite T: schedule predicts 0.810"
     assert frontier.verdict(fit, 0.70, 0.60) == "disagrees"
+    assert frontier.verdict(fit, 0.90, 0.90, 3e-12, FAMILY) == (
+        "grid too narrow: hardest spike probability K B_T / L_T = 3e-12 < 0.0001 at the largest T"
+    )
 
 
 def test_frontier_command_writes_table_csv_figure_and_runs(tmp_path, capsys):

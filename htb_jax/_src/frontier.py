@@ -156,12 +156,16 @@ def _slope(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
-def free_exponent(runs: FamilyRuns, g: int, eps: float, fit_from: int, *, key: int = 0) -> tuple[ExponentFit, float]:
+def free_exponent(
+    runs: FamilyRuns, g: int, eps: float, fit_from: int, *, key: int = 0
+) -> tuple[ExponentFit, float, float]:
     """Worst-case normalized-regret slope of schedule ``g`` for true ``eps``, and its finite-T prediction.
 
     Returns:
-      ``(fit, finite_t)``: the bootstrap fit over horizons ``>= fit_from`` and
-      the slope of ``T (K B_T / L_T)^(eps/(1+eps))`` over the same horizons.
+      ``(fit, finite_t, hardest)``: the bootstrap fit over horizons ``>=
+      fit_from``, the slope of ``T (K B_T / L_T)^(eps/(1+eps))`` over the same
+      horizons, and ``K B_T / L_T`` at the largest one (about the spike
+      probability of the hardest instance).
     """
     mask = _fit_mask(runs.horizons, fit_from)
     t = runs.horizons[mask].astype(float)
@@ -170,8 +174,8 @@ def free_exponent(runs: FamilyRuns, g: int, eps: float, fit_from: int, *, key: i
     fit = fit_worst_case_exponent(t, regret, runs.scale(eps)[:members], key=key)
     k = runs.family.num_arms
     blocks = np.asarray(num_blocks(k, runs.horizons[mask]), float)
-    implied = t * (k * blocks / runs.exploration[g, mask]) ** (eps / (1.0 + eps))
-    return fit, _slope(t, implied)
+    share = k * blocks / runs.exploration[g, mask]
+    return fit, _slope(t, t * share ** (eps / (1.0 + eps))), float(share[-1])
 
 
 def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0) -> tuple[ExponentFit, float]:
@@ -182,12 +186,24 @@ def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0)
     return fit, _slope(t, runs.exploration[g, mask].astype(float))
 
 
-def verdict(fit: ExponentFit, theory_value: float, finite_t: float) -> str:
-    """``agrees`` (theory inside the interval or within 0.05), else what explains the gap."""
+def verdict(fit: ExponentFit, theory_value: float, finite_t: float, hardest: float | None = None,
+            family: SpikeFamily | None = None) -> str:
+    """``agrees`` (theory inside the interval or within 0.05), else what explains the gap.
+
+    ``hardest`` is the spike probability of the hardest instance at the
+    largest fitted horizon, about ``K B_T / L_T`` (one over the block size);
+    below the family's grid, the worst case of the grid misses it and the
+    fitted ``d`` is too small.
+    """
     if fit.contains(theory_value, tol=AGREEMENT) or abs(fit.slope - theory_value) <= AGREEMENT:
         return "agrees"
     if fit.contains(finite_t, tol=AGREEMENT) or abs(fit.slope - finite_t) <= AGREEMENT:
         return f"finite T: schedule predicts {finite_t:.3f}"
+    if hardest is not None and family is not None and hardest < min(family.spike_probs):
+        return (
+            f"grid too narrow: hardest spike probability K B_T / L_T = {hardest:.1g} "
+            f"< {min(family.spike_probs):g} at the largest T"
+        )
     return "disagrees"
 
 
@@ -274,7 +290,7 @@ def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult
     top = int(np.max(config.horizons))
     k = config.family.num_arms
     for g, (e, a) in enumerate(zip(eps, alpha, strict=True)):
-        d_fit, d_finite = free_exponent(runs, g, e, config.fit_from)
+        d_fit, d_finite, hardest = free_exponent(runs, g, e, config.fit_from)
         c_fit, c_finite = dependent_exponent(runs, g, config.fit_from)
         d_theory, c_theory = float(a), float(theory.beta_alpha(a, e))
         share = k * float(num_blocks(k, top)) / float(runs.exploration[g, -1])
@@ -284,7 +300,7 @@ def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult
                 d_theory=d_theory, d_finite_t=d_finite, d=d_fit.slope, d_low=d_fit.low, d_high=d_fit.high,
                 c_theory=c_theory, c_finite_t=c_finite, c=c_fit.slope, c_low=c_fit.low, c_high=c_fit.high,
                 block_share=share,
-                d_verdict=verdict(d_fit, d_theory, d_finite), c_verdict=verdict(c_fit, c_theory, c_finite),
+                d_verdict=verdict(d_fit, d_theory, d_finite, hardest, runs.family), c_verdict=verdict(c_fit, c_theory, c_finite),
             )
         )
     return TFrontierResult(config, runs, rows)
@@ -388,12 +404,12 @@ def eps_profile_rows(runs: FamilyRuns, entries: Sequence[tuple[str, int, float, 
     """
     rows = []
     for label, g, eps, theory_value in entries:
-        fit, finite = free_exponent(runs, g, eps, fit_from)
+        fit, finite, hardest = free_exponent(runs, g, eps, fit_from)
         rows.append(
             dict(
                 schedule=label, eps=float(eps), theory=float(theory_value), finite_t=finite,
                 measured=fit.slope, low=fit.low, high=fit.high,
-                verdict=verdict(fit, float(theory_value), finite),
+                verdict=verdict(fit, float(theory_value), finite, hardest, runs.family),
             )
         )
     return rows
