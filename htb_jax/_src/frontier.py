@@ -41,6 +41,7 @@ from htb_jax._src.adar_etc import AdaRETC, num_blocks
 from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
 from htb_jax._src.instances import intrinsic_scale, lower_bound_pair
 from htb_jax._src.simulate import simulate
+from htb_jax._src.sweep import write_csv  # noqa: F401  (re-exported for the experiment scripts)
 from htb_jax._src.validation import check_integer, check_interval
 
 AGREEMENT = 0.05  # |measured - theory| tolerance besides the confidence interval
@@ -336,15 +337,6 @@ def load_runs(path, family: SpikeFamily) -> FamilyRuns:
     """The runs :func:`save_runs` wrote (``seconds`` is NaN)."""
     with np.load(path) as data:
         return FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)
-
-
-def write_csv(rows: Sequence[dict], path) -> None:
-    """Rows of dicts with the same keys, as CSV (floats at full precision)."""
-    keys = list(rows[0])
-    with open(path, "w") as f:
-        f.write(",".join(keys) + "\n")
-        for r in rows:
-            f.write(",".join(repr(r[k]) if isinstance(r[k], float) else str(r[k]) for k in keys) + "\n")
 
 
 def plot_t_frontier(result: TFrontierResult, path) -> None:
