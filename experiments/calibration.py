@@ -41,15 +41,8 @@ def main() -> None:
         f"Fits over T in [{FIT_FROM:.0e}, {max(HORIZONS):.0e}], {SEEDS} seeds, 95% bootstrap intervals; "
         "'finite T' is the slope the schedule implies over the same horizons."
     )
-    table = frontier.eps_profile_table(rows, note)
-    print(table)
-    OUT.mkdir(exist_ok=True)
-    (OUT / "table.md").write_text(table + "\n")
-    frontier.write_csv(rows, OUT / "calibration.csv")
-    frontier.save_runs(runs, OUT / "runs.npz")
     curves = {label: functools.partial(profile, eps_bar=b) for label, b in zip(labels, EPS_BAR, strict=True)}
-    frontier.plot_eps_profile(rows, curves, OUT / "calibration.png", "AdaR-ETC calibrated at eps_bar (Theorem 6)")
-    print(f"{runs.seconds:.0f} s; wrote {OUT}")
+    frontier.write_eps_profile(rows, runs, OUT, "calibration", note, curves, "AdaR-ETC calibrated at eps_bar (Theorem 6)")
 
 
 if __name__ == "__main__":

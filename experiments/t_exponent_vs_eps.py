@@ -43,18 +43,11 @@ def main() -> None:
         f"Fits over T in [{FIT_FROM:.0e}, {max(HORIZONS):.0e}], {SEEDS} seeds, 95% bootstrap intervals; "
         "'finite T' is the slope the schedule implies over the same horizons."
     )
-    table = frontier.eps_profile_table(rows, note)
-    print(table)
-    OUT.mkdir(exist_ok=True)
-    (OUT / "table.md").write_text(table + "\n")
-    frontier.write_csv(rows, OUT / "t_exponent_vs_eps.csv")
-    frontier.save_runs(runs, OUT / "runs.npz")
     curves = {
         "known eps, alpha*(eps)": htb.theory.balanced_exponent,
         "order-free": htb.theory.order_free_exponent,
     }
-    frontier.plot_eps_profile(rows, curves, OUT / "t_exponent_vs_eps.png", "AdaR-ETC: T-exponent vs true eps (Figure 2)")
-    print(f"{runs.seconds:.0f} s; wrote {OUT}")
+    frontier.write_eps_profile(rows, runs, OUT, "t_exponent_vs_eps", note, curves, "AdaR-ETC: T-exponent vs true eps (Figure 2)")
 
 
 if __name__ == "__main__":

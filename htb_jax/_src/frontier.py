@@ -41,7 +41,7 @@ from htb_jax._src.adar_etc import AdaRETC, num_blocks
 from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
 from htb_jax._src.instances import intrinsic_scale, lower_bound_pair
 from htb_jax._src.simulate import simulate
-from htb_jax._src.sweep import write_csv  # noqa: F401  (re-exported for the experiment scripts)
+from htb_jax._src.sweep import progress_bar, write_csv
 from htb_jax._src.validation import check_integer, check_interval
 
 AGREEMENT = 0.05  # |measured - theory| tolerance besides the confidence interval
@@ -100,20 +100,6 @@ class FamilyRuns:
         return np.asarray(intrinsic_scale(self.family.instances(), eps))
 
 
-def progress_bar(done: int, total: int, started: float, stream=None, unit: str = "seeds") -> None:
-    """One progress line (redrawn in place on a terminal) with elapsed time and ETA."""
-    stream = sys.stderr if stream is None else stream
-    elapsed = time.perf_counter() - started
-    eta = elapsed / done * (total - done) if done else float("nan")
-    filled = int(30 * done / total)
-    line = f"  [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {unit}  {elapsed:6.1f}s elapsed  ETA {eta:5.1f}s"
-    tty = getattr(stream, "isatty", lambda: False)()
-    stream.write(("\r" + line) if tty else (line + "\n"))
-    if tty and done == total:
-        stream.write("\n")
-    stream.flush()
-
-
 def run_family(
     policy: AdaRETC,
     family: SpikeFamily,
@@ -141,7 +127,9 @@ def run_family(
         parts.append(np.asarray(out.regret))
         exploration = np.asarray(out.exploration[:, 0, :, 0])
         if progress:
-            progress_bar(first + count, num_seeds, started)
+            progress_bar(first + count, num_seeds, started, sys.stderr)
+    if progress and sys.stderr.isatty():
+        sys.stderr.write("\n")
     regret = np.concatenate(parts, axis=-1)
     return FamilyRuns(regret, exploration, np.asarray(horizons, np.int64), family, time.perf_counter() - started)
 
@@ -419,6 +407,19 @@ def eps_profile_table(rows: Sequence[dict], note: str) -> str:
         for r in rows
     ]
     return head + "\n".join(lines)
+
+
+def write_eps_profile(rows: Sequence[dict], runs: FamilyRuns, out, name: str, note: str, curves: dict,
+                      title: str) -> None:
+    """Prints the table and writes ``out/{table.md, name.csv, runs.npz, name.png}``."""
+    table = eps_profile_table(rows, note)
+    print(table)
+    out.mkdir(exist_ok=True)
+    (out / "table.md").write_text(table + "\n")
+    write_csv(rows, out / f"{name}.csv")
+    save_runs(runs, out / "runs.npz")
+    plot_eps_profile(rows, curves, out / f"{name}.png", title)
+    print(f"{runs.seconds:.0f} s; wrote {out}")
 
 
 def plot_eps_profile(rows: Sequence[dict], curves: dict, path, title: str) -> None:

@@ -422,8 +422,8 @@ def simulate(
         )
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
         block_sums = sampler == "block_sums" or (sampler == "auto" and has_block_sums)
-        needed = int(_schedule_maxima(flat, jnp.asarray(horizons), k))
-        if not block_sums and math.ceil(needed / chunk) * chunk > MAX_PULLS:
+        needed = 0 if block_sums else int(_schedule_maxima(flat, jnp.asarray(horizons), k))
+        if math.ceil(needed / chunk) * chunk > MAX_PULLS:
             raise ValueError(
                 f"the schedule needs {needed} pulls per arm; per-sample simulation supports at most "
                 f"{MAX_PULLS - chunk} (TwoPoint, Dirac and Gaussian arms take exact block sums "

@@ -88,7 +88,7 @@ class SweepResult:
     seconds: float
 
 
-def _progress(done: int, total: int, started: float, stream) -> None:
+def progress_bar(done: int, total: int, started: float, stream) -> None:
     """A progress bar over seed chunks (one line per update when not on a terminal)."""
     elapsed = time.perf_counter() - started
     eta = elapsed / done * (total - done) if done else float("nan")
@@ -105,7 +105,7 @@ def _progress(done: int, total: int, started: float, stream) -> None:
 
 def run_sweep(
     config: SweepConfig,
-    progress: Callable[[int, int, float, object], None] | None = _progress,
+    progress: Callable[[int, int, float, object], None] | None = progress_bar,
     stream=None,
 ) -> SweepResult:
     """Runs the sweep, chunk of seeds by chunk of seeds, showing progress on ``stream`` (stderr)."""
