@@ -106,14 +106,12 @@ class ForceMoM:
             done, forced, prefix, est = state
             use = is_forced(done, ctx)  # exploitation rewards are never used for estimation
             s = forced[arm]
-            new_prefix = prefix.at[arm, s + 1].set(prefix[arm, s] + reward.astype(jnp.float64))
-            new_est = est.at[arm].set(estimate(new_prefix, arm, s + 1))
-            return (
-                done + use,
-                forced.at[arm].add(use),
-                jnp.where(use, new_prefix, prefix),
-                jnp.where(use, new_est, est),
-            )
+            # one-element updates that keep the old value when not forced: a select over
+            # the whole (K, n + 1) prefix array would make a round O(T)
+            sample = jnp.where(use, prefix[arm, s] + reward.astype(jnp.float64), prefix[arm, s + 1])
+            prefix = prefix.at[arm, s + 1].set(sample)
+            value = jnp.where(use, estimate(prefix, arm, s + 1).astype(est.dtype), est[arm])
+            return done + use, forced.at[arm].add(use), prefix, est.at[arm].set(value)
 
         def summary(state, ctx):
             done, _, _, est = state
