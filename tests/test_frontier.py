@@ -1,8 +1,10 @@
 """The frontier experiments: chunk-invariant runs, fits and verdicts, and the ``frontier`` command."""
 
 import csv
+import dataclasses
 import math
 
+import jax
 import numpy as np
 import pytest
 
@@ -49,6 +51,45 @@ def test_free_and_dependent_exponents_of_a_known_power_law():
     assert finite == pytest.approx(np.polyfit(np.log(horizons[1:]), np.log(exploration[1:]), 1)[0], rel=1e-12)
     with pytest.raises(ValueError, match="fit_from=1000000000000 leaves fewer than two horizons"):
         frontier.free_exponent(runs, 0, 1.0, 10**12)
+
+
+def test_pareto_family_members_and_moments():
+    family = frontier.ParetoFamily(gaps=(0.01, 1.0), shapes=(1.75, 3.0), fixed_gap=0.5, fixed_shape=4.0)
+    nu = family.instances()
+    assert family.num_members == 4 and nu.batch_shape == (5, 2)
+    # shape-major members, then the fixed instance; arm 0 is the best arm by the gap
+    np.testing.assert_array_equal(np.asarray(nu.shape[:, 0]), [1.75, 1.75, 3.0, 3.0, 4.0])
+    np.testing.assert_allclose(np.asarray(htb.gaps(nu)[:, 1]), [0.01, 1.0, 0.01, 1.0, 0.5])
+    scale = np.asarray(htb.intrinsic_scale(nu, 1.0))  # E X^2 is infinite for tail index 1.75
+    assert np.all(np.isinf(scale[:2])) and np.all(np.isfinite(scale[2:]))
+    with pytest.raises(ValueError, match="shapes"):
+        frontier.ParetoFamily(shapes=(0.5,)).validate()
+
+
+def test_run_family_on_pareto_members_is_simulate_pull_by_pull():
+    family = frontier.ParetoFamily(gaps=(0.1, 1.0), shapes=(3.0,))
+    policy = htb.AdaRETC(eps=1.0, alpha=np.array([2 / 3]), q=0.0)
+    runs = frontier.run_family(policy, family, (10**3, 10**4), 3, seed_chunk=2, progress=False)
+    direct = htb.simulate(jax.random.key(0), policy, family.instances(), [10**3, 10**4], 3, sampler="per_pull")
+    np.testing.assert_array_equal(runs.regret, np.asarray(direct.regret))
+
+
+def test_worst_case_over_joined_families():
+    horizons = np.array([10**6, 10**8, 10**10, 10**12])
+    exploration = (2 * np.asarray(htb.num_blocks(2, horizons), float) + horizons ** (2 / 3)).astype(np.int64)
+    spikes = _synthetic_runs(0.7, exploration)  # members (f + 1) T^0.7 / U_1
+    family = frontier.ParetoFamily(gaps=(1.0,), shapes=(3.0,))
+    scale = float(np.asarray(htb.intrinsic_scale(family.instances(), 1.0))[0])
+    # one Pareto member above every spike member from T = 10^8 on: 20 U T^0.72 / 10^8^0.02
+    regret = 20 * scale * horizons[None, None, :, None].astype(float) ** 0.72 / 1e8**0.02 * np.ones((1, 2, 1, 64))
+    pareto = frontier.FamilyRuns(regret, exploration[None, :], horizons, family, math.nan)
+    fit, _, _ = frontier.free_exponent(spikes, 0, 1.0, 10**8, also=(pareto,))
+    members = FAMILY.num_members
+    assert fit.argmax == (members, members, members)  # the joined member, after the spikes
+    assert abs(fit.slope - 0.72) < 1e-9
+    shifted = dataclasses.replace(pareto, horizons=horizons * 10)
+    with pytest.raises(ValueError, match="same horizons and seeds"):
+        frontier.free_exponent(spikes, 0, 1.0, 10**8, also=(shifted,))
 
 
 def test_verdicts():

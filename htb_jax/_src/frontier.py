@@ -38,6 +38,7 @@ import numpy as np
 
 from htb_jax._src import theory
 from htb_jax._src.adar_etc import AdaRETC, num_blocks
+from htb_jax._src.distributions import Pareto
 from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
 from htb_jax._src.instances import intrinsic_scale, lower_bound_pair
 from htb_jax._src.simulate import simulate
@@ -71,6 +72,11 @@ class SpikeFamily:
         check_interval("spike_probs", list(self.spike_probs), 0.0, 1.0, low_closed=False, high_closed=True)
         check_interval("fixed_spike", self.fixed_spike, 0.0, 1.0, low_closed=False, high_closed=True)
 
+    @property
+    def num_members(self) -> int:
+        """``F``, the members of the worst-case search."""
+        return len(self.spike_probs)
+
     def instances(self):
         """TwoPoint of batch shape ``(F + 1, K)``: the family, then the fixed instance."""
         betas = jnp.asarray((*self.spike_probs, self.fixed_spike), jnp.float64)
@@ -78,8 +84,52 @@ class SpikeFamily:
 
 
 @dataclasses.dataclass(frozen=True)
+class ParetoFamily:
+    """Heavy-tailed members of the worst-case search: equal-gap Pareto arms, gaps x tail indices.
+
+    Arm 0 has mean ``Delta``, the others mean 0, all shifted Pareto with tail
+    index ``a`` (``E|X|^(1+eps)`` finite iff ``1 + eps < a``; members without
+    the moment have ``U_eps = inf`` and drop out of the worst case for that
+    ``eps``).  No closed-form block sums: simulated pull by pull, so the
+    horizons are limited by ``L_T / K <= 2^32`` and by the cost ``O(L_T)``.
+
+    Attributes:
+      num_arms: ``K``.
+      gaps: the grid of ``Delta``.
+      shapes: the grid of tail indices ``a > 1``.
+      fixed_gap, fixed_shape: the fixed instance (distribution-dependent fits).
+    """
+
+    num_arms: int = 2
+    gaps: tuple[float, ...] = tuple(10.0 ** np.arange(-3.5, 1.01, 0.5))
+    shapes: tuple[float, ...] = (1.75, 2.5, 4.0)
+    fixed_gap: float = 0.5
+    fixed_shape: float = 3.0
+
+    def validate(self) -> None:
+        check_integer("num_arms", self.num_arms, 2)
+        check_interval("gaps", list(self.gaps), 0.0, np.inf, low_closed=False, high_closed=False)
+        check_interval("shapes", list(self.shapes), 1.0, np.inf, low_closed=False, high_closed=False)
+        check_interval("fixed_gap", self.fixed_gap, 0.0, np.inf, low_closed=False, high_closed=False)
+        check_interval("fixed_shape", self.fixed_shape, 1.0, np.inf, low_closed=False, high_closed=False)
+
+    @property
+    def num_members(self) -> int:
+        """``F = len(shapes) * len(gaps)``."""
+        return len(self.shapes) * len(self.gaps)
+
+    def instances(self):
+        """Pareto of batch shape ``(F + 1, K)``: shape-major members, then the fixed instance."""
+        shape, gap = (np.asarray(a, np.float64).ravel() for a in np.meshgrid(self.shapes, self.gaps, indexing="ij"))
+        shape = jnp.asarray(np.append(shape, self.fixed_shape))
+        gap = jnp.asarray(np.append(gap, self.fixed_gap))
+        arm0 = jnp.arange(self.num_arms) == 0
+        return Pareto(loc=jnp.where(arm0, gap[:, None], 0.0), shape=jnp.broadcast_to(shape[:, None], (shape.size, self.num_arms)))
+
+
+@dataclasses.dataclass(frozen=True)
 class FamilyRuns:
-    """Per-seed regrets of a batch of AdaR-ETC schedules on a :class:`SpikeFamily`.
+    """Per-seed regrets of a batch of policies on a :class:`SpikeFamily` or :class:`ParetoFamily`.
 
     Attributes:
       regret: f64[G, F + 1, H, S] (member ``F`` is the fixed instance).
@@ -92,7 +142,7 @@ class FamilyRuns:
     regret: np.ndarray
     exploration: np.ndarray
     horizons: np.ndarray
-    family: SpikeFamily
+    family: SpikeFamily | ParetoFamily
     seconds: float
 
     def scale(self, eps: float) -> np.ndarray:
@@ -102,7 +152,7 @@ class FamilyRuns:
 
 def run_family(
     policy: AdaRETC,
-    family: SpikeFamily,
+    family: SpikeFamily | ParetoFamily,
     horizons: Sequence[int],
     num_seeds: int,
     *,
@@ -146,9 +196,19 @@ def _slope(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def free_exponent(
-    runs: FamilyRuns, g: int, eps: float, fit_from: int, *, key: int = 0
+    runs: FamilyRuns, g: int, eps: float, fit_from: int, *, key: int = 0, also: Sequence[FamilyRuns] = ()
 ) -> tuple[ExponentFit, float, float]:
     """Worst-case normalized-regret slope of schedule ``g`` for true ``eps``, and its finite-T prediction.
+
+    Args:
+      runs: the family runs.
+      g: the schedule.
+      eps: the true tail exponent (normalization by ``U_eps``).
+      fit_from: smallest horizon in the fit.
+      key: bootstrap key.
+      also: runs of the same schedules at the same horizons on other families
+        (for example a :class:`ParetoFamily`); their members join the worst case
+        after ``runs``' own (``fit.argmax`` indexes the concatenation).
 
     Returns:
       ``(fit, finite_t, hardest)``: the bootstrap fit over horizons ``>=
@@ -158,9 +218,14 @@ def free_exponent(
     """
     mask = _fit_mask(runs.horizons, fit_from)
     t = runs.horizons[mask].astype(float)
-    members = len(runs.family.spike_probs)
-    regret = np.moveaxis(runs.regret[g, :members][:, mask], 0, 1)  # [H, F, S]
-    fit = fit_worst_case_exponent(t, regret, runs.scale(eps)[:members], key=key)
+    regrets, scales = [], []
+    for r in (runs, *also):
+        if not np.array_equal(r.horizons, runs.horizons) or r.regret.shape[-1] != runs.regret.shape[-1]:
+            raise ValueError("runs joined into one worst case need the same horizons and seeds.")
+        members = r.family.num_members
+        regrets.append(np.moveaxis(r.regret[g, :members][:, mask], 0, 1))  # [H, F, S]
+        scales.append(r.scale(eps)[:members])
+    fit = fit_worst_case_exponent(t, np.concatenate(regrets, axis=1), np.concatenate(scales), key=key)
     k = runs.family.num_arms
     blocks = np.asarray(num_blocks(k, runs.horizons[mask]), float)
     share = k * blocks / runs.exploration[g, mask]
@@ -188,7 +253,7 @@ def verdict(fit: ExponentFit, theory_value: float, finite_t: float, hardest: flo
         return "agrees"
     if fit.contains(finite_t, tol=AGREEMENT) or abs(fit.slope - finite_t) <= AGREEMENT:
         return f"finite T: schedule predicts {finite_t:.3f}"
-    if hardest is not None and family is not None and hardest < min(family.spike_probs):
+    if hardest is not None and isinstance(family, SpikeFamily) and hardest < min(family.spike_probs):
         return (
             f"grid too narrow: hardest spike probability K B_T / L_T = {hardest:.1g} "
             f"< {min(family.spike_probs):g} at the largest T"
