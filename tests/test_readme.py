@@ -51,3 +51,16 @@ def test_readme_table_is_the_default_frontier_output():
         list(config.horizons), chunk,
     )
     np.testing.assert_array_equal(np.asarray(fresh.regret), runs.regret[..., :chunk])
+
+
+def test_experiment_tables_are_the_recorded_outputs():
+    # Every table row experiments/README.md shows is a line of the table.md its command wrote.
+    shown = [
+        line for line in (ROOT / "experiments" / "README.md").read_text().splitlines()
+        if line.startswith("|") and not line.startswith("|--") and not line.startswith("|---")
+    ]
+    recorded = set()
+    for table in (ROOT / "experiments").glob("*/table.md"):
+        recorded.update(table.read_text().splitlines())
+    assert len(shown) > 40
+    assert [line for line in shown if line not in recorded] == []
