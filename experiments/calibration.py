@@ -5,11 +5,13 @@ family normalized by ``U_eps``, against the calibrated profile of Theorem 6
 (``(1+2eps_bar+eps eps_bar)/((1+eps)(1+2eps_bar))`` for ``eps <= eps_bar``,
 ``(1+eps_bar)/(1+2eps_bar)`` above).  Writes ``experiments/calibration/``.
 
-    python experiments/calibration.py
+    python experiments/calibration.py            # simulate and fit
+    python experiments/calibration.py --refit    # fit the recorded runs again
 """
 
 import functools
 import pathlib
+import sys
 
 import jax.numpy as jnp
 import numpy as np
@@ -33,7 +35,10 @@ def profile(eps, eps_bar):
 
 def main() -> None:
     policy = htb.AdaRETC.calibrated(jnp.asarray(EPS_BAR))
-    runs = frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=32)
+    if "--refit" in sys.argv[1:]:  # fit the recorded runs again (no simulation)
+        runs = frontier.load_runs(OUT / "runs.npz", FAMILY)
+    else:
+        runs = frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=32)
     labels = [f"eps_bar={b:g}" for b in EPS_BAR]
     entries = [(labels[g], g, e, profile(e, b)) for g, b in enumerate(EPS_BAR) for e in EPS]
     rows = frontier.eps_profile_rows(runs, entries, FIT_FROM)

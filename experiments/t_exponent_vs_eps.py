@@ -6,10 +6,12 @@ Known-eps AdaR-ETC at its balanced point ``alpha*(eps) = (1+eps)/(1+2eps)``
 normalized by ``U_eps``.  One run serves every true eps: only the
 normalization depends on it.  Writes ``experiments/t_exponent_vs_eps/``.
 
-    python experiments/t_exponent_vs_eps.py
+    python experiments/t_exponent_vs_eps.py            # simulate and fit
+    python experiments/t_exponent_vs_eps.py --refit    # fit the recorded runs again
 """
 
 import pathlib
+import sys
 
 import jax.numpy as jnp
 import numpy as np
@@ -34,7 +36,10 @@ def main() -> None:
         alpha=jnp.asarray([*alpha, 2 / 3]),
         q=jnp.asarray([0.0] * len(EPS) + [1 / 3]),
     )
-    runs = frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=32)
+    if "--refit" in sys.argv[1:]:  # fit the recorded runs again (no simulation)
+        runs = frontier.load_runs(OUT / "runs.npz", FAMILY)
+    else:
+        runs = frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=32)
     order_free = len(EPS)
     entries = [("known eps, alpha*(eps)", g, e, htb.theory.balanced_exponent(e)) for g, e in enumerate(EPS)]
     entries += [("order-free", order_free, e, htb.theory.order_free_exponent(e)) for e in EPS]

@@ -97,6 +97,10 @@ def test_verdicts():
     assert frontier.verdict(fit, 0.84, 0.9) == "agrees"  # within 0.05
     assert frontier.verdict(fit, 0.70, 0.81) == "finite T: schedule predicts 0.810"
     assert frontier.verdict(fit, 0.70, 0.60) == "disagrees"
+    assert frontier.verdict(fit, 0.70, 0.60, exploration_t=0.85) == (
+        "regime crossover: between the estimation term's 0.600 and the exploration term's 0.850"
+    )
+    assert frontier.verdict(fit, 0.70, 0.60, exploration_t=0.75) == "disagrees"  # 0.80 is outside [0.60, 0.75]
     assert frontier.verdict(fit, 0.90, 0.90, 3e-12, FAMILY) == (
         "grid too narrow: hardest spike probability K B_T / L_T = 3e-12 < 0.0001 at the largest T"
     )

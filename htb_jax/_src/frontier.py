@@ -241,18 +241,28 @@ def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0)
 
 
 def verdict(fit: ExponentFit, theory_value: float, finite_t: float, hardest: float | None = None,
-            family: SpikeFamily | None = None) -> str:
+            family: SpikeFamily | None = None, exploration_t: float | None = None) -> str:
     """``agrees`` (theory inside the interval or within 0.05), else what explains the gap.
 
     ``hardest`` is the spike probability of the hardest instance at the
     largest fitted horizon, about ``K B_T / L_T`` (one over the block size);
     below the family's grid, the worst case of the grid misses it and the
-    fitted ``d`` is too small.
+    fitted ``d`` is too small.  ``exploration_t`` is the slope of ``L_T``
+    over the fitted horizons: the worst normalized regret is about ``A T (K
+    B_T / L_T)^(eps/(1+eps)) + B L_T`` (estimation plus exploration), and the
+    local slope of a sum of two power laws lies between their exponents, so
+    a slope between ``finite_t`` and ``exploration_t`` is a crossover between
+    the two regimes inside the fitted range.
     """
     if fit.contains(theory_value, tol=AGREEMENT) or abs(fit.slope - theory_value) <= AGREEMENT:
         return "agrees"
     if fit.contains(finite_t, tol=AGREEMENT) or abs(fit.slope - finite_t) <= AGREEMENT:
         return f"finite T: schedule predicts {finite_t:.3f}"
+    if exploration_t is not None and min(finite_t, exploration_t) <= fit.slope <= max(finite_t, exploration_t):
+        return (
+            f"regime crossover: between the estimation term's {finite_t:.3f} "
+            f"and the exploration term's {exploration_t:.3f}"
+        )
     if hardest is not None and isinstance(family, SpikeFamily) and hardest < min(family.spike_probs):
         return (
             f"grid too narrow: hardest spike probability K B_T / L_T = {hardest:.1g} "
@@ -448,13 +458,15 @@ def eps_profile_rows(runs: FamilyRuns, entries: Sequence[tuple[str, int, float, 
       One dict per entry: label, eps, theory, finite_t, measured slope and interval, verdict.
     """
     rows = []
+    mask = _fit_mask(runs.horizons, fit_from)
     for label, g, eps, theory_value in entries:
         fit, finite, hardest = free_exponent(runs, g, eps, fit_from)
+        exploration = _slope(runs.horizons[mask].astype(float), runs.exploration[g, mask].astype(float))
         rows.append(
             dict(
                 schedule=label, eps=float(eps), theory=float(theory_value), finite_t=finite,
                 measured=fit.slope, low=fit.low, high=fit.high,
-                verdict=verdict(fit, float(theory_value), finite, hardest, runs.family),
+                verdict=verdict(fit, float(theory_value), finite, hardest, runs.family, exploration),
             )
         )
     return rows
@@ -484,7 +496,8 @@ def write_eps_profile(rows: Sequence[dict], runs: FamilyRuns, out, name: str, no
     write_csv(rows, out / f"{name}.csv")
     save_runs(runs, out / "runs.npz")
     plot_eps_profile(rows, curves, out / f"{name}.png", title)
-    print(f"{runs.seconds:.0f} s; wrote {out}")
+    took = "re-fitted the recorded runs" if math.isnan(runs.seconds) else f"{runs.seconds:.0f} s"
+    print(f"{took}; wrote {out}")
 
 
 def plot_eps_profile(rows: Sequence[dict], curves: dict, path, title: str) -> None:
