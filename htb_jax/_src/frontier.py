@@ -101,7 +101,7 @@ class ParetoFamily:
     """
 
     num_arms: int = 2
-    gaps: tuple[float, ...] = tuple(10.0 ** np.arange(-3.5, 1.01, 0.5))
+    gaps: tuple[float, ...] = tuple(10.0 ** np.arange(-4.5, 1.01, 0.5))
     shapes: tuple[float, ...] = (1.75, 2.5, 4.0)
     fixed_gap: float = 0.5
     fixed_shape: float = 3.0
