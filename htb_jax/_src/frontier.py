@@ -7,8 +7,11 @@ point mass at ``Delta``, arm 1 the spike law ``(1 - beta) delta_0 + beta
 delta_{2 Delta / beta}`` with ``beta`` on a log grid (so spike heights
 ``2 Delta / beta`` range over a log grid too; ``R_T / U_eps`` does not depend
 on ``Delta``).  Its rewards have exact block sums, so horizons to 10^15 and
-beyond cost O(K B_T) per run.  The **distribution-dependent exponent** ``c``
-is the slope of the regret on one fixed instance of that family.
+beyond cost O(K B_T) per run.  Heavy-tailed members (:class:`ParetoFamily`,
+equal-gap Pareto arms over gaps x tail indices) are simulated pull by pull
+and join the same worst case (``free_exponent(..., also=...)``) at the
+horizons they reach.  The **distribution-dependent exponent** ``c`` is the
+slope of the regret on one fixed instance of that family.
 
 The whole search (seeds x policies x family x horizons) is one ``simulate``
 program per chunk of seeds.  Normalizing by ``U_eps`` happens afterwards, so
