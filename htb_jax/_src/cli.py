@@ -8,6 +8,8 @@ import math
 import os
 import sys
 
+import jax
+
 import htb_jax  # noqa: F401  (enables x64 before anything is traced)
 from htb_jax._src import frontier as frontier_lib
 from htb_jax._src import resumable
@@ -268,6 +270,7 @@ def _run_sweep(args) -> int:
     config = sweep_lib.SweepConfig(**settings)
     config.validate()
     _output_dir(out)
+    resumable.read_manifest(out, config.identity(), sweep_lib.root_key_data(config), config.chunks())
     print(
         f"AdaR-ETC sweep: {config.describe()}; eps={config.eps:g}; {len(config.alphas)}x{len(config.qs)} "
         f"(alpha, q) grid; T in {list(config.horizons)}; {config.num_seeds} seeds in "
@@ -280,6 +283,8 @@ def _run_sweep(args) -> int:
     rows = sweep_lib.table_rows(result)
     print(sweep_lib.format_table(rows))
     paths = {name: os.path.join(out, name) for name in ("sweep.csv", "sweep.npz", "sweep.png")}
+    if jax.process_index() != 0:  # under jax.distributed, process 0 writes
+        return 0
     with open(os.path.join(out, resumable.MANIFEST)) as f:
         manifest = json.load(f)
     sweep_lib.write_csv(rows, paths["sweep.csv"])

@@ -4,24 +4,29 @@ An output directory holds
 
 * ``manifest.json``: the sweep's configuration, its root key, the chunk layout
   (``[first_seed, num_seeds]`` per chunk), the versions of htb_jax, jax, jaxlib
-  and NumPy, the backend and devices, and the SHA-256 of every chunk written;
+  and NumPy, the backend and devices, and the SHA-256 of every chunk file written;
 * ``chunks/chunk-NNNNN.npz``: the results of one chunk of seeds, with the
   SHA-256 of its arrays inside.
 
 A chunk is written to a temporary file in the same directory, flushed to disk
 (``fsync``) and renamed over its final name (``os.replace``, atomic on POSIX),
 so a run killed at any moment leaves complete chunks and, at worst, a
-temporary file that the next run deletes.  A chunk is used only if it loads,
-its arrays hash to the digest stored inside it and in the manifest, and it
-holds the seeds the layout assigns it; anything else is recomputed, never
-merged.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the resumed
+temporary file that the next run deletes.  A chunk is used only if the file
+hashes to the manifest's digest, it loads, its arrays hash to the digest
+stored inside it, and it holds the seeds the layout assigns it; anything else
+is recomputed, never merged.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the resumed
 sweep equals an uninterrupted one bit for bit.  A directory whose manifest
 describes another configuration is refused.
+
+Under ``jax.distributed`` every process runs the sweep (each simulation spans
+all hosts) and reads the directory, which must be on a file system they all
+share; only process 0 writes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import platform
@@ -110,6 +115,48 @@ def _jaxlib_version() -> str | None:
         return None
 
 
+def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None:
+    """The manifest in ``directory`` (``None`` if there is none), checked against a sweep.
+
+    Args:
+      directory: the output directory.
+      config: the sweep's identity (JSON-able).
+      root_key: the root key's data.
+      layout: ``[(first_seed, num_seeds), ...]``.
+
+    Raises:
+      ValueError: one line, if the manifest cannot be read or describes
+        another configuration, chunk layout or root key.
+    """
+    path = os.path.join(directory, MANIFEST)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            old = json.load(f)
+        old_config, old_layout = old["config"], old["chunks"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ValueError(
+            f"{path} is not a readable htb-jax sweep manifest; remove the directory or give another --out"
+        ) from None
+    config = json.loads(json.dumps(config))
+    changed = [
+        f"{name}: {old_config.get(name)!r} there, {config.get(name)!r} here"
+        for name in sorted(set(old_config) | set(config))
+        if old_config.get(name) != config.get(name)
+    ]
+    if not changed and old_layout != [[int(a), int(b)] for a, b in layout]:
+        changed = ["chunk layout"]
+    if not changed and old.get("root_key") != [int(x) for x in np.asarray(root_key).ravel()]:
+        changed = ["root key"]
+    if changed:
+        raise ValueError(
+            f"the output directory {directory!r} holds a sweep with another configuration "
+            f"({'; '.join(changed)}); give a new --out or remove that directory"
+        )
+    return old
+
+
 class ChunkStore:
     """The chunks and manifest of one sweep in ``directory``.
 
@@ -132,21 +179,15 @@ class ChunkStore:
         self.layout = [[int(a), int(b)] for a, b in layout]
         self.config = json.loads(json.dumps(config))
         root_key = [int(x) for x in np.asarray(root_key).ravel()]
-        os.makedirs(self.chunk_dir, exist_ok=True)
-        for name in os.listdir(self.chunk_dir):
-            if name.endswith(".tmp"):  # left by a run killed mid-write
-                os.remove(os.path.join(self.chunk_dir, name))
-        path = os.path.join(directory, MANIFEST)
-        if os.path.exists(path):
-            try:
-                with open(path) as f:
-                    old = json.load(f)
-                old_config, old_layout = old["config"], old["chunks"]
-            except (OSError, ValueError, KeyError, TypeError):
-                raise ValueError(
-                    f"{path} is not a readable htb-jax sweep manifest; remove the directory or give another --out."
-                ) from None
-            self._refuse_if_different(path, old_config, old_layout, old.get("root_key"), root_key)
+        self.writer = jax.process_index() == 0
+        old = read_manifest(directory, self.config, root_key, self.layout)
+        if self.writer:
+            os.makedirs(self.chunk_dir, exist_ok=True)
+            for name in os.listdir(self.chunk_dir):
+                if name.endswith(".tmp"):  # left by a run killed mid-write
+                    os.remove(os.path.join(self.chunk_dir, name))
+        if old is not None:
+            path = os.path.join(directory, MANIFEST)
             self.manifest = old
             env = environment()
             if old.get("versions") != env["versions"]:
@@ -166,23 +207,9 @@ class ChunkStore:
             }
             self._write_manifest()
 
-    def _refuse_if_different(self, path, old_config, old_layout, old_key, root_key) -> None:
-        changed = [
-            f"{name}: {old_config.get(name)!r} there, {self.config.get(name)!r} here"
-            for name in sorted(set(old_config) | set(self.config))
-            if old_config.get(name) != self.config.get(name)
-        ]
-        if not changed and old_layout != self.layout:
-            changed = ["chunk layout"]
-        if not changed and old_key != root_key:
-            changed = ["root key"]
-        if changed:
-            raise ValueError(
-                f"the output directory {self.directory!r} holds a sweep with another configuration "
-                f"({'; '.join(changed)}); give a new --out or remove that directory"
-            )
-
     def _write_manifest(self) -> None:
+        if not self.writer:
+            return
         text = json.dumps(self.manifest, indent=2, sort_keys=True) + "\n"
         atomic_write(os.path.join(self.directory, MANIFEST), lambda f: f.write(text.encode()))
 
@@ -190,33 +217,48 @@ class ChunkStore:
         return os.path.join(self.chunk_dir, f"chunk-{index:05d}.npz")
 
     def load(self, index: int) -> dict[str, np.ndarray] | None:
-        """Chunk ``index`` if it is on disk and intact, else ``None`` (a damaged file is deleted)."""
+        """Chunk ``index`` if it is on disk and intact, else ``None`` (a damaged file is deleted).
+
+        Intact: the file's SHA-256 equals the manifest's (where the manifest
+        has it: a run killed between the chunk's rename and the manifest's
+        update leaves none), the arrays hash to the digest stored inside,
+        and they hold the seeds the layout assigns to the chunk.
+        """
         path = self.path(index)
         if not os.path.exists(path):
             return None
         first, count = self.layout[index]
         try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {name: data[name] for name in data.files}
-            stored = str(arrays.pop("sha256"))
-            ok = stored == digest(arrays)
-            ok = ok and self.manifest["chunk_sha256"].get(str(index), stored) == stored
-            ok = ok and int(arrays["first_seed"]) == first and int(arrays["num_seeds"]) == count
+            with open(path, "rb") as f:
+                raw = f.read()
+            expected = self.manifest["chunk_sha256"].get(str(index))
+            ok = expected is None or hashlib.sha256(raw).hexdigest() == expected
+            if ok:
+                with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+                    arrays = {name: data[name] for name in data.files}
+                stored = str(arrays.pop("sha256"))
+                ok = stored == digest(arrays)
+                ok = ok and int(arrays["first_seed"]) == first and int(arrays["num_seeds"]) == count
         except Exception:  # truncated zip, bad CRC, missing arrays: all mean "recompute"
             ok = False
         if ok:
             return arrays
         self.stream.write(f"note: {path} is damaged or incomplete; recomputing it\n")
-        os.remove(path)
+        if self.writer:
+            os.remove(path)
         self.manifest["chunk_sha256"].pop(str(index), None)
         return None
 
     def save(self, index: int, arrays: Mapping[str, np.ndarray]) -> None:
-        """Writes chunk ``index`` atomically, then records its digest in the manifest."""
+        """Writes chunk ``index`` atomically, then records its digest in the manifest (process 0 only)."""
+        if not self.writer:
+            return
         first, count = self.layout[index]
         arrays = {**arrays, "first_seed": np.int64(first), "num_seeds": np.int64(count)}
         arrays = {name: np.asarray(a) for name, a in arrays.items()}
-        sha = digest(arrays)
-        atomic_write(self.path(index), lambda f: np.savez(f, sha256=np.str_(sha), **arrays))
-        self.manifest["chunk_sha256"][str(index)] = sha
+        buffer = io.BytesIO()
+        np.savez(buffer, sha256=np.str_(digest(arrays)), **arrays)
+        data = buffer.getvalue()
+        atomic_write(self.path(index), lambda f: f.write(data))
+        self.manifest["chunk_sha256"][str(index)] = hashlib.sha256(data).hexdigest()
         self._write_manifest()

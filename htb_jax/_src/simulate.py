@@ -453,7 +453,7 @@ def memory_plan(
       >>> plan = htb.memory_plan(jax.random.key(0), htb.AdaRETC.order_free(), nu, 10**5, 1000,
       ...                        memory_budget=2**23, devices=jax.devices()[:1])
       >>> plan.seed_chunk, plan.num_chunks, plan.estimated_peak <= 2**23
-      (6, 167, True)
+      (16, 63, True)
     """
     plan, run = _prepare(key, policy, instance, horizon, num_seeds, **options)
     if measure:

@@ -1,9 +1,11 @@
-"""AdaR-ETC regret sweeps over ``(alpha, q)`` grids and horizons: run, tabulate, plot.
+"""AdaR-ETC regret sweeps over ``(alpha, q)`` grids and horizons: run, tabulate, plot, resume.
 
 A sweep is one call of :func:`htb_jax.simulate` per chunk of seeds (the same
 compiled program each time; seed ``s`` draws from ``fold_in(key, s)`` alone,
 so the chunking never changes a number), reported as a table of mean regret
 with standard errors and a log-log figure of regret against the horizon.
+Given an output directory, every finished chunk is kept there
+(:mod:`htb_jax._src.resumable`) and a restarted sweep continues from them.
 """
 
 from __future__ import annotations
@@ -184,6 +186,11 @@ def progress_bar(
     stream.flush()
 
 
+def root_key_data(config: SweepConfig) -> np.ndarray:
+    """u32[2] the data of the sweep's root key, ``jax.random.key(config.key)``."""
+    return np.asarray(jax.random.key_data(jax.random.key(config.key)))
+
+
 def run_chunk(config: SweepConfig, first: int, count: int) -> dict[str, np.ndarray]:
     """Seeds ``first .. first + count - 1`` of the sweep.
 
@@ -228,8 +235,7 @@ def run_sweep(
     layout = config.chunks()
     store = None
     if out_dir is not None:
-        root = jax.random.key_data(jax.random.key(config.key))
-        store = ChunkStore(out_dir, config.identity(), root, layout, stream)
+        store = ChunkStore(out_dir, config.identity(), root_key_data(config), layout, stream)
     started = time.perf_counter()
     parts: list[dict | None] = [store.load(i) if store else None for i in range(len(layout))]
     resumed = sum(p is not None for p in parts)
