@@ -1,5 +1,5 @@
 """Seeds sharded over 4 forced host devices give the single-device results, bit for bit: with the
-default chunking, with a memory budget that forces one seed per chunk, and through a sweep."""
+default chunking and with a memory budget that forces one seed per chunk."""
 
 import os
 import subprocess
@@ -11,7 +11,6 @@ import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
-from htb_jax._src import sweep
 
 SCRIPT = textwrap.dedent(
     """
@@ -30,12 +29,8 @@ SCRIPT = textwrap.dedent(
     assert (tight_plan.seed_chunk, tight_plan.num_chunks) == (1, 3), tight_plan
     tight = htb.simulate(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10,
                          memory_budget=budget)
-    from htb_jax._src import sweep
-    config = sweep.SweepConfig(num_arms=3, alphas=(0.9,), qs=(0.0,), horizons=(1000,), num_seeds=6,
-                               seed_chunk=3, pareto_shape=3.0)
-    swept = sweep.run_sweep(config, progress=None).regret
     np.savez(sys.argv[1], fast=fast.regret, fast_est=fast.estimates, engine=engine.regret,
-             engine_est=engine.estimates, tight=tight.regret, tight_est=tight.estimates, swept=swept)
+             engine_est=engine.estimates, tight=tight.regret, tight_est=tight.estimates)
     """
 )
 
@@ -55,9 +50,6 @@ def test_four_devices_equal_one(tmp_path):
     np.testing.assert_array_equal(sharded["engine_est"], engine.estimates)
     np.testing.assert_array_equal(sharded["tight"], fast.regret)
     np.testing.assert_array_equal(sharded["tight_est"], fast.estimates)
-    config = sweep.SweepConfig(num_arms=3, alphas=(0.9,), qs=(0.0,), horizons=(1000,), num_seeds=6,
-                               seed_chunk=3, pareto_shape=3.0)
-    np.testing.assert_array_equal(sharded["swept"], sweep.run_sweep(config, progress=None).regret)
 
 
 def test_outputs_carry_the_seed_sharding():
