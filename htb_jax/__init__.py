@@ -44,12 +44,13 @@ from htb_jax._src.instances import (  # noqa: E402
     lower_bound_pair,
     num_arms,
 )
+from htb_jax._src.memory import MemoryPlan, default_memory_budget  # noqa: E402
 from htb_jax._src.mom import median_of_means  # noqa: E402
 from htb_jax._src.outcome import Outcome, Summary, summarize  # noqa: E402
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
 from htb_jax._src.robust_ucb import RobustUCB  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
-from htb_jax._src.simulate import run_on_rewards, simulate  # noqa: E402
+from htb_jax._src.simulate import memory_plan, run_on_rewards, simulate  # noqa: E402
 from htb_jax._src.ucb1 import UCB1  # noqa: E402
 
 __version__ = "0.1.0"
@@ -67,6 +68,7 @@ __all__ = [
     "Frechet",
     "Gaussian",
     "LogNormal",
+    "MemoryPlan",
     "Outcome",
     "Pareto",
     "PolicyKernel",
@@ -77,6 +79,7 @@ __all__ = [
     "TableReader",
     "TwoPoint",
     "UCB1",
+    "default_memory_budget",
     "equal_gap",
     "exploration_pulls",
     "fit_exponent",
@@ -87,6 +90,7 @@ __all__ = [
     "local_slopes",
     "lower_bound_pair",
     "median_of_means",
+    "memory_plan",
     "num_arms",
     "num_blocks",
     "reward_table",

@@ -1,7 +1,10 @@
 """The htb-jax command line: the sweep end to end, and one-line errors with exit status 2."""
 
 import csv
+import json
+import os
 
+import numpy as np
 import pytest
 
 from htb_jax._src.cli import main
@@ -48,3 +51,83 @@ def test_unwritable_output_directory(tmp_path, capsys):
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "sweep" in capsys.readouterr().out
+
+
+def _status(argv) -> int:
+    """main's return value, or the status of the SystemExit argparse raises on a usage error."""
+    try:
+        return main(argv)
+    except SystemExit as e:
+        return e.code
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--family", "cauchy"], "family must be one of pareto, student-t, gaussian, two-point; got family='cauchy'."),
+        (["--family", "student-t", "--df", "1.5"],
+         "df must lie in (2, inf) (the arms need a finite (1+eps)-moment for eps=1); got df=1.5."),
+        (["--family", "two-point", "--spike-prob", "0"], "spike_prob must lie in (0, 1]; got spike_prob=0."),
+        (["--memory-budget", "0"], "memory_budget must be an integer >= 1; got memory_budget=0."),
+        (["--memory-budget", "lots"], "argument --memory-budget: not a number of bytes: 'lots' (e.g. 512MiB, 2GiB)"),
+        (["--seeds", "many"], "argument --seeds: invalid int value: 'many'"),
+        (["--config", "/nonexistent/sweep.toml"],
+         "cannot read the configuration file '/nonexistent/sweep.toml': No such file or directory"),
+    ],
+)
+def test_sweep_input_errors_print_one_line_and_exit_2(tmp_path, capsys, extra, message):
+    assert _status([*SMALL, "--out", str(tmp_path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith(f"htb-jax: error: {message}"), err
+
+
+def test_toml_config_with_flags_overriding_it(tmp_path, capsys):
+    config = tmp_path / "sweep.toml"
+    out = tmp_path / "out"
+    config.write_text(
+        'family = "two-point"\nspike_prob = 0.05\nnum_arms = 3\nalphas = ["2/3", 0.9]\nqs = [0]\n'
+        f'horizons = [1e3, 1e6]\nnum_seeds = 100\nseed_chunk = 2\nmemory_budget = "64MiB"\nout = "{out}"\n'
+    )
+    assert main(["sweep", "--config", str(config), "--seeds", "4"]) == 0
+    assert "4/4 seeds" in capsys.readouterr().err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["family"] == "two-point" and manifest["config"]["num_seeds"] == 4
+    assert manifest["config"]["horizons"] == [1000, 1000000] and manifest["chunks"] == [[0, 2], [2, 2]]
+    assert {"htb_jax", "jax", "jaxlib", "numpy"} <= set(manifest["versions"]) and manifest["backend"] == "cpu"
+    with np.load(out / "sweep.npz") as data:
+        assert data["regret"].shape == (2, 1, 2, 4)
+        assert json.loads(str(data["manifest"]))["root_key"] == manifest["root_key"]
+    assert len(list(csv.DictReader(open(out / "sweep.csv")))) == 4
+
+
+def test_toml_errors(tmp_path, capsys):
+    config = tmp_path / "sweep.toml"
+    config.write_text("seeds = 4\n")
+    assert main(["sweep", "--config", str(config)]) == 2
+    assert capsys.readouterr().err.startswith(f"htb-jax: error: unknown key 'seeds' in {config} (known: family,")
+    config.write_text("num_seeds = 'four'\n")
+    assert main(["sweep", "--config", str(config)]) == 2
+    assert capsys.readouterr().err == f"htb-jax: error: num_seeds in {config} must be an integer; got 'four'\n"
+    config.write_text("num_seeds = \n")
+    assert main(["sweep", "--config", str(config)]) == 2
+    assert capsys.readouterr().err.startswith(f"htb-jax: error: {config} is not valid TOML")
+
+
+def test_read_only_output_directory(tmp_path, capsys):
+    if os.geteuid() == 0:
+        pytest.skip("root may write anywhere")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    assert main([*SMALL, "--out", str(locked)]) == 2
+    assert capsys.readouterr().err == f"htb-jax: error: the output directory {str(locked)!r} is not writable.\n"
+
+
+def test_sweep_help_shows_an_example_and_every_setting(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["sweep", "--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    for needle in ("examples:", "htb-jax sweep --config sweep.toml", "--memory-budget", "--family",
+                   "resuming:", "manifest.json", "status 2"):
+        assert needle in text

@@ -47,3 +47,21 @@ def test_errors(pareto_instance):
         htb.reward_table(jax.random.key(0, impl="rbg"), pareto_instance, 10)
     with pytest.raises(ValueError, match=r"first_pull \+ num_pulls must be an integer in"):
         htb.reward_table(jax.random.key(0), pareto_instance, 10, first_pull=2**32)
+
+
+def test_each_seed_draws_the_same_numbers_in_any_batch(pareto_instance):
+    # threefry keys from fold_in(key, s): a seed's words under vmap, in a batch of any size, at
+    # any offset, are its words alone; rbg keys would not give this (see test_errors).
+    key = jax.random.key(11)
+    alone = [np.asarray(htb.reward_table(jax.random.fold_in(key, s), pareto_instance, 16)) for s in range(6)]
+    for first, count in ((0, 6), (2, 3), (5, 1)):
+        keys = htb.seed_keys(key, count, first_seed=first)
+        batched = np.asarray(jax.vmap(lambda k: htb.reward_table(k, pareto_instance, 16))(keys))
+        for i in range(count):
+            np.testing.assert_array_equal(batched[i], alone[first + i])
+
+
+def test_rbg_keys_are_refused_with_a_clear_message(pareto_instance):
+    for impl in ("rbg", "unsafe_rbg"):
+        with pytest.raises(ValueError, match=f"threefry2x32; got a key of impl {impl}.*jax.random.key"):
+            htb.simulate(jax.random.key(0, impl=impl), htb.AdaRETC.order_free(), pareto_instance, 100, 2)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import sys
 
+import jax
+
 import htb_jax  # noqa: F401  (enables x64 before anything is traced)
 from htb_jax._src import frontier as frontier_lib
+from htb_jax._src import resumable
 from htb_jax._src import sweep as sweep_lib
 
 
@@ -25,28 +30,168 @@ def _ints(text: str) -> tuple[int, ...]:
     return tuple(int(float(t)) for t in text.split(",") if t)
 
 
+_SWEEP_EPILOG = """\
+examples:
+  htb-jax sweep --seeds 400 --horizons 1e3,1e4,1e5,1e6,1e7 --out runs/pareto
+  htb-jax sweep --family two-point --spike-prob 1e-3 --horizons 1e3,1e6,1e9,1e12 --out runs/spike
+  htb-jax sweep --config sweep.toml            # the same keys in a TOML file
+
+a TOML file holds any of these keys (flags given on the command line win):
+
+  family = "student-t"          # pareto, student-t, gaussian or two-point
+  num_arms = 10
+  gap = 0.2
+  df = 3.0                      # pareto_shape for pareto, spike_prob for two-point
+  eps = 1.0
+  alphas = ["2/3", 0.75, 0.9]
+  qs = [0.0]
+  horizons = [1e3, 1e4, 1e5, 1e6]
+  num_seeds = 1000
+  seed_chunk = 100
+  key = 0
+  memory_budget = "1GiB"
+  out = "runs/student"
+
+resuming: the output directory gets manifest.json (configuration, root key,
+versions, devices, chunk layout and checksums) and one file per finished
+chunk of seeds in chunks/. Run the same command again after an interruption
+(Ctrl-C, a killed job, a crash) and it continues from the chunks on disk; a
+damaged chunk file is recomputed. The final results do not depend on how often
+the run was interrupted. A different configuration pointed at an existing
+directory is refused: give a new --out.
+
+outputs: sweep.csv (one row per alpha, q, T), sweep.npz (per-seed regrets and
+committed arms, with the manifest), sweep.png, and the table on stdout.
+Errors in the input print one line and exit with status 2.
+"""
+
+_SWEEP_KEYS = {
+    # TOML key (the flag's destination): what its value must be
+    "family": str,
+    "num_arms": int,
+    "gap": float,
+    "pareto_shape": float,
+    "df": float,
+    "spike_prob": float,
+    "eps": float,
+    "alphas": "floats",
+    "qs": "floats",
+    "horizons": "ints",
+    "num_seeds": int,
+    "seed_chunk": int,
+    "key": int,
+    "memory_budget": "bytes",
+    "out": str,
+}
+
+
+def _bytes(text) -> int:
+    """``1073741824``, ``512MiB``, ``1GiB``, ``2e9`` or ``500MB`` as bytes."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        t = str(text).strip()
+        units = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "kb": 10**3, "mb": 10**6,
+                 "gb": 10**9, "tb": 10**12, "b": 1}
+        factor = 1
+        for unit, size in units.items():
+            if t.lower().endswith(unit):
+                t, factor = t[: -len(unit)].strip(), size
+                break
+        try:
+            value = float(t) * factor
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of bytes: {text!r} (e.g. 512MiB, 2GiB)") from None
+    if not math.isfinite(value) or value != math.floor(value):
+        raise argparse.ArgumentTypeError(f"not a whole number of bytes: {text!r}")
+    return int(value)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line (and exit status 2), like every other input error."""
+
+    def error(self, message):
+        self.exit(2, f"htb-jax: error: {message} (see '{self.prog} --help')\n")
+
+
 def _sweep_parser(sub) -> None:
     d = sweep_lib.SweepConfig()
     p = sub.add_parser(
         "sweep",
-        help="AdaR-ETC regret over an (alpha, q) grid and horizons",
+        help="AdaR-ETC regret over an (alpha, q) grid and horizons; resumable",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Simulate AdaR-ETC (Algorithm 1) on an equal-gap Pareto instance over a grid of "
-            "(alpha, q) and horizons T, print mean regret with standard errors, and write "
-            "sweep.csv and sweep.png. With no flags it runs an embedded default."
+            "Simulate AdaR-ETC (Algorithm 1) over a grid of (alpha, q) and horizons T on one instance\n"
+            "(equal-gap Pareto, Student-t or Gaussian arms, or Theorem 1's two-point instance), print\n"
+            "mean regret with standard errors, and write the results to the output directory, chunk of\n"
+            "seeds by chunk of seeds, so that an interrupted run resumes where it stopped. With no flags\n"
+            "it runs an embedded default."
         ),
+        epilog=_SWEEP_EPILOG,
     )
-    p.add_argument("--arms", type=int, default=d.num_arms, help="number of arms K (default %(default)s)")
-    p.add_argument("--gap", type=float, default=d.gap, help="gap Delta (default %(default)s)")
-    p.add_argument("--pareto-shape", type=float, default=d.pareto_shape, help="Pareto tail index (default %(default)s)")
-    p.add_argument("--eps", type=float, default=d.eps, help="tail exponent of the schedules, in (0, 1] (default %(default)s)")
-    p.add_argument("--alphas", type=_floats, default=d.alphas, help="comma-separated alphas, fractions allowed (default 2/3,0.75,0.85,0.95)")
-    p.add_argument("--qs", type=_floats, default=d.qs, help="comma-separated qs (default 0,1/3)")
-    p.add_argument("--horizons", type=_ints, default=d.horizons, help="comma-separated horizons (default 1e3,1e4,1e5,1e6)")
-    p.add_argument("--seeds", type=int, default=d.num_seeds, help="seeds per grid point (default %(default)s)")
-    p.add_argument("--seed-chunk", type=int, default=d.seed_chunk, help="seeds per compiled call (default %(default)s)")
-    p.add_argument("--key", type=int, default=d.key, help="root random key (default %(default)s)")
-    p.add_argument("--out", default="htb-jax-sweep", help="output directory (default %(default)s)")
+    unset = argparse.SUPPRESS
+    p.add_argument("--config", metavar="FILE.toml", default=None, help="read settings from a TOML file (keys below; flags win)")
+    p.add_argument("--family", default=unset, help=f"arm distribution: {', '.join(sweep_lib.FAMILIES)} (default {d.family})")
+    p.add_argument("--arms", dest="num_arms", type=int, default=unset, help=f"number of arms K (default {d.num_arms})")
+    p.add_argument("--gap", type=float, default=unset, help=f"gap Delta (default {d.gap})")
+    p.add_argument("--pareto-shape", type=float, default=unset, help=f"Pareto tail index, > 1+eps (default {d.pareto_shape})")
+    p.add_argument("--df", type=float, default=unset, help=f"Student-t degrees of freedom, > 1+eps (default {d.df})")
+    p.add_argument("--spike-prob", type=float, default=unset, help=f"two-point spike probability in (0, 1] (default {d.spike_prob})")
+    p.add_argument("--eps", type=float, default=unset, help=f"tail exponent of the schedules, in (0, 1] (default {d.eps:g})")
+    p.add_argument("--alphas", type=_floats, default=unset, help="comma-separated alphas, fractions allowed (default 2/3,0.75,0.85,0.95)")
+    p.add_argument("--qs", type=_floats, default=unset, help="comma-separated qs (default 0,1/3)")
+    p.add_argument("--horizons", type=_ints, default=unset, help="comma-separated horizons (default 1e3,1e4,1e5,1e6)")
+    p.add_argument("--seeds", dest="num_seeds", type=int, default=unset, help=f"seeds per grid point (default {d.num_seeds})")
+    p.add_argument("--seed-chunk", type=int, default=unset, help=f"seeds per chunk: progress and resume unit (default {d.seed_chunk})")
+    p.add_argument("--key", type=int, default=unset, help=f"root random key (default {d.key})")
+    p.add_argument("--memory-budget", type=_bytes, default=unset, help="bytes per device per call, e.g. 512MiB (default: 2GiB on CPU, half a GPU's memory)")
+    p.add_argument("--out", default=unset, help="output directory (default htb-jax-sweep)")
+
+
+def _read_toml(path: str) -> dict:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ImportError:
+            raise ValueError("reading --config needs Python >= 3.11 or the tomli package") from None
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise ValueError(f"cannot read the configuration file {path!r}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path} is not valid TOML: {e}") from None
+    settings = {}
+    for name, value in data.items():
+        kind = _SWEEP_KEYS.get(name)
+        if kind is None:
+            raise ValueError(f"unknown key {name!r} in {path} (known: {', '.join(_SWEEP_KEYS)})")
+        try:
+            if kind == "floats":
+                values = value if isinstance(value, list) else [value]
+                settings[name] = tuple(x for v in values for x in (_floats(v) if isinstance(v, str) else (float(v),)))
+            elif kind == "ints":
+                values = value if isinstance(value, list) else [value]
+                settings[name] = tuple(int(float(v)) for v in values)
+            elif kind == "bytes":
+                settings[name] = _bytes(value)
+            elif kind is str:
+                if not isinstance(value, str):
+                    raise TypeError
+                settings[name] = value
+            else:
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise TypeError
+                if kind is int and value != int(value):
+                    raise ValueError
+                settings[name] = kind(value)
+        except (TypeError, ValueError, argparse.ArgumentTypeError):
+            what = {"floats": "a list of numbers", "ints": "a list of integers", "bytes": "a number of bytes",
+                    str: "a string", int: "an integer", float: "a number"}[kind]
+            raise ValueError(f"{name} in {path} must be {what}; got {value!r}") from None
+    return settings
 
 
 def _frontier_parser(sub) -> None:
@@ -118,39 +263,39 @@ def _run_frontier(args) -> int:
 
 
 def _run_sweep(args) -> int:
-    config = sweep_lib.SweepConfig(
-        num_arms=args.arms,
-        gap=args.gap,
-        pareto_shape=args.pareto_shape,
-        eps=args.eps,
-        alphas=args.alphas,
-        qs=args.qs,
-        horizons=args.horizons,
-        num_seeds=args.seeds,
-        seed_chunk=args.seed_chunk,
-        key=args.key,
-    )
+    settings = _read_toml(args.config) if args.config else {}
+    flags = {k: v for k, v in vars(args).items() if k not in ("command", "config")}
+    settings.update(flags)  # flags win over the file
+    out = settings.pop("out", "htb-jax-sweep")
+    config = sweep_lib.SweepConfig(**settings)
     config.validate()
-    _output_dir(args.out)
+    _output_dir(out)
+    resumable.read_manifest(out, config.identity(), sweep_lib.root_key_data(config), config.chunks())
     print(
-        f"AdaR-ETC sweep: K={config.num_arms} equal-gap Pareto({config.pareto_shape:g}) arms, gap "
-        f"{config.gap:g}; eps={config.eps:g}; {len(config.alphas)}x{len(config.qs)} (alpha, q) grid; "
-        f"T in {list(config.horizons)}; {config.num_seeds} seeds",
+        f"AdaR-ETC sweep: {config.describe()}; eps={config.eps:g}; {len(config.alphas)}x{len(config.qs)} "
+        f"(alpha, q) grid; T in {list(config.horizons)}; {config.num_seeds} seeds in "
+        f"{len(config.chunks())} chunks; output in {out}",
         file=sys.stderr,
     )
-    result = sweep_lib.run_sweep(config)
+    result = sweep_lib.run_sweep(config, out_dir=out)
+    if result.resumed_chunks:
+        print(f"resumed: {result.resumed_chunks} of {len(config.chunks())} chunks read back from {out}", file=sys.stderr)
     rows = sweep_lib.table_rows(result)
     print(sweep_lib.format_table(rows))
-    csv_path = os.path.join(args.out, "sweep.csv")
-    png_path = os.path.join(args.out, "sweep.png")
-    sweep_lib.write_csv(rows, csv_path)
-    sweep_lib.plot(result, png_path)
-    print(f"\n{result.seconds:.1f} s (compilation included); wrote {csv_path} and {png_path}", file=sys.stderr)
+    paths = {name: os.path.join(out, name) for name in ("sweep.csv", "sweep.npz", "sweep.png")}
+    if jax.process_index() != 0:  # under jax.distributed, process 0 writes
+        return 0
+    with open(os.path.join(out, resumable.MANIFEST)) as f:
+        manifest = json.load(f)
+    sweep_lib.write_csv(rows, paths["sweep.csv"])
+    sweep_lib.save_npz(result, paths["sweep.npz"], manifest)
+    sweep_lib.plot(result, paths["sweep.png"])
+    print(f"\n{result.seconds:.1f} s (compilation included); wrote {', '.join(paths.values())}", file=sys.stderr)
     return 0
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="htb-jax",
         description="htb_jax: simulate heavy-tailed bandits and the AdaR-ETC regret frontier.",
     )
@@ -163,8 +308,9 @@ def main(argv=None) -> int:
         return 2
     try:
         return _run_frontier(args) if args.command == "frontier" else _run_sweep(args)
-    except ValueError as e:
-        print(f"htb-jax: error: {e}", file=sys.stderr)
+    except (ValueError, OSError) as e:
+        message = str(e) if isinstance(e, ValueError) else f"{e.filename or ''}: {e.strerror or e}"
+        print(f"htb-jax: error: {message}", file=sys.stderr)
         return 2
 
 

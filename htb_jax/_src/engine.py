@@ -23,13 +23,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from htb_jax._src import memory as memory_lib
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.outcome import pseudo_regret
 from htb_jax._src.reward_table import TableReader, seed_keys
 from htb_jax._src.rounding import log_spaced_rounds
-from htb_jax._src.sharding import seed_sharded_program
+from htb_jax._src.sharding import gather, seed_sharded_program
 
+# Chunk working memory beyond which larger chunks run no faster (the memory budget may lower it).
 _CPU_SEED_CHUNK_BYTES = 512 * 2**20
 _ACCELERATOR_SEED_CHUNK_BYTES = 8 * 2**30
 
@@ -203,7 +205,9 @@ def _engine_kernel(key, policy, instance, horizons, first_seed, *, static: _Stat
 
 
 def _bytes_per_seed(policy: Any, instance: Distribution, spec: EngineSpec) -> int:
-    """The kernel's state (by abstract evaluation) plus its scratch, for one seed."""
+    """Working memory of one seed: twice the kernel's state (by abstract evaluation) plus its
+    scratch (the round loop holds its carry in and out), and 8 KiB for the reward-table reader.
+    Compiled CPU programs measure 1.9-2.0 times state plus scratch per seed."""
     params = jax.tree.map(lambda p: p[0], policy)
     arms = jax.tree.map(lambda p: p[0], instance)
 
@@ -215,15 +219,18 @@ def _bytes_per_seed(policy: Any, instance: Distribution, spec: EngineSpec) -> in
 
     shapes, _ = jax.eval_shape(state)
     scratch = params.kernel(spec).scratch_bytes
-    return scratch + sum(int(np.prod(x.shape)) * x.dtype.itemsize for x in jax.tree.leaves(shapes)) + 256
+    state_bytes = sum(int(np.prod(x.shape)) * x.dtype.itemsize for x in jax.tree.leaves(shapes))
+    return 2 * (scratch + state_bytes) + 8192
 
 
-def _seed_chunk(num_seeds: int, seed_bytes: int) -> int:
-    budget = _CPU_SEED_CHUNK_BYTES if jax.default_backend() == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
-    return int(max(1, min(num_seeds, budget // max(seed_bytes, 1))))
+def output_bytes_per_seed(num_configs: int, spec: EngineSpec, num_checkpoints: int, record: int) -> int:
+    """Results of one seed: curve and checkpoints (f64/i64[N]), pulls i64[K], estimates f32[K],
+    committed, exploration, and the arm record i32[record], per configuration."""
+    k = spec.num_arms
+    return num_configs * (16 * num_checkpoints + 12 * k + 12 + 4 * record)
 
 
-def run_engine(
+def prepare_engine(
     key: jax.Array,
     policy: Any,
     instance: Distribution,
@@ -235,19 +242,39 @@ def run_engine(
     first_seed: int,
     seed_chunk: int | None,
     devices: Sequence[jax.Device],
+    memory_budget: int,
     record_arms: bool = False,
 ):
-    """Runs a flat policy grid [G] on instances [F, K] and horizons [H].
+    """The engine program for a flat policy grid [G] on instances [F, K] and horizons [H].
 
     Returns:
-      ``[curve, pulls, committed, exploration, estimates, checkpoints, arms]``,
-      each with leading axes ``(G, F, H, num_seeds)`` (``arms`` has a trailing
-      ``max_pulls`` axis when ``record_arms``, else length 0).
+      ``(program, args, plan)``: ``program(*args)`` gives ``[curve, pulls,
+      committed, exploration, estimates, checkpoints, arms]``, each with leading
+      axes ``(G, F, H, S_padded)`` (``arms`` has a trailing ``max_pulls`` axis
+      when ``record_arms``, else length 0); ``plan`` is the
+      :class:`~htb_jax._src.memory.MemoryPlan`.
     """
     per_device = math.ceil(num_seeds / len(devices))
-    chunk = seed_chunk or _seed_chunk(per_device, _bytes_per_seed(policy, instance, spec))
-    per_device = chunk * math.ceil(per_device / chunk)
-    static = _Static(spec, num_checkpoints, per_device, chunk, spec.max_pulls if record_arms else 0)
+    record = spec.max_pulls if record_arms else 0
+    grid = jax.tree.leaves(policy)[0].shape[0] if jax.tree.leaves(policy) else 1
+    configs = grid * instance.batch_shape[0] * len(horizons)
+    plan = memory_lib.plan_seed_chunk(
+        per_device,
+        _bytes_per_seed(policy, instance, spec) + 4 * record,
+        output_bytes_per_seed(configs, spec, num_checkpoints, record),
+        memory_budget,
+        _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES,
+        seed_chunk,
+    )
+    static = _Static(spec, num_checkpoints, plan.seeds_per_device, plan.seed_chunk, record)
     program = seed_sharded_program(_engine_kernel, static, tuple(devices), seed_axis=3)
-    out = program(key, policy, instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
-    return [a[:, :, :, :num_seeds] for a in out]
+    args = (key, policy, instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
+    return program, args, plan
+
+
+def run_engine(key, policy, instance, horizons, num_seeds, *, memory_budget=None, **kwargs):
+    """:func:`prepare_engine`, run: the outputs cut to ``num_seeds`` seeds."""
+    devices = kwargs["devices"]
+    budget = memory_lib.default_memory_budget(devices[0]) if memory_budget is None else memory_budget
+    program, args, _ = prepare_engine(key, policy, instance, horizons, num_seeds, memory_budget=budget, **kwargs)
+    return [a[:, :, :, :num_seeds] for a in gather(program(*args))]

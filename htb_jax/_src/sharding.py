@@ -1,24 +1,52 @@
-"""One compiled program per sweep, on one device or with the seeds sharded over several."""
+"""One compiled program per sweep, its seed axis placed explicitly on a device mesh.
+
+The seeds are laid out on a one-axis :class:`jax.sharding.Mesh` named
+``"seeds"``: the inputs (key, policy, instance, horizons) are replicated
+(``NamedSharding(mesh, P())``), every output is sharded along its seed axis
+(``NamedSharding(mesh, P(..., "seeds"))``), and ``jax.shard_map`` hands each
+device its own consecutive block of seeds.  A seed's numbers depend on its
+global index alone, so the result is the same on any number of devices.
+
+**Several hosts.**  After ``jax.distributed.initialize()`` (one process per
+host), ``jax.devices()`` lists the devices of every host and the same mesh
+spans them all; the replicated inputs are assembled from each process's
+(identical) copy, and the sharded results are gathered back to every process
+with ``multihost_utils.process_allgather``.
+"""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+SEED_AXIS_NAME = "seeds"
+
+
+def seed_mesh(devices: Sequence[jax.Device]) -> Mesh:
+    """The one-axis mesh ``("seeds",)`` over ``devices``."""
+    return Mesh(np.asarray(devices), (SEED_AXIS_NAME,))
+
+
+def seed_sharding(mesh: Mesh, seed_axis: int) -> NamedSharding:
+    """Arrays split along axis ``seed_axis`` over the mesh, replicated elsewhere."""
+    return NamedSharding(mesh, PartitionSpec(*([None] * seed_axis), SEED_AXIS_NAME))
 
 
 @functools.lru_cache(maxsize=128)
 def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: int) -> Callable:
-    """``jit`` of ``kernel(key, policy, instance, horizons, first_seed, static=static)``.
+    """``kernel(key, policy, instance, horizons, first_seed, static=static)`` on the seed mesh.
 
-    With several devices the seed axis (``seed_axis`` of every output) is
-    sharded over a one-axis ``Mesh``: device ``d`` simulates
-    ``static.num_seeds`` consecutive seeds from ``first_seed + d *
-    static.num_seeds``.  A seed's numbers depend on its global index alone, so
-    the result is the same on any number of devices.
+    Device ``d`` simulates ``static.num_seeds`` consecutive seeds from
+    ``first_seed + d * static.num_seeds``; the outputs come back as global
+    arrays with the seed axis (``seed_axis`` of every output) sharded over the
+    devices.  The returned callable places its arguments on the mesh first
+    (replicated), so inputs committed elsewhere are moved, not refused.  Its
+    ``lower`` attribute gives the compiled program (``memory_analysis()``).
 
     Args:
       kernel: the per-device program.
@@ -26,21 +54,50 @@ def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: in
       devices: the devices (a tuple, for caching).
       seed_axis: position of the seed axis in the outputs.
     """
+    mesh = seed_mesh(devices)
     if len(devices) == 1:
-        return jax.jit(functools.partial(kernel, static=static))
-    mesh = jax.sharding.Mesh(np.asarray(devices), ("seeds",))
+        body = functools.partial(kernel, static=static)
+    else:
 
-    def on_devices(key, policy, instance, horizons, first_seed):
-        index = jax.lax.axis_index("seeds").astype(jnp.int64)
-        return kernel(key, policy, instance, horizons, first_seed + index * static.num_seeds, static=static)
+        def on_devices(key, policy, instance, horizons, first_seed):
+            index = jax.lax.axis_index(SEED_AXIS_NAME).astype(jnp.int64)
+            return kernel(key, policy, instance, horizons, first_seed + index * static.num_seeds, static=static)
 
-    on_devices.__name__ = f"{kernel.__name__}_on_devices"
-    return jax.jit(
-        jax.shard_map(
+        on_devices.__name__ = f"{kernel.__name__}_on_devices"
+        body = jax.shard_map(
             on_devices,
             mesh=mesh,
-            in_specs=(jax.sharding.PartitionSpec(),) * 5,
-            out_specs=jax.sharding.PartitionSpec(*([None] * seed_axis), "seeds"),
+            in_specs=(PartitionSpec(),) * 5,
+            out_specs=PartitionSpec(*([None] * seed_axis), SEED_AXIS_NAME),
             check_vma=False,
         )
-    )
+    program = jax.jit(body, out_shardings=seed_sharding(mesh, seed_axis))
+    replicated = NamedSharding(mesh, PartitionSpec())
+
+    def place(*args):
+        if jax.process_count() > 1:
+            from jax.experimental import multihost_utils
+
+            return multihost_utils.host_local_array_to_global_array(args, mesh, PartitionSpec())
+        return jax.device_put(args, replicated)
+
+    def run(*args):
+        return program(*place(*args))
+
+    run.lower = lambda *args: program.lower(*place(*args))
+    run.mesh = mesh
+    return run
+
+
+def gather(outputs):
+    """The program's outputs as arrays every process can read.
+
+    On one host they are returned as they are (sharded over the local
+    devices); after ``jax.distributed.initialize()`` each process receives the
+    whole result (``process_allgather``).
+    """
+    if jax.process_count() == 1:
+        return outputs
+    from jax.experimental import multihost_utils
+
+    return multihost_utils.process_allgather(outputs, tiled=True)

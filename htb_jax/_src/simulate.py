@@ -43,6 +43,7 @@ from htb_jax._src.distributions import Distribution
 from htb_jax._src.empirical_etc import EmpiricalETC
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.memory import MemoryPlan, check_memory_budget, default_memory_budget, plan_seed_chunk
 from htb_jax._src.outcome import Outcome, pseudo_regret
 from htb_jax._src.reward_table import (
     MAX_PULLS,
@@ -53,9 +54,10 @@ from htb_jax._src.reward_table import (
     table_words,
 )
 from htb_jax._src.rounding import log_spaced_rounds
-from htb_jax._src.sharding import seed_sharded_program
+from htb_jax._src.sharding import gather, seed_sharded_program
 from htb_jax._src.validation import check_integer, concrete
 
+# Chunk working memory beyond which larger chunks run no faster (the memory budget may lower it).
 _CPU_SEED_CHUNK_BYTES = 16 * 2**20
 _ACCELERATOR_SEED_CHUNK_BYTES = 4 * 2**30
 _FAST_PATH_TYPES = (AdaRETC, EmpiricalETC)
@@ -254,15 +256,20 @@ def _block_sum_means(keys, arms, block_size, blocks, max_blocks: int):
     return sums / jnp.maximum(block_size, 1)
 
 
-def _fast_path_seed_chunk(num_seeds, instances, configs, static: _Static, words) -> int:
+def _fast_path_bytes_per_seed(instances, configs, static: _Static, words) -> int:
+    """Working memory of one seed in a chunk: the drawn words and rewards of one streaming
+    step plus the running block sums (per-pull), or the block words and sums (block sums)."""
     if static.block_sums:
-        per_seed = instances * static.num_arms * configs * static.max_blocks * 160
-    else:
-        per_seed = instances * static.num_arms * (
-            static.pull_chunk * (8 * words + 28) + configs * (static.max_blocks + 1) * 48
-        )
-    budget = _CPU_SEED_CHUNK_BYTES if jax.default_backend() == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
-    return int(max(1, min(num_seeds, budget // max(per_seed, 1))))
+        return instances * static.num_arms * configs * static.max_blocks * 160
+    return instances * static.num_arms * (
+        static.pull_chunk * (8 * words + 28) + configs * (static.max_blocks + 1) * 48
+    )
+
+
+def _fast_path_output_bytes(instances, configs, num_arms, num_checkpoints) -> int:
+    """Results of one seed: regret, exploration (8), committed (4), pulls (8K), estimates (4K),
+    checkpoints and curve (16N), per instance and configuration."""
+    return instances * configs * (20 + 12 * num_arms + 16 * num_checkpoints)
 
 
 def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_shape):
@@ -351,6 +358,7 @@ def simulate(
     seed_chunk: int | None = None,
     devices: Sequence[jax.Device] | None = None,
     sampler: str = "auto",
+    memory_budget: int | None = None,
 ) -> Outcome:
     """Simulates a policy over seeds, its parameter grid, an instance family and horizons.
 
@@ -374,17 +382,28 @@ def simulate(
         i32[..., max(T)]); implies ``engine``.
       num_checkpoints: log-spaced rounds of ``regret_curve`` (from 1 to ``T``).
       pull_chunk: static streaming step (pulls per arm per step).
-      seed_chunk: seeds processed together inside the program (memory/cache).
+      seed_chunk: seeds processed together inside the program; by default
+        the largest chunk that fits ``memory_budget`` (see :func:`memory_plan`).
+        A given ``seed_chunk`` takes precedence over the budget.
       devices: devices to shard the seeds over (default: all of
-        ``jax.devices()``; on a CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
-        set before importing jax makes N cores N devices).  Results depend
-        neither on the devices nor on the chunk sizes.
+        ``jax.devices()``, after ``jax.distributed.initialize()`` those of
+        every host; on a CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
+        set before importing jax makes N cores N devices).  The seed axis of
+        every output is sharded over a one-axis ``Mesh`` of them.
       sampler: fast-path exploration rewards: ``"per_pull"`` (the reward
         table, at most ``2^32`` pulls per arm), ``"block_sums"`` (one exact
         draw per Median-of-Means block; :class:`TwoPoint`, :class:`Dirac` and
         :class:`Gaussian` only) or ``"auto"``: block sums where the family has
         them.  The two samplers agree in law, not pull by pull; the engine
         always reads the reward table.
+      memory_budget: bytes per device the program may use (an integer
+        ``>= 1``; default :func:`default_memory_budget`: 2 GiB on a CPU, half
+        the memory of an accelerator).  The seeds run in chunks of the
+        largest size whose working memory plus every seed's results fits it;
+        a budget too small for one seed per chunk is a ``ValueError`` naming
+        the minimum.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the
+        results are bitwise identical for every budget, chunk size and
+        number of devices.
 
     Returns:
       Outcome with leading axes ``G + I + H + (S,)``.
@@ -396,6 +415,74 @@ def simulate(
       >>> out.regret.shape
       (100,)
     """
+    plan, run = _prepare(
+        key, policy, instance, horizon, num_seeds, first_seed=first_seed, engine=engine,
+        record_arms=record_arms, num_checkpoints=num_checkpoints, pull_chunk=pull_chunk,
+        seed_chunk=seed_chunk, devices=devices, sampler=sampler, memory_budget=memory_budget,
+    )
+    del plan
+    return run()
+
+
+def memory_plan(
+    key: jax.Array,
+    policy: Any,
+    instance: Distribution,
+    horizon: int | Sequence[int],
+    num_seeds: int,
+    *,
+    measure: bool = False,
+    **options,
+) -> MemoryPlan:
+    """How :func:`simulate` with the same arguments splits its seeds, without running it.
+
+    Args:
+      key, policy, instance, horizon, num_seeds: as for :func:`simulate`.
+      measure: also compile the program and record its ``memory_analysis()``
+        (``temp + output + argument`` bytes per device) as ``measured_peak``.
+      **options: any keyword argument of :func:`simulate` (``memory_budget``,
+        ``seed_chunk``, ``devices``, ``engine``, ...).
+
+    Returns:
+      The :class:`MemoryPlan`: seed chunk, chunks per device, the per-seed and
+      output estimates, and their sum ``estimated_peak <= memory_budget``.
+
+    Examples:
+      >>> import jax, htb_jax as htb
+      >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=10, gap=0.5)
+      >>> plan = htb.memory_plan(jax.random.key(0), htb.AdaRETC.order_free(), nu, 10**5, 1000,
+      ...                        memory_budget=2**23, devices=jax.devices()[:1])
+      >>> plan.seed_chunk, plan.num_chunks, plan.estimated_peak <= 2**23
+      (16, 63, True)
+    """
+    plan, run = _prepare(key, policy, instance, horizon, num_seeds, **options)
+    if measure:
+        analysis = run.lower().compile().memory_analysis()
+        if analysis is not None:
+            peak = analysis.temp_size_in_bytes + analysis.output_size_in_bytes + analysis.argument_size_in_bytes
+            plan = dataclasses.replace(plan, measured_peak=int(peak))
+    return plan
+
+
+def _prepare(
+    key,
+    policy,
+    instance,
+    horizon,
+    num_seeds,
+    *,
+    first_seed: int = 0,
+    engine: bool = False,
+    record_arms: bool = False,
+    num_checkpoints: int = 16,
+    pull_chunk: int | None = None,
+    seed_chunk: int | None = None,
+    devices: Sequence[jax.Device] | None = None,
+    sampler: str = "auto",
+    memory_budget: int | None = None,
+):
+    """Validates a simulation and builds its program: ``(plan, run)``, ``run()`` gives the Outcome
+    and ``run.lower()`` the lowered program."""
     _check_policy(policy)
     k = instance_num_arms(instance)
     horizons, horizon_shape = _horizons(horizon)
@@ -403,9 +490,13 @@ def simulate(
     check_integer("num_seeds", num_seeds, 1)
     check_integer("first_seed", first_seed, 0)
     check_integer("num_checkpoints", num_checkpoints, 2)
+    if seed_chunk is not None:
+        check_integer("seed_chunk", seed_chunk, 1)
+    check_memory_budget(memory_budget)
     devices = tuple(jax.devices() if devices is None else devices)
     if not devices:
         raise ValueError("devices must name at least one device.")
+    budget = default_memory_budget(devices[0]) if memory_budget is None else int(memory_budget)
     flat = _flatten(policy)
     instance_shape = instance.batch_shape[:-1]
     flat_instance = jax.tree.map(lambda p: p.reshape(-1, k), instance.broadcast())
@@ -420,6 +511,7 @@ def simulate(
             f"sampler='block_sums' needs a family with closed-form block sums (TwoPoint, Dirac, "
             f"Gaussian); got {type(instance).__name__}."
         )
+    args = (key, flat, flat_instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
         block_sums = sampler == "block_sums" or (sampler == "auto" and has_block_sums)
         needed = 0 if block_sums else int(_schedule_maxima(flat, jnp.asarray(horizons), k))
@@ -429,28 +521,44 @@ def simulate(
                 f"{MAX_PULLS - chunk} (TwoPoint, Dirac and Gaussian arms take exact block sums "
                 "instead, with no limit)."
             )
-        per_device = math.ceil(num_seeds / len(devices))
         configs = flat.eps.shape[0] * horizons.shape[0]
+        instances = flat_instance.batch_shape[0]
         static = _Static(k, chunk, blocks, num_checkpoints, block_sums=block_sums)
-        chunk_seeds = seed_chunk or _fast_path_seed_chunk(
-            per_device, flat_instance.batch_shape[0], configs, static, instance.num_words
+        preferred = _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
+        plan = plan_seed_chunk(
+            math.ceil(num_seeds / len(devices)),
+            _fast_path_bytes_per_seed(instances, configs, static, instance.num_words),
+            _fast_path_output_bytes(instances, configs, k, num_checkpoints),
+            budget,
+            preferred,
+            seed_chunk,
         )
-        per_device = chunk_seeds * math.ceil(per_device / chunk_seeds)
-        static = dataclasses.replace(static, num_seeds=per_device, seed_chunk=chunk_seeds)
-        parts = seed_sharded_program(_fast_path_kernel, static, devices, seed_axis=0)(
-            key, flat, flat_instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64)
-        )
-        parts = [p[:num_seeds] for p in parts]
-        return _arrange_fast_path(parts, policy.batch_shape, instance_shape, horizon_shape, (num_seeds,))
+        static = dataclasses.replace(static, num_seeds=plan.seeds_per_device, seed_chunk=plan.seed_chunk)
+        program = seed_sharded_program(_fast_path_kernel, static, devices, seed_axis=0)
+
+        def run_fast():
+            parts = [p[:num_seeds] for p in gather(program(*args))]
+            return _arrange_fast_path(parts, policy.batch_shape, instance_shape, horizon_shape, (num_seeds,))
+
+        run_fast.lower = lambda: program.lower(*args)
+        return plan, run_fast
     check_integer("horizon (T)", horizons, 1, maximum=MAX_ENGINE_HORIZON)
     spec = engine_lib.EngineSpec(k, int(horizons.max()), chunk, blocks)
-    curve, pulls, committed, exploration, estimates, checkpoints, arms = engine_lib.run_engine(
+    program, args, plan = engine_lib.prepare_engine(
         key, flat, flat_instance, horizons, num_seeds, spec=spec, num_checkpoints=num_checkpoints,
-        first_seed=first_seed, seed_chunk=seed_chunk, devices=devices, record_arms=record_arms,
+        first_seed=first_seed, seed_chunk=seed_chunk, devices=devices, memory_budget=budget,
+        record_arms=record_arms,
     )
-    parts = (curve[..., -1], pulls, committed, exploration, estimates, checkpoints, curve)
-    shape = (*policy.batch_shape, *instance_shape, *horizon_shape, num_seeds)
-    outcome = Outcome(*(a.reshape(*shape, *a.shape[4:]) for a in parts))
-    if record_arms:
-        outcome = dataclasses.replace(outcome, arms=arms.reshape(*shape, arms.shape[-1]))
-    return outcome
+
+    def run_engine():
+        out = [a[:, :, :, :num_seeds] for a in gather(program(*args))]
+        curve, pulls, committed, exploration, estimates, checkpoints, arms = out
+        parts = (curve[..., -1], pulls, committed, exploration, estimates, checkpoints, curve)
+        shape = (*policy.batch_shape, *instance_shape, *horizon_shape, num_seeds)
+        outcome = Outcome(*(a.reshape(*shape, *a.shape[4:]) for a in parts))
+        if record_arms:
+            outcome = dataclasses.replace(outcome, arms=arms.reshape(*shape, arms.shape[-1]))
+        return outcome
+
+    run_engine.lower = lambda: program.lower(*args)
+    return plan, run_engine

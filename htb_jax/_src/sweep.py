@@ -1,14 +1,17 @@
-"""AdaR-ETC regret sweeps over ``(alpha, q)`` grids and horizons: run, tabulate, plot.
+"""AdaR-ETC regret sweeps over ``(alpha, q)`` grids and horizons: run, tabulate, plot, resume.
 
 A sweep is one call of :func:`htb_jax.simulate` per chunk of seeds (the same
 compiled program each time; seed ``s`` draws from ``fold_in(key, s)`` alone,
 so the chunking never changes a number), reported as a table of mean regret
 with standard errors and a log-log figure of regret against the horizon.
+Given an output directory, every finished chunk is kept there
+(:mod:`htb_jax._src.resumable`) and a restarted sweep continues from them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import sys
 import time
@@ -19,33 +22,53 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src.adar_etc import AdaRETC
-from htb_jax._src.distributions import Pareto
-from htb_jax._src.instances import equal_gap
+from htb_jax._src.distributions import Distribution, Gaussian, Pareto, StudentT
+from htb_jax._src.instances import equal_gap, lower_bound_pair
+from htb_jax._src.memory import check_memory_budget
+from htb_jax._src.resumable import ChunkStore, atomic_write
 from htb_jax._src.simulate import simulate
 from htb_jax._src.validation import check_integer, check_interval
+
+FAMILIES = ("pareto", "student-t", "gaussian", "two-point")
 
 
 @dataclasses.dataclass(frozen=True)
 class SweepConfig:
-    """An AdaR-ETC sweep on an equal-gap Pareto instance.
+    """An AdaR-ETC sweep over an ``(alpha, q)`` grid and horizons on one instance.
 
     Attributes:
       num_arms: ``K``.
-      gap: ``Delta`` of the equal-gap instance (means ``(Delta, 0, ..., 0)``).
+      gap: ``Delta``.  For ``pareto``, ``student-t`` and ``gaussian``: the
+        equal-gap instance, arm 0 shifted up by ``Delta`` (means ``(Delta, 0,
+        ..., 0)`` for centred arms).  For ``two-point``: Theorem 1's instance
+        ``nu^(1)`` of :func:`lower_bound_pair` (arm 0 ``Dirac(Delta)``, arm 1
+        ``0`` or ``2 Delta / spike_prob`` with probability ``spike_prob``, the
+        others ``Dirac(0)``), whose best arm is arm 1.
+      family: ``"pareto"``, ``"student-t"``, ``"gaussian"`` or ``"two-point"``.
       pareto_shape: tail index of the Pareto arms (``E|X|^(1+eps)`` is finite
         iff ``1 + eps < pareto_shape``).
+      df: degrees of freedom of the Student-t arms (finite
+        ``(1+eps)``-moment iff ``1 + eps < df``).
+      spike_prob: ``beta`` of the two-point family, in ``(0, 1]``.
       eps: tail exponent the schedules are designed for.
       alphas: grid of ``alpha`` values.
       qs: grid of ``q`` values.
       horizons: horizons ``T``.
       num_seeds: seeds per grid point.
-      seed_chunk: seeds per call of the compiled program (progress granularity).
+      seed_chunk: seeds per call of the compiled program: the unit of
+        progress and, in an output directory, of what a resumed run keeps.
       key: integer seed of the root ``jax.random.key``.
+      memory_budget: bytes per device each call may use (``None``: the
+        backend's default); it changes the chunking inside a call, never a
+        number, so it is not part of what a resumed run must match.
     """
 
     num_arms: int = 10
     gap: float = 0.1
+    family: str = "pareto"
     pareto_shape: float = 2.5
+    df: float = 3.0
+    spike_prob: float = 0.01
     eps: float = 1.0
     alphas: tuple[float, ...] = (2 / 3, 0.75, 0.85, 0.95)
     qs: tuple[float, ...] = (0.0, 1 / 3)
@@ -53,17 +76,29 @@ class SweepConfig:
     num_seeds: int = 200
     seed_chunk: int = 50
     key: int = 0
+    memory_budget: int | None = None
 
     def validate(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"family must be one of {', '.join(FAMILIES)}; got family={self.family!r}.")
         check_integer("num_arms", self.num_arms, 2)
         check_interval("gap", self.gap, 0.0, np.inf, low_closed=False, high_closed=False)
-        check_interval(
-            "pareto_shape", self.pareto_shape, 1.0 + self.eps, np.inf, low_closed=False, high_closed=False,
-            where=f"(the arms need a finite (1+eps)-moment for eps={self.eps:g})",
-        )
+        check_interval("eps", self.eps, 0.0, 1.0, low_closed=False, high_closed=True)
+        moment = f"(the arms need a finite (1+eps)-moment for eps={self.eps:g})"
+        if self.family == "pareto":
+            check_interval(
+                "pareto_shape", self.pareto_shape, 1.0 + self.eps, np.inf, low_closed=False, high_closed=False,
+                where=moment,
+            )
+        elif self.family == "student-t":
+            check_interval("df", self.df, 1.0 + self.eps, np.inf, low_closed=False, high_closed=False, where=moment)
+        elif self.family == "two-point":
+            check_interval("spike_prob", self.spike_prob, 0.0, 1.0, low_closed=False, high_closed=True)
         check_integer("num_seeds", self.num_seeds, 2)
         check_integer("seed_chunk", self.seed_chunk, 1)
+        check_integer("key", self.key, 0, maximum=2**32 - 1)
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
+        check_memory_budget(self.memory_budget)
         AdaRETC(eps=self.eps, alpha=np.asarray(self.alphas)[:, None], q=np.asarray(self.qs)[None, :])
 
     def policy(self) -> AdaRETC:
@@ -73,8 +108,38 @@ class SweepConfig:
             q=jnp.asarray(self.qs, jnp.float64)[None, :],
         )
 
-    def instance(self) -> Pareto:
-        return equal_gap(Pareto(loc=0.0, shape=self.pareto_shape), self.num_arms, self.gap)
+    def instance(self) -> Distribution:
+        if self.family == "two-point":
+            return lower_bound_pair(self.num_arms, self.gap, self.spike_prob)[1]
+        base = {
+            "pareto": lambda: Pareto(loc=0.0, shape=self.pareto_shape),
+            "student-t": lambda: StudentT(loc=0.0, df=self.df),
+            "gaussian": lambda: Gaussian(loc=0.0, scale=1.0),
+        }[self.family]()
+        return equal_gap(base, self.num_arms, self.gap)
+
+    def describe(self) -> str:
+        """The instance in words, e.g. ``K=10 equal-gap Pareto(2.5) arms, gap 0.1``."""
+        arms = {
+            "pareto": f"equal-gap Pareto({self.pareto_shape:g})",
+            "student-t": f"equal-gap Student-t({self.df:g})",
+            "gaussian": "equal-gap Gaussian(0, 1)",
+            "two-point": f"two-point (spike probability {self.spike_prob:g})",
+        }[self.family]
+        return f"K={self.num_arms} {arms} arms, gap {self.gap:g}"
+
+    def identity(self) -> dict:
+        """What a resumed run must match: every field but ``memory_budget``, JSON-able."""
+        fields = dataclasses.asdict(self)
+        del fields["memory_budget"]
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
+
+    def chunks(self) -> list[tuple[int, int]]:
+        """``(first_seed, num_seeds)`` of every chunk."""
+        return [
+            (first, min(self.seed_chunk, self.num_seeds - first))
+            for first in range(0, self.num_seeds, self.seed_chunk)
+        ]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,18 +149,36 @@ class SweepResult:
     config: SweepConfig
     regret: np.ndarray
     exploration: np.ndarray  # i64[A, Q, H]
-    best_arm_rate: np.ndarray  # f64[A, Q, H], fraction of seeds committing to arm 0
+    best_arm_rate: np.ndarray  # f64[A, Q, H], fraction of seeds committing to the best arm
     seconds: float
+    committed: np.ndarray | None = None  # i32[A, Q, H, S]
+    resumed_chunks: int = 0  # chunks read back from an output directory
 
 
-def progress_bar(done: int, total: int, started: float, stream) -> None:
-    """A progress bar over seed chunks (one line per update when not on a terminal)."""
+def progress_bar(
+    done: int, total: int, started: float, stream, *, initial: int = 0, chunk: tuple[int, int] | None = None
+) -> None:
+    """A progress bar over seed chunks, with the elapsed time and an ETA.
+
+    One line per update when ``stream`` is not a terminal.
+
+    Args:
+      done: seeds finished.
+      total: seeds in all.
+      started: ``time.perf_counter()`` when this run started.
+      stream: where to write.
+      initial: seeds already finished when this run started (read back from
+        disk); the ETA extrapolates from the seeds computed since.
+      chunk: ``(chunks done, chunks in all)``, shown when given.
+    """
     elapsed = time.perf_counter() - started
-    eta = elapsed / done * (total - done) if done else float("nan")
+    computed = done - initial
+    eta = elapsed / computed * (total - done) if computed > 0 else float("nan")
     width = 30
     filled = int(width * done / total)
+    chunks = f"chunk {chunk[0]}/{chunk[1]}, " if chunk is not None else ""
     line = (
-        f"  [{'#' * filled}{'.' * (width - filled)}] {done}/{total} seeds  "
+        f"  [{'#' * filled}{'.' * (width - filled)}] {chunks}{done}/{total} seeds  "
         f"{elapsed:6.1f}s elapsed  ETA {eta:5.1f}s"
     )
     tty = getattr(stream, "isatty", lambda: False)()
@@ -103,32 +186,96 @@ def progress_bar(done: int, total: int, started: float, stream) -> None:
     stream.flush()
 
 
+def root_key_data(config: SweepConfig) -> np.ndarray:
+    """u32[2] the data of the sweep's root key, ``jax.random.key(config.key)``."""
+    return np.asarray(jax.random.key_data(jax.random.key(config.key)))
+
+
+def run_chunk(config: SweepConfig, first: int, count: int) -> dict[str, np.ndarray]:
+    """Seeds ``first .. first + count - 1`` of the sweep.
+
+    Returns:
+      ``regret`` f64[A, Q, H, count], ``committed`` i32[A, Q, H, count] and
+      ``exploration`` i64[A, Q, H].
+    """
+    out = simulate(
+        jax.random.key(config.key), config.policy(), config.instance(), list(config.horizons), count,
+        first_seed=first, memory_budget=config.memory_budget,
+    )
+    return {
+        "regret": np.asarray(out.regret),
+        "committed": np.asarray(out.committed),
+        "exploration": np.asarray(out.exploration[..., 0]),
+    }
+
+
 def run_sweep(
     config: SweepConfig,
-    progress: Callable[[int, int, float, object], None] | None = progress_bar,
+    progress: Callable[..., None] | None = progress_bar,
     stream=None,
+    out_dir: str | None = None,
 ) -> SweepResult:
-    """Runs the sweep, chunk of seeds by chunk of seeds, showing progress on ``stream`` (stderr)."""
+    """Runs the sweep, chunk of seeds by chunk of seeds, showing progress on ``stream`` (stderr).
+
+    Args:
+      config: the sweep.
+      progress: called as ``progress(done, total, started, stream, initial=,
+        chunk=)`` after every chunk (see :func:`progress_bar`), or ``None``.
+      stream: where progress goes (default stderr).
+      out_dir: if given, every finished chunk is written there (see
+        :mod:`htb_jax._src.resumable`) and chunks already there are read back
+        instead of recomputed: a killed run started again resumes.
+
+    Raises:
+      ValueError: for an invalid configuration, or an ``out_dir`` holding a
+        sweep of another configuration.
+    """
     config.validate()
     stream = sys.stderr if stream is None else stream
-    key = jax.random.key(config.key)
-    policy, instance = config.policy(), config.instance()
+    layout = config.chunks()
+    store = None
+    if out_dir is not None:
+        store = ChunkStore(out_dir, config.identity(), root_key_data(config), layout, stream)
     started = time.perf_counter()
-    regrets, committed = [], []
-    exploration = None
-    for first in range(0, config.num_seeds, config.seed_chunk):
-        count = min(config.seed_chunk, config.num_seeds - first)
-        out = simulate(key, policy, instance, list(config.horizons), count, first_seed=first)
-        regrets.append(np.asarray(out.regret))
-        committed.append(np.asarray(out.committed))
-        exploration = np.asarray(out.exploration[..., 0])
+    parts: list[dict | None] = [store.load(i) if store else None for i in range(len(layout))]
+    resumed = sum(p is not None for p in parts)
+    initial = sum(count for p, (_, count) in zip(parts, layout, strict=True) if p is not None)
+    done = initial
+    for i, (first, count) in enumerate(layout):
+        if parts[i] is not None:
+            continue
+        parts[i] = run_chunk(config, first, count)
+        if store is not None:
+            store.save(i, parts[i])
+        done += count
         if progress is not None:
-            progress(first + count, config.num_seeds, started, stream)
+            progress(done, config.num_seeds, started, stream, initial=initial, chunk=(i + 1, len(layout)))
     if progress is not None and getattr(stream, "isatty", lambda: False)():
         stream.write("\n")
-    regret = np.concatenate(regrets, axis=-1)
-    best = np.mean(np.concatenate(committed, axis=-1) == 0, axis=-1)
-    return SweepResult(config, regret, exploration, best, time.perf_counter() - started)
+    regret = np.concatenate([p["regret"] for p in parts], axis=-1)
+    committed = np.concatenate([p["committed"] for p in parts], axis=-1)
+    best_arm = int(np.argmax(np.asarray(config.instance().mean())))
+    best = np.mean(committed == best_arm, axis=-1)
+    return SweepResult(
+        config, regret, parts[-1]["exploration"], best, time.perf_counter() - started, committed, resumed
+    )
+
+
+def save_npz(result: SweepResult, path, manifest: dict | None = None) -> None:
+    """The per-seed results (``regret``, ``committed``), ``exploration``, ``best_arm_rate``, the grid
+    (``alphas``, ``qs``, ``horizons``) and the manifest as JSON text, written atomically."""
+    c = result.config
+    arrays = dict(
+        regret=result.regret,
+        committed=result.committed,
+        exploration=result.exploration,
+        best_arm_rate=result.best_arm_rate,
+        alphas=np.asarray(c.alphas, np.float64),
+        qs=np.asarray(c.qs, np.float64),
+        horizons=np.asarray(c.horizons, np.int64),
+        manifest=np.str_(json.dumps(manifest if manifest is not None else {"config": c.identity()}, sort_keys=True)),
+    )
+    atomic_write(str(path), lambda f: np.savez(f, **arrays))
 
 
 def table_rows(result: SweepResult) -> list[dict]:
@@ -180,11 +327,12 @@ def format_table(rows: Sequence[dict]) -> str:
 
 
 def write_csv(rows: Sequence[dict], path) -> None:
+    """One line per row (floats as ``repr``, exact), written atomically."""
     keys = list(rows[0])
-    with open(path, "w") as f:
-        f.write(",".join(keys) + "\n")
-        for r in rows:
-            f.write(",".join(repr(r[k]) if isinstance(r[k], float) else str(r[k]) for k in keys) + "\n")
+    lines = [",".join(keys)]
+    lines += [",".join(repr(r[k]) if isinstance(r[k], float) else str(r[k]) for k in keys) for r in rows]
+    text = "\n".join(lines) + "\n"
+    atomic_write(str(path), lambda f: f.write(text.encode()))
 
 
 def plot(result: SweepResult, path) -> None:
@@ -212,8 +360,7 @@ def plot(result: SweepResult, path) -> None:
     ax.set_xlabel("horizon T")
     ax.set_ylabel("mean regret (± 1 s.e.)")
     ax.set_title(
-        f"AdaR-ETC, eps={c.eps:g}: K={c.num_arms} Pareto({c.pareto_shape:g}) arms, gap {c.gap:g}, "
-        f"{c.num_seeds} seeds",
+        f"AdaR-ETC, eps={c.eps:g}: {c.describe()}, {c.num_seeds} seeds",
         fontsize=9,
     )
     ax.grid(True, which="both", alpha=0.3)

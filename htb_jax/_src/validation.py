@@ -95,7 +95,8 @@ def check_integer(name: str, value: Any, minimum: int, *, maximum: int | None = 
     if arr.dtype.kind not in "iu":
         as_f = arr.astype(np.float64)
         if not np.all(np.isfinite(as_f)) or not np.all(as_f == np.floor(as_f)):
-            raise ValueError(f"{name} must be an integer; got {name}={v!r}.")
+            shown = v.item() if v.ndim == 0 else v.tolist()
+            raise ValueError(f"{name} must be an integer; got {name}={shown!r}.")
     bounds = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
     low_bad = arr < minimum
     high_bad = (arr > maximum) if maximum is not None else np.zeros_like(low_bad)

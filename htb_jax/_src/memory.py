@@ -1,0 +1,139 @@
+"""Memory budgets: how many seeds a compiled simulation works on at once.
+
+A simulation runs its seeds in chunks (``lax.map`` over chunks inside one
+compiled program, ``vmap`` within a chunk), so its device memory is about
+
+    fixed + seed_chunk * bytes_per_seed + output_bytes
+
+per device: the working memory of one chunk (reused chunk after chunk) plus
+the results of every seed on that device.  :func:`plan_seed_chunk` picks the
+largest chunk that fits a budget.  The per-seed figures are estimates from the
+program's array shapes, written to err on the large side; ``memory_plan``
+(:func:`htb_jax.memory_plan`) compares them with the compiled program's own
+``memory_analysis()``.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so no
+choice of chunk changes a number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import jax
+
+from htb_jax._src.validation import check_integer
+
+CPU_MEMORY_BUDGET = 2 * 2**30
+ACCELERATOR_MEMORY_FRACTION = 0.5
+ACCELERATOR_FALLBACK_BUDGET = 4 * 2**30
+FIXED_BYTES = 2**20  # seed-independent buffers: schedules, checkpoints, constants (measured 0.1-0.2 MiB)
+
+
+def default_memory_budget(device: jax.Device | None = None) -> int:
+    """Bytes per device a simulation may use by default.
+
+    2 GiB on a CPU device; half of an accelerator's memory (``bytes_limit``
+    of ``device.memory_stats()``), or 4 GiB where the device does not report
+    it.
+
+    Args:
+      device: the device (default: ``jax.devices()[0]``).
+    """
+    device = jax.devices()[0] if device is None else device
+    if device.platform == "cpu":
+        return CPU_MEMORY_BUDGET
+    try:
+        limit = (device.memory_stats() or {}).get("bytes_limit")
+    except Exception:  # a backend without memory statistics
+        limit = None
+    return int(limit * ACCELERATOR_MEMORY_FRACTION) if limit else ACCELERATOR_FALLBACK_BUDGET
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryPlan:
+    """How a simulation splits its seeds to fit a memory budget (figures per device).
+
+    Attributes:
+      memory_budget: the budget, bytes per device.
+      seed_chunk: seeds simulated together.
+      num_chunks: chunks per device, run one after another inside the program.
+      seeds_per_device: seeds on each device (``seed_chunk * num_chunks``,
+        the last chunk padded).
+      bytes_per_seed: estimated working memory of one seed within a chunk.
+      output_bytes: the results held on each device.
+      fixed_bytes: the seed-independent allowance.
+      measured_peak: ``temp + output + argument`` bytes of the compiled program
+        from ``memory_analysis()`` (``None`` unless measured, or where the
+        backend does not report it).
+    """
+
+    memory_budget: int
+    seed_chunk: int
+    num_chunks: int
+    seeds_per_device: int
+    bytes_per_seed: int
+    output_bytes: int
+    fixed_bytes: int = FIXED_BYTES
+    measured_peak: int | None = None
+
+    @property
+    def estimated_peak(self) -> int:
+        """``fixed + seed_chunk * bytes_per_seed + output_bytes``: at most ``memory_budget``."""
+        return self.fixed_bytes + self.seed_chunk * self.bytes_per_seed + self.output_bytes
+
+
+def check_memory_budget(memory_budget) -> None:
+    """``ValueError`` unless ``memory_budget`` is ``None`` or an integer number of bytes ``>= 1``."""
+    if memory_budget is not None:
+        check_integer("memory_budget", memory_budget, 1)
+
+
+def plan_seed_chunk(
+    seeds_per_device: int,
+    bytes_per_seed: int,
+    output_bytes_per_seed: int,
+    memory_budget: int,
+    preferred_bytes: int,
+    seed_chunk: int | None = None,
+) -> MemoryPlan:
+    """The largest seed chunk whose chunk and outputs fit ``memory_budget``.
+
+    The chunk is also at most ``preferred_bytes / bytes_per_seed`` (a chunk
+    size that keeps the working set in cache on a CPU; larger chunks do not
+    run faster) and at most the seeds per device.  Padding the last chunk adds
+    up to ``seed_chunk - 1`` seeds of outputs, which the budget covers.
+
+    Args:
+      seeds_per_device: seeds each device simulates.
+      bytes_per_seed: working memory of one seed within a chunk.
+      output_bytes_per_seed: results of one seed.
+      memory_budget: bytes per device.
+      preferred_bytes: chunk working memory beyond which throughput stops growing.
+      seed_chunk: a chunk given by the caller (overrides the budget).
+
+    Raises:
+      ValueError: if not even one seed per chunk fits the budget.
+    """
+    bytes_per_seed = max(int(bytes_per_seed), 1)
+    minimum = FIXED_BYTES + bytes_per_seed + output_bytes_per_seed * seeds_per_device
+    if seed_chunk is None:
+        if memory_budget < minimum:
+            raise ValueError(
+                f"memory_budget must be at least {minimum} bytes for this simulation (one seed per chunk "
+                f"needs {bytes_per_seed} bytes and the results of {seeds_per_device} seeds per device "
+                f"{output_bytes_per_seed * seeds_per_device}); got memory_budget={memory_budget}."
+            )
+        fits = (memory_budget - FIXED_BYTES - output_bytes_per_seed * (seeds_per_device - 1)) // (
+            bytes_per_seed + output_bytes_per_seed
+        )
+        seed_chunk = int(max(1, min(seeds_per_device, fits, max(1, preferred_bytes // bytes_per_seed))))
+    num_chunks = math.ceil(seeds_per_device / seed_chunk)
+    padded = seed_chunk * num_chunks
+    return MemoryPlan(
+        memory_budget=int(memory_budget),
+        seed_chunk=int(seed_chunk),
+        num_chunks=num_chunks,
+        seeds_per_device=padded,
+        bytes_per_seed=bytes_per_seed,
+        output_bytes=int(output_bytes_per_seed * padded),
+    )

@@ -1,0 +1,264 @@
+"""Resumable sweeps: every finished chunk of seeds on disk, atomically, under a manifest.
+
+An output directory holds
+
+* ``manifest.json``: the sweep's configuration, its root key, the chunk layout
+  (``[first_seed, num_seeds]`` per chunk), the versions of htb_jax, jax, jaxlib
+  and NumPy, the backend and devices, and the SHA-256 of every chunk file written;
+* ``chunks/chunk-NNNNN.npz``: the results of one chunk of seeds, with the
+  SHA-256 of its arrays inside.
+
+A chunk is written to a temporary file in the same directory, flushed to disk
+(``fsync``) and renamed over its final name (``os.replace``, atomic on POSIX),
+so a run killed at any moment leaves complete chunks and, at worst, a
+temporary file that the next run deletes.  A chunk is used only if the file
+hashes to the manifest's digest, it loads, its arrays hash to the digest
+stored inside it, and it holds the seeds the layout assigns it; anything else
+is recomputed, never merged.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the resumed
+sweep equals an uninterrupted one bit for bit.  A directory whose manifest
+describes another configuration is refused.
+
+Under ``jax.distributed`` every process runs the sweep (each simulation spans
+all hosts) and reads the directory, which must be on a file system they all
+share; only process 0 writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import platform
+import sys
+import tempfile
+from collections.abc import Mapping
+
+import jax
+import numpy as np
+
+MANIFEST = "manifest.json"
+CHUNK_DIR = "chunks"
+FORMAT = 1
+
+
+def digest(arrays: Mapping[str, np.ndarray]) -> str:
+    """SHA-256 of named arrays: names, dtypes, shapes and bytes, in name order."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str, write) -> None:
+    """Writes ``path`` through ``write(file)`` into a temporary file in the same directory,
+    ``fsync``s it and renames it over ``path``: readers see the old file or the whole new one."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp's 0600 would hide results from the rest of a group
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    _fsync_dir(directory)
+
+
+def environment() -> dict:
+    """Versions, backend and devices, for the manifest."""
+    import htb_jax
+
+    devices = jax.devices()
+    return {
+        "versions": {
+            "htb_jax": htb_jax.__version__,
+            "jax": jax.__version__,
+            "jaxlib": getattr(jax.lib, "__version__", None) or _jaxlib_version(),
+            "numpy": np.__version__,
+            "python": platform.python_version(),
+        },
+        "backend": jax.default_backend(),
+        "device_kind": devices[0].device_kind,
+        "num_devices": len(devices),
+        "process_count": jax.process_count(),
+    }
+
+
+def _jaxlib_version() -> str | None:
+    try:
+        import jaxlib
+
+        return jaxlib.__version__
+    except (ImportError, AttributeError):
+        return None
+
+
+def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None:
+    """The manifest in ``directory`` (``None`` if there is none), checked against a sweep.
+
+    Args:
+      directory: the output directory.
+      config: the sweep's identity (JSON-able).
+      root_key: the root key's data.
+      layout: ``[(first_seed, num_seeds), ...]``.
+
+    Raises:
+      ValueError: one line, if the manifest cannot be read or describes
+        another configuration, chunk layout or root key.
+    """
+    path = os.path.join(directory, MANIFEST)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            old = json.load(f)
+        old_config, old_layout = old["config"], old["chunks"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ValueError(
+            f"{path} is not a readable htb-jax sweep manifest; remove the directory or give another --out"
+        ) from None
+    config = json.loads(json.dumps(config))
+    changed = [
+        f"{name}: {old_config.get(name)!r} there, {config.get(name)!r} here"
+        for name in sorted(set(old_config) | set(config))
+        if old_config.get(name) != config.get(name)
+    ]
+    if not changed and old_layout != [[int(a), int(b)] for a, b in layout]:
+        changed = ["chunk layout"]
+    if not changed and old.get("root_key") != [int(x) for x in np.asarray(root_key).ravel()]:
+        changed = ["root key"]
+    if changed:
+        raise ValueError(
+            f"the output directory {directory!r} holds a sweep with another configuration "
+            f"({'; '.join(changed)}); give a new --out or remove that directory"
+        )
+    return old
+
+
+class ChunkStore:
+    """The chunks and manifest of one sweep in ``directory``.
+
+    Args:
+      directory: the output directory (created by the caller).
+      config: the sweep's identity, a JSON-able dict (what must match to resume).
+      root_key: u32[2] the root key's data.
+      layout: ``[(first_seed, num_seeds), ...]`` per chunk.
+      stream: where notes on recomputed chunks go (stderr).
+
+    Raises:
+      ValueError: if ``directory`` holds a manifest of another sweep, or one
+        that cannot be read.
+    """
+
+    def __init__(self, directory: str, config: dict, root_key, layout, stream=None):
+        self.directory = directory
+        self.chunk_dir = os.path.join(directory, CHUNK_DIR)
+        self.stream = sys.stderr if stream is None else stream
+        self.layout = [[int(a), int(b)] for a, b in layout]
+        self.config = json.loads(json.dumps(config))
+        root_key = [int(x) for x in np.asarray(root_key).ravel()]
+        self.writer = jax.process_index() == 0
+        old = read_manifest(directory, self.config, root_key, self.layout)
+        if self.writer:
+            os.makedirs(self.chunk_dir, exist_ok=True)
+            for name in os.listdir(self.chunk_dir):
+                if name.endswith(".tmp"):  # left by a run killed mid-write
+                    os.remove(os.path.join(self.chunk_dir, name))
+        if old is not None:
+            path = os.path.join(directory, MANIFEST)
+            self.manifest = old
+            env = environment()
+            if old.get("versions") != env["versions"]:
+                self.stream.write(
+                    f"note: {path} was written with {old.get('versions')}; resuming with {env['versions']}\n"
+                )
+        else:
+            self.manifest = {
+                "format": FORMAT,
+                "kind": "htb_jax sweep",
+                "config": self.config,
+                "root_key": root_key,
+                "key_impl": "threefry2x32",
+                "chunks": self.layout,
+                **environment(),
+                "chunk_sha256": {},
+            }
+            self._write_manifest()
+
+    def _write_manifest(self) -> None:
+        if not self.writer:
+            return
+        text = json.dumps(self.manifest, indent=2, sort_keys=True) + "\n"
+        atomic_write(os.path.join(self.directory, MANIFEST), lambda f: f.write(text.encode()))
+
+    def path(self, index: int) -> str:
+        return os.path.join(self.chunk_dir, f"chunk-{index:05d}.npz")
+
+    def load(self, index: int) -> dict[str, np.ndarray] | None:
+        """Chunk ``index`` if it is on disk and intact, else ``None`` (a damaged file is deleted).
+
+        Intact: the file's SHA-256 equals the manifest's (where the manifest
+        has it: a run killed between the chunk's rename and the manifest's
+        update leaves none), the arrays hash to the digest stored inside,
+        and they hold the seeds the layout assigns to the chunk.
+        """
+        path = self.path(index)
+        if not os.path.exists(path):
+            return None
+        first, count = self.layout[index]
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+            expected = self.manifest["chunk_sha256"].get(str(index))
+            ok = expected is None or hashlib.sha256(raw).hexdigest() == expected
+            if ok:
+                with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+                    arrays = {name: data[name] for name in data.files}
+                stored = str(arrays.pop("sha256"))
+                ok = stored == digest(arrays)
+                ok = ok and int(arrays["first_seed"]) == first and int(arrays["num_seeds"]) == count
+        except Exception:  # truncated zip, bad CRC, missing arrays: all mean "recompute"
+            ok = False
+        if ok:
+            return arrays
+        self.stream.write(f"note: {path} is damaged or incomplete; recomputing it\n")
+        if self.writer:
+            os.remove(path)
+        self.manifest["chunk_sha256"].pop(str(index), None)
+        return None
+
+    def save(self, index: int, arrays: Mapping[str, np.ndarray]) -> None:
+        """Writes chunk ``index`` atomically, then records its digest in the manifest (process 0 only)."""
+        if not self.writer:
+            return
+        first, count = self.layout[index]
+        arrays = {**arrays, "first_seed": np.int64(first), "num_seeds": np.int64(count)}
+        arrays = {name: np.asarray(a) for name, a in arrays.items()}
+        buffer = io.BytesIO()
+        np.savez(buffer, sha256=np.str_(digest(arrays)), **arrays)
+        data = buffer.getvalue()
+        atomic_write(self.path(index), lambda f: f.write(data))
+        self.manifest["chunk_sha256"][str(index)] = hashlib.sha256(data).hexdigest()
+        self._write_manifest()
