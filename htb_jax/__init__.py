@@ -15,7 +15,7 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from htb_jax import theory  # noqa: E402
+from htb_jax import frontier, theory  # noqa: E402
 from htb_jax._src.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls, num_blocks  # noqa: E402
 from htb_jax._src.anytime_adar_etc import AnytimeAdaRETC  # noqa: E402
 from htb_jax._src.distributions import (  # noqa: E402
@@ -83,6 +83,7 @@ __all__ = [
     "equal_gap",
     "exploration_pulls",
     "fit_exponent",
+    "frontier",
     "fit_worst_case_exponent",
     "gaps",
     "intrinsic_scale",
