@@ -46,6 +46,7 @@ from htb_jax._src.instances import (  # noqa: E402
 )
 from htb_jax._src.mom import median_of_means  # noqa: E402
 from htb_jax._src.outcome import Outcome, Summary, summarize  # noqa: E402
+from htb_jax._src.proxy import ProxyTable, analytic_regret_bound, proxy_table, regret_proxy  # noqa: E402
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
 from htb_jax._src.robust_ucb import RobustUCB  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
@@ -70,6 +71,7 @@ __all__ = [
     "Outcome",
     "Pareto",
     "PolicyKernel",
+    "ProxyTable",
     "RobustUCB",
     "RoundContext",
     "StudentT",
@@ -77,6 +79,7 @@ __all__ = [
     "TableReader",
     "TwoPoint",
     "UCB1",
+    "analytic_regret_bound",
     "equal_gap",
     "exploration_pulls",
     "fit_exponent",
@@ -89,6 +92,8 @@ __all__ = [
     "median_of_means",
     "num_arms",
     "num_blocks",
+    "proxy_table",
+    "regret_proxy",
     "reward_table",
     "run_on_rewards",
     "seed_keys",
