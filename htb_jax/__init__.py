@@ -51,6 +51,7 @@ from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # no
 from htb_jax._src.robust_ucb import RobustUCB  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
 from htb_jax._src.simulate import run_on_rewards, simulate  # noqa: E402
+from htb_jax._src.tuning import TuningResult, admissible_schedule, tune_schedule  # noqa: E402
 from htb_jax._src.ucb1 import UCB1  # noqa: E402
 
 __version__ = "0.1.0"
@@ -77,8 +78,10 @@ __all__ = [
     "StudentT",
     "Summary",
     "TableReader",
+    "TuningResult",
     "TwoPoint",
     "UCB1",
+    "admissible_schedule",
     "analytic_regret_bound",
     "equal_gap",
     "exploration_pulls",
@@ -100,4 +103,5 @@ __all__ = [
     "simulate",
     "summarize",
     "theory",
+    "tune_schedule",
 ]
