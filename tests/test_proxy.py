@@ -91,8 +91,8 @@ def test_soft_commit_converges_to_exact_regret_as_tau_shrinks():
     # K = 2: the soft error of a seed is (T - L) Delta w_wrong, and w_wrong decreases with tau.
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=2, gap=0.05)
     policy = htb.AdaRETC(eps=0.5, alpha=0.8, q=0.0)
-    tab = proxy.proxy_table(jax.random.key(5), nu, T, 32, eps=0.5)
-    exact = np.asarray(htb.simulate(jax.random.key(5), policy, nu, T, 32, sampler="per_pull").regret)
+    tab = proxy.proxy_table(jax.random.key(5), nu, T, 16, eps=0.5)
+    exact = np.asarray(htb.simulate(jax.random.key(5), policy, nu, T, 16, sampler="per_pull").regret)
     assert np.ptp(exact) > 0  # some seeds commit wrongly: the test is not vacuous
     taus = [1.0, 0.1, 0.01, 1e-3, 1e-4, 1e-6]
     errors = np.stack([
@@ -183,14 +183,16 @@ def test_grad_under_jit_and_vmap():
     key = jax.random.key(KEY)
 
     def f(a):
-        return htb.regret_proxy(key, htb.AdaRETC(eps=0.5, alpha=a, q=0.1), nu, T, S, 0.05)
+        return htb.regret_proxy(key, htb.AdaRETC(eps=0.5, alpha=a, q=0.1), nu, 5_000, 4, 0.05)
 
-    alphas = jnp.array([0.76, 0.8, 0.9])
+    alphas = jnp.array([0.76, 0.9])
     eager = [jax.grad(f)(a) for a in alphas]
     jitted = jax.jit(jax.grad(f))
-    np.testing.assert_allclose([jitted(a) for a in alphas], eager, rtol=1e-12)
-    np.testing.assert_allclose(jax.vmap(jax.grad(f))(alphas), eager, rtol=1e-12)
-    np.testing.assert_allclose(jax.jit(jax.vmap(jax.grad(f)))(alphas), eager, rtol=1e-12)
+    # Compiled programs may reassociate float64 sums (prefix sums of ~10^3 rewards, the gradient
+    # a difference of such sums): agreement to 1e-9, far below any step the tuning takes.
+    np.testing.assert_allclose([jitted(a) for a in alphas], eager, rtol=1e-9)
+    np.testing.assert_allclose(jax.vmap(jax.grad(f))(alphas), eager, rtol=1e-9)
+    np.testing.assert_allclose(jax.jit(jax.vmap(jax.grad(f)))(alphas), eager, rtol=1e-9)
 
 
 def test_batched_policy_equals_loop_and_no_retrace(table):
@@ -216,10 +218,10 @@ def test_batched_policy_equals_loop_and_no_retrace(table):
 def test_instance_family_layout():
     family = htb.lower_bound_pair(2, 1.0, jnp.array([0.01, 0.1, 0.5]))[1]
     policy = htb.AdaRETC(eps=1.0, alpha=jnp.array([0.7, 0.8]), q=0.0)
-    r = htb.regret_proxy(jax.random.key(0), policy, family, 10_000, 4, 0.1)
+    r = htb.regret_proxy(jax.random.key(0), policy, family, 3_000, 4, 0.1)
     assert r.shape == (2, 3)
     one = htb.regret_proxy(jax.random.key(0), htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0),
-                           htb.lower_bound_pair(2, 1.0, 0.1)[1], 10_000, 4, 0.1)
+                           htb.lower_bound_pair(2, 1.0, 0.1)[1], 3_000, 4, 0.1)
     np.testing.assert_allclose(r[1, 1], one, rtol=1e-12)
 
 
