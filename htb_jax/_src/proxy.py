@@ -37,6 +37,9 @@ policy's (concrete) ``eps`` explores, ``ceil(L_max / K) + 1`` with ``L_max =
 K B_T + K^(eps/(1+2eps)) T^((1+eps)/(1+2eps))``, else ``ceil(T / K)``.  More
 than :data:`MAX_TABLE_BYTES` raises ``ValueError``.  Schedules must be
 admissible (``simulate``'s ranges); reads past the table are clipped to its end.
+Unlike ``simulate``, the proxy does not isolate infinite rewards: a seed
+whose read rewards include ``inf`` gets a NaN proxy (its prefix sums hold
+``inf - inf``).
 
 **Analytic proxy** (:func:`analytic_regret_bound`).  The upper-bound
 decomposition of the proofs of Theorems 2-3: exploration ``(L/K) sum_i
