@@ -47,10 +47,12 @@ from htb_jax._src.instances import (  # noqa: E402
 from htb_jax._src.memory import MemoryPlan, default_memory_budget  # noqa: E402
 from htb_jax._src.mom import median_of_means  # noqa: E402
 from htb_jax._src.outcome import Outcome, Summary, summarize  # noqa: E402
+from htb_jax._src.proxy import ProxyTable, analytic_regret_bound, proxy_table, regret_proxy  # noqa: E402
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
 from htb_jax._src.robust_ucb import RobustUCB  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
 from htb_jax._src.simulate import memory_plan, run_on_rewards, simulate  # noqa: E402
+from htb_jax._src.tuning import TuningResult, admissible_schedule, tune_schedule  # noqa: E402
 from htb_jax._src.ucb1 import UCB1  # noqa: E402
 
 __version__ = "0.1.0"
@@ -72,19 +74,23 @@ __all__ = [
     "Outcome",
     "Pareto",
     "PolicyKernel",
+    "ProxyTable",
     "RobustUCB",
     "RoundContext",
     "StudentT",
     "Summary",
     "TableReader",
+    "TuningResult",
     "TwoPoint",
     "UCB1",
+    "admissible_schedule",
+    "analytic_regret_bound",
     "default_memory_budget",
     "equal_gap",
     "exploration_pulls",
     "fit_exponent",
-    "frontier",
     "fit_worst_case_exponent",
+    "frontier",
     "gaps",
     "intrinsic_scale",
     "kth_smallest",
@@ -94,10 +100,13 @@ __all__ = [
     "memory_plan",
     "num_arms",
     "num_blocks",
+    "proxy_table",
+    "regret_proxy",
     "reward_table",
     "run_on_rewards",
     "seed_keys",
     "simulate",
     "summarize",
     "theory",
+    "tune_schedule",
 ]

@@ -1,0 +1,285 @@
+"""Schedule tuning with optax: minimise a scalarised regret proxy over admissible ``(alpha, q)``.
+
+The objective (for a weight ``lam`` in ``[0, 1]``) is
+
+    J(alpha, q) = lam * log W(alpha, q) + (1 - lam) * log R_ref(alpha, q),
+
+``W = smax_f R_f / U_eps(nu_f)`` the worst case over an instance family of
+the normalized regret proxy (Section 5's ``Phi_free``), taken smoothly as
+``smax_f x_f = exp(sigma logsumexp(log x_f / sigma))`` (``sigma`` in log
+units; it exceeds the max by at most a factor ``F^sigma``), and ``R_ref`` the
+regret proxy on one reference instance (``Phi_dep``).  Regrets are the
+Monte-Carlo relaxation of :mod:`htb_jax._src.proxy` on fixed tables (common
+random numbers: the same seeds at every iteration), or its analytic bound.
+
+**Reparametrisation.**  Unconstrained ``z = (z_alpha, z_q)`` map into the
+admissible set of Theorems 2-3 (:func:`theory.alpha_range`: ``[alpha*(eps),
+1)``; :func:`theory.q_range`: ``[0, eps/(1+2eps)]``) by
+
+    alpha = lo + (hi - lo) (m + (1 - 2m) sigmoid(z)),   m = 10^-6,
+
+so every iterate lies strictly inside, at distance ``>= m (hi - lo)`` from
+both ends, even when ``sigmoid`` saturates to exactly 0 or 1 (a huge learning
+rate) or ``z`` is infinite.
+
+Sweeping ``lam`` traces an empirical frontier; a vector of ``lam`` is one
+program (``vmap`` over ``lam``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from htb_jax._src import theory
+from htb_jax._src.adar_etc import AdaRETC
+from htb_jax._src.distributions import Distribution
+from htb_jax._src.instances import intrinsic_scale
+from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.proxy import (
+    _check_horizon,
+    analytic_regret_bound,
+    proxy_regrets,
+    proxy_table,
+)
+from htb_jax._src.validation import check_integer, check_interval
+
+MARGIN = 1e-6  # relative distance of every iterate from the ends of the admissible ranges
+PROXIES = ("monte_carlo", "analytic")
+
+
+class TuningResult(NamedTuple):
+    """What :func:`tune_schedule` returns; leading axes ``L`` are those of ``lam``."""
+
+    alpha: jax.Array  # f64[*L] tuned alpha
+    q: jax.Array  # f64[*L] tuned q
+    objective: jax.Array  # f64[*L, steps] J at each iterate before its update
+    alpha_trace: jax.Array  # f64[*L, steps + 1] every iterate's alpha (initial first)
+    q_trace: jax.Array  # f64[*L, steps + 1] every iterate's q
+    worst_case: jax.Array  # f64[*L] max over the family of R_f / U_eps at the tuned schedule
+    reference: jax.Array  # f64[*L] regret proxy on the reference at the tuned schedule
+    lam: jax.Array  # f64[*L] the weights
+
+
+def _squash(z: jax.Array, lo: jax.Array, hi: jax.Array) -> jax.Array:
+    unit = MARGIN + (1.0 - 2.0 * MARGIN) * jax.nn.sigmoid(jnp.asarray(z, jnp.float64))
+    unit = jnp.where(jnp.isnan(unit), 0.5, unit)
+    return lo + (hi - lo) * unit
+
+
+def admissible_schedule(z_alpha: Any, z_q: Any, eps: Any) -> tuple[jax.Array, jax.Array]:
+    """``(alpha, q)`` strictly inside the admissible ranges for ``eps``, from unconstrained logits.
+
+    Args:
+      z_alpha, z_q: f64[...] logits (any real, also ``+-inf``; NaN maps to the middle).
+      eps: f64[...] tail exponent in ``(0, 1]`` the schedule is designed for.
+
+    Returns:
+      ``(alpha, q)``, f64[broadcast shape]:
+      ``alpha in [alpha*(eps) + m w_a, 1 - m w_a]``, ``q in [m w_q, q_max - m w_q]``
+      with ``m = 10^-6`` and ``w`` the range widths.
+    """
+    eps = jnp.asarray(eps, jnp.float64)
+    lo_a = (1.0 + eps) / (1.0 + 2.0 * eps)
+    hi_q = eps / (1.0 + 2.0 * eps)
+    return _squash(z_alpha, lo_a, 1.0), _squash(z_q, 0.0, hi_q)
+
+
+def schedule_logits(alpha: Any, q: Any, eps: Any) -> tuple[jax.Array, jax.Array]:
+    """The inverse of :func:`admissible_schedule` (values are first clipped into its range)."""
+    eps = jnp.asarray(eps, jnp.float64)
+    lo_a = (1.0 + eps) / (1.0 + 2.0 * eps)
+    hi_q = eps / (1.0 + 2.0 * eps)
+
+    def logit(v, lo, hi):
+        unit = (jnp.asarray(v, jnp.float64) - lo) / (hi - lo)
+        unit = jnp.clip((unit - MARGIN) / (1.0 - 2.0 * MARGIN), 1e-12, 1.0 - 1e-12)
+        return jnp.log(unit) - jnp.log1p(-unit)
+
+    return logit(alpha, lo_a, 1.0), logit(q, 0.0, hi_q)
+
+
+def smooth_max_log(log_values: jax.Array, sigma: Any) -> jax.Array:
+    """``sigma logsumexp(log_values / sigma)`` over the last axis: a smooth max, in ``[max, max + sigma log F]``."""
+    return sigma * jax.scipy.special.logsumexp(log_values / sigma, axis=-1)
+
+
+def tuning_objective(
+    policy: AdaRETC,
+    lam: Any,
+    regret_family: Any,
+    regret_reference: Any,
+    scale: jax.Array,
+    sigma: Any,
+) -> jax.Array:
+    """``lam log smax_f(R_f / U_f) + (1 - lam) log R_ref``, f64[].
+
+    Args:
+      policy: unbatched AdaR-ETC.
+      lam: weight in ``[0, 1]``.
+      regret_family: ``policy -> f64[F]`` mean regrets on the family.
+      regret_reference: ``policy -> f64[]`` mean regret on the reference.
+      scale: f64[F] ``U_eps`` of the family members.
+      sigma: smooth-max temperature (log units).
+    """
+    log_worst = smooth_max_log(jnp.log(regret_family(policy) / scale), sigma)
+    return lam * log_worst + (1.0 - lam) * jnp.log(regret_reference(policy))
+
+
+def tune_schedule(
+    key: jax.Array,
+    eps: float,
+    family: Distribution,
+    reference: Distribution,
+    horizon: int,
+    num_seeds: int,
+    *,
+    lam: Any = 0.5,
+    tau: float = 0.05,
+    sigma: float = 0.05,
+    num_steps: int = 200,
+    optimizer: optax.GradientTransformation | None = None,
+    init_alpha: float | None = None,
+    init_q: float | None = None,
+    tune_q: bool = True,
+    proxy: str = "monte_carlo",
+) -> TuningResult:
+    """Tunes AdaR-ETC's ``(alpha, q)`` at a finite horizon with an optax optimiser.
+
+    Minimises ``lam log W + (1 - lam) log R_ref`` (see :mod:`htb_jax._src.tuning`)
+    over the admissible set, through the sigmoid reparametrisation of
+    :func:`admissible_schedule`.  The Monte-Carlo proxy reads the tables of
+    seeds ``0 .. S - 1`` drawn once from ``key`` (family and reference draw
+    from the same ``key``, like ``simulate``), so every iteration sees the
+    same rewards: the objective is a fixed, piecewise-smooth function of
+    ``(alpha, q)``.  The whole optimisation (all ``lam`` at once, vmapped) is
+    one jit-compiled program.
+
+    Args:
+      key: a threefry ``jax.random.key``.
+      eps: tail exponent in ``(0, 1]``: the design ``eps`` of the schedules
+        and the true ``eps`` of the normalization ``U_eps``.
+      family: instances of batch shape ``(F, K)`` (the worst case runs over ``F``).
+      reference: one instance, batch shape ``(K,)``.
+      horizon: ``T``.
+      num_seeds: ``S`` (Monte-Carlo proxy).
+      lam: weight(s) in ``[0, 1]``, scalar or f[*L].
+      tau: commit temperature of the Monte-Carlo proxy (reward units).
+      sigma: smooth-max temperature over the family, ``> 0`` (log units).
+      num_steps: optimiser steps.
+      optimizer: an optax transformation (default ``optax.adam(0.05)``).
+      init_alpha, init_q: the starting schedule (default: the middle of each
+        range, ``z = 0``); must be admissible.
+      tune_q: if False, ``q`` stays at its initial value.
+      proxy: ``"monte_carlo"`` (:func:`regret_proxy`'s relaxation) or
+        ``"analytic"`` (:func:`analytic_regret_bound`).
+
+    Returns:
+      :class:`TuningResult`; ``worst_case`` and ``reference`` are the proxy
+      (hard max over the family) at the tuned schedule.
+
+    Examples:
+      >>> import jax, htb_jax as htb
+      >>> betas = [0.01, 0.1, 0.5]
+      >>> family = htb.lower_bound_pair(2, 1.0, betas)[1]
+      >>> reference = htb.lower_bound_pair(2, 1.0, 0.9)[1]
+      >>> res = htb.tune_schedule(jax.random.key(0), 1.0, family, reference, 10**4, 8, num_steps=5)
+      >>> res.alpha.shape
+      ()
+    """
+    check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
+    eps = float(eps)
+    horizon = _check_horizon(horizon)
+    check_integer("num_seeds", num_seeds, 1)
+    check_integer("num_steps", num_steps, 1)
+    check_interval("lam", lam, 0.0, 1.0, low_closed=True, high_closed=True)
+    check_interval("tau", tau, 0.0, np.inf, low_closed=True, high_closed=False)
+    check_interval("sigma", sigma, 0.0, np.inf, low_closed=False, high_closed=False)
+    if proxy not in PROXIES:
+        raise ValueError(f"proxy must be one of {', '.join(PROXIES)}; got {proxy!r}.")
+    k = instance_num_arms(family)
+    if len(family.batch_shape) != 2:
+        raise ValueError(f"family must have batch shape (F, K); got {family.batch_shape}.")
+    if reference.batch_shape != (k,):
+        raise ValueError(f"reference must have batch shape (K,) = ({k},); got {reference.batch_shape}.")
+    lo_a, hi_a = theory.alpha_range(eps)
+    lo_q, hi_q = theory.q_range(eps)
+    where = f"for eps={eps:g}"
+    if init_alpha is not None:
+        check_interval("init_alpha", init_alpha, lo_a, hi_a, low_closed=True, high_closed=False, where=where)
+    if init_q is not None:
+        check_interval("init_q", init_q, lo_q, hi_q, low_closed=True, high_closed=True, where=where)
+    optimizer = optax.adam(0.05) if optimizer is None else optimizer
+    z0_a, z0_q = schedule_logits(
+        (lo_a + hi_a) / 2 if init_alpha is None else init_alpha, hi_q / 2 if init_q is None else init_q, eps
+    )
+    lam_arr = jnp.asarray(lam, jnp.float64)
+    scale = intrinsic_scale(family, eps)
+    if proxy == "monte_carlo":
+        tables = (
+            proxy_table(key, family, horizon, num_seeds, eps=eps),
+            proxy_table(key, reference, horizon, num_seeds, eps=eps),
+        )
+    else:
+        tables = None
+    run = jax.jit(
+        lambda lams, z0, tabs: jax.vmap(
+            lambda lam_: _optimise(
+                lam_, z0, tabs, scale, eps, family, reference, horizon, tau, sigma, num_steps,
+                optimizer, tune_q, proxy,
+            )
+        )(lams)
+    )
+    out = run(lam_arr.reshape(-1), jnp.stack([z0_a, z0_q]), tables)
+    shape = lam_arr.shape
+    return TuningResult(*(jnp.reshape(a, (*shape, *a.shape[1:])) for a in out), lam=lam_arr)
+
+
+def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, tau, sigma, steps, optimizer,
+              tune_q, proxy):
+    """One ``lam``: ``steps`` optimiser updates by ``lax.scan``; returns the fields of TuningResult."""
+
+    def policy_of(z):
+        alpha, q = admissible_schedule(z[0], z[1], eps)
+        return AdaRETC(eps=eps, alpha=alpha, q=q)
+
+    if proxy == "monte_carlo":
+        family_table, reference_table = tables
+
+        def regret_family(p):
+            return jnp.mean(proxy_regrets(p, family_table, horizon, tau), axis=-1)
+
+        def regret_reference(p):
+            return jnp.mean(proxy_regrets(p, reference_table, horizon, tau), axis=-1)
+    else:
+
+        def regret_family(p):
+            return analytic_regret_bound(p, family, horizon)
+
+        def regret_reference(p):
+            return analytic_regret_bound(p, reference, horizon)
+
+    def objective(z):
+        return tuning_objective(policy_of(z), lam, regret_family, regret_reference, scale, sigma)
+
+    mask = jnp.asarray([1.0, 1.0 if tune_q else 0.0], jnp.float64)
+
+    def step(carry, _):
+        z, state = carry
+        value, grad = jax.value_and_grad(objective)(z)
+        grad = jnp.where(jnp.isfinite(grad), grad, 0.0) * mask
+        updates, state = optimizer.update(grad, state, z)
+        z = optax.apply_updates(z, updates)
+        return (z, state), (value, z)
+
+    (z, _), (values, zs) = jax.lax.scan(step, (z0, optimizer.init(z0)), None, length=steps)
+    zs = jnp.concatenate([z0[None], zs], axis=0)
+    alphas, qs = admissible_schedule(zs[:, 0], zs[:, 1], eps)
+    final = policy_of(z)
+    worst = jnp.max(regret_family(final) / scale)
+    return alphas[-1], qs[-1], values, alphas, qs, worst, regret_reference(final)
+

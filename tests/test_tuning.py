@@ -1,0 +1,114 @@
+"""tune_schedule: admissible iterates (also with huge learning rates), vmap over lam, the objective."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+import htb_jax as htb
+from htb_jax import theory
+from htb_jax._src import tuning
+
+T = 10_000
+S = 4
+
+
+def _family():
+    return htb.lower_bound_pair(2, 1.0, jnp.array([0.03, 0.1, 0.3]))[1]
+
+
+def _reference():
+    return htb.lower_bound_pair(2, 1.0, 0.9)[1]
+
+
+def _assert_admissible(alpha, q, eps):
+    lo_a, hi_a = theory.alpha_range(eps)  # [lo, 1)
+    lo_q, hi_q = theory.q_range(eps)  # [lo, hi]
+    alpha, q = np.asarray(alpha), np.asarray(q)
+    assert np.all(np.isfinite(alpha)) and np.all(np.isfinite(q))
+    assert np.all(alpha >= lo_a) and np.all(alpha < hi_a)
+    assert np.all(q >= lo_q) and np.all(q <= hi_q)
+    # and the policy constructor (the library's own check) accepts every iterate
+    htb.AdaRETC(eps=eps, alpha=alpha, q=q)
+
+
+@pytest.mark.parametrize("eps", [0.25, 1.0])
+def test_reparametrisation_stays_strictly_inside(eps):
+    z = jnp.array([-jnp.inf, -1e300, -1e6, -40.0, 0.0, 40.0, 1e6, 1e300, jnp.inf, jnp.nan])
+    alpha, q = htb.admissible_schedule(z, z, eps)
+    _assert_admissible(alpha, q, eps)
+    lo = theory.balanced_alpha(eps)
+    assert np.all(np.asarray(alpha) > lo) and np.all(np.asarray(q) > 0)
+    assert np.all(np.asarray(q) < eps / (1 + 2 * eps))
+    # the inverse
+    a0, q0 = jnp.array([lo + 0.01, 0.95]), jnp.array([0.01, 0.1])
+    za, zq = tuning.schedule_logits(a0, q0, eps)
+    a1, q1 = htb.admissible_schedule(za, zq, eps)
+    np.testing.assert_allclose(a1, a0, rtol=1e-12)
+    np.testing.assert_allclose(q1, q0, rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "optimizer",
+    [optax.adam(1e6), optax.sgd(1e6), optax.sgd(-1e6)],
+    ids=["adam-1e6", "sgd-1e6", "sgd-ascent-1e6"],
+)
+def test_every_iterate_is_admissible_even_with_huge_learning_rates(optimizer):
+    eps = 0.5
+    res = htb.tune_schedule(
+        jax.random.key(0), eps, _family(), _reference(), T, S,
+        lam=jnp.array([0.0, 0.5, 1.0]), num_steps=6, optimizer=optimizer, tau=0.1,
+    )
+    assert res.alpha_trace.shape == (3, 7)
+    _assert_admissible(res.alpha_trace, res.q_trace, eps)
+    _assert_admissible(res.alpha, res.q, eps)
+    assert np.all(np.isfinite(np.asarray(res.objective)))
+
+
+def test_vmap_over_lam_equals_separate_runs():
+    kwargs = dict(num_steps=8, tau=0.1, optimizer=optax.adam(0.1))
+    lams = jnp.array([0.2, 0.9])
+    batched = htb.tune_schedule(jax.random.key(1), 1.0, _family(), _reference(), T, S, lam=lams, **kwargs)
+    for i, lam in enumerate(lams):
+        one = htb.tune_schedule(jax.random.key(1), 1.0, _family(), _reference(), T, S, lam=float(lam), **kwargs)
+        assert one.alpha.shape == ()
+        for field in ("alpha", "q", "objective", "alpha_trace", "worst_case", "reference"):
+            np.testing.assert_allclose(getattr(batched, field)[i], getattr(one, field), rtol=1e-9)
+
+
+def test_objective_trace_is_the_scalarised_proxy():
+    # The recorded objective at the first iterate is lam log smax(R_f / U_f) + (1 - lam) log R_ref
+    # of the Monte-Carlo proxy at the initial schedule, on the same seeds.
+    eps, lam, sigma, tau = 1.0, 0.3, 0.05, 0.1
+    res = htb.tune_schedule(jax.random.key(2), eps, _family(), _reference(), T, S, lam=lam, num_steps=2,
+                            tau=tau, sigma=sigma, init_alpha=0.8, init_q=0.1)
+    policy = htb.AdaRETC(eps=eps, alpha=res.alpha_trace[0], q=res.q_trace[0])
+    fam = htb.regret_proxy(jax.random.key(2), policy, _family(), T, S, tau)
+    ref = htb.regret_proxy(jax.random.key(2), policy, _reference(), T, S, tau)
+    scale = htb.intrinsic_scale(_family(), eps)
+    want = lam * sigma * jax.scipy.special.logsumexp(jnp.log(fam / scale) / sigma) + (1 - lam) * jnp.log(ref)
+    np.testing.assert_allclose(res.objective[0], want, rtol=1e-12)
+    np.testing.assert_allclose(res.alpha_trace[0], 0.8, rtol=1e-9)
+
+
+def test_descent_lowers_the_analytic_objective_and_q_can_be_frozen():
+    res = htb.tune_schedule(jax.random.key(0), 1.0, _family(), _reference(), 10**5, S, lam=0.5,
+                            num_steps=40, proxy="analytic", tune_q=False, init_alpha=0.8, init_q=0.1)
+    assert float(res.objective[-1]) < float(res.objective[0])
+    np.testing.assert_allclose(res.q_trace, 0.1, rtol=1e-9)
+
+
+def test_validation_errors():
+    fam, ref = _family(), _reference()
+    key = jax.random.key(0)
+    with pytest.raises(ValueError, match=r"lam must lie in \[0, 1\]; got lam=1.5"):
+        htb.tune_schedule(key, 1.0, fam, ref, T, S, lam=1.5)
+    with pytest.raises(ValueError, match=r"init_alpha must lie in \[0.666667, 1\) for eps=1; got init_alpha=0.5"):
+        htb.tune_schedule(key, 1.0, fam, ref, T, S, init_alpha=0.5)
+    with pytest.raises(ValueError, match=r"sigma must lie in \(0, inf\)"):
+        htb.tune_schedule(key, 1.0, fam, ref, T, S, sigma=0.0)
+    with pytest.raises(ValueError, match=r"family must have batch shape \(F, K\)"):
+        htb.tune_schedule(key, 1.0, ref, ref, T, S)
+    with pytest.raises(ValueError, match="proxy must be one of"):
+        htb.tune_schedule(key, 1.0, fam, ref, T, S, proxy="exact")
