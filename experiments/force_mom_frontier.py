@@ -140,26 +140,13 @@ def _plot(rows, path) -> None:
 
     fig, axes = plt.subplots(1, len(EPS), figsize=(4.4 * len(EPS), 4.2), squeeze=False)
     for ax, eps in zip(axes[0], EPS, strict=True):
-        d = np.linspace(0.0, 1.0, 401)
-        ax.plot(d, htb.theory.t_frontier(d, eps), "k-", lw=1.2, label="Theorem 1 frontier")
+        frontier.frontier_panel(ax, eps, f"eps = {eps:g}  (o claim/theory, x schedule at finite T, ■▲ measured)",
+                                high=1.05)
         mine = [r for r in rows if r["eps"] == eps]
         colors = plt.cm.plasma(np.linspace(0.0, 0.8, len(mine)))
         for r, color in zip(mine, colors, strict=True):
             marker = "^" if r["policy"].startswith("AdaR") else "s"
-            ax.plot(r["d_theory"], r["c_theory"], "o", mfc="none", mec=color, ms=9)
-            ax.plot(r["d_finite_t"], r["c_finite_t"], "x", color=color, ms=7)
-            ax.errorbar(
-                r["d"], r["c"],
-                xerr=[[max(r["d"] - r["d_low"], 0.0)], [max(r["d_high"] - r["d"], 0.0)]],
-                yerr=[[max(r["c"] - r["c_low"], 0.0)], [max(r["c_high"] - r["c"], 0.0)]],
-                fmt=marker, color=color, ms=6, capsize=2, label=r["policy"],
-            )
-        ax.set_xlim(0.45, 1.05)
-        ax.set_ylim(0.0, 1.05)
-        ax.set_xlabel("d (distribution-free exponent of T)")
-        ax.set_ylabel("c (distribution-dependent exponent of T)")
-        ax.set_title(f"eps = {eps:g}  (o claim/theory, x schedule at finite T, ■▲ measured)", fontsize=8)
-        ax.grid(True, alpha=0.3)
+            frontier.plot_point(ax, r, color, marker=marker, label=r["policy"])
         ax.legend(fontsize=7, loc="lower left")
     fig.suptitle(f"ForceMoM vs AdaR-ETC, t in [{FIT_FROM}, {T:.0e}], {SEEDS} seeds (engine)", fontsize=10)
     fig.tight_layout()

@@ -90,14 +90,7 @@ def _plot(rows, path) -> None:
     b = np.linspace(0.0, 0.8, 100)
     ax.plot(b, htb.theory.k_frontier(b, EPS), "k-", lw=1.2, label="K-frontier a + 2b = 0")
     for r, color in zip(rows, ("tab:blue", "tab:orange"), strict=True):
-        ax.plot(r["b_theory"], r["a_theory"], "o", mfc="none", mec=color, ms=10)
-        ax.plot(r["b_finite_k"], r["a_finite_k"], "x", color=color, ms=7)
-        ax.errorbar(
-            r["b"], r["a"],
-            xerr=[[max(r["b"] - r["b_low"], 0)], [max(r["b_high"] - r["b"], 0)]],
-            yerr=[[max(r["a"] - r["a_low"], 0)], [max(r["a_high"] - r["a"], 0)]],
-            fmt="s", color=color, ms=5, capsize=2, label=f"q = {r['q']:.3g}",
-        )
+        frontier.plot_point(ax, r, color, x="b", y="a", label=f"q = {r['q']:.3g}")
     ax.set_xlabel("b (distribution-free exponent of K)")
     ax.set_ylabel("a (distribution-dependent exponent of K)")
     ax.set_title("AdaR-ETC K-frontier, eps = 1, T = 10^12 (Table 1)\no theory, x schedule at finite K, ■ measured", fontsize=8)

@@ -42,7 +42,7 @@ import optax
 
 import htb_jax as htb
 from htb_jax import theory
-from htb_jax._src import proxy
+from htb_jax._src import frontier, proxy
 
 ROOT = pathlib.Path(__file__).resolve().parent
 OUT = ROOT / "tune_frontier"
@@ -161,8 +161,7 @@ def plot(rows, summaries, path):
     grid_rows = list(csv.DictReader(open(ROOT / "t_frontier" / "frontier.csv")))
     fig, axes = plt.subplots(1, len(EPS_VALUES), figsize=(5.0 * len(EPS_VALUES), 4.4), squeeze=False)
     for ax, eps in zip(axes[0], EPS_VALUES, strict=True):
-        d = np.linspace(0.0, 1.0, 401)
-        ax.plot(d, theory.t_frontier(d, eps), "k-", lw=1.2, label="Theorem 1 frontier")
+        frontier.frontier_panel(ax, eps, f"eps = {eps:g}")
         pts = [r for r in grid_rows if float(r["eps"]) == eps]
         ax.plot([float(r["d"]) for r in pts], [float(r["c"]) for r in pts], "s", color="0.5", ms=6,
                 label="grid sweep, measured (t_frontier)")
@@ -173,12 +172,6 @@ def plot(rows, summaries, path):
         star = theory.balanced_alpha(eps)
         ax.plot(star, star, "r*", ms=12, label="alpha*(eps)")
         fig.colorbar(sc, ax=ax, label="lam")
-        ax.set_xlim(0.45, 1.02)
-        ax.set_ylim(0.0, 1.02)
-        ax.set_xlabel("d (distribution-free exponent of T)")
-        ax.set_ylabel("c (distribution-dependent exponent of T)")
-        ax.set_title(f"eps = {eps:g}", fontsize=9)
-        ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, loc="lower left")
     fig.suptitle(f"AdaR-ETC schedules tuned with Adam on the regret proxy (T = {HORIZON:.0e}, K = 2, "
                  f"{NUM_SEEDS} seeds)", fontsize=10)

@@ -186,13 +186,12 @@ def test_grad_under_jit_and_vmap():
         return htb.regret_proxy(key, htb.AdaRETC(eps=0.5, alpha=a, q=0.1), nu, 5_000, 4, 0.05)
 
     alphas = jnp.array([0.76, 0.9])
-    eager = [jax.grad(f)(a) for a in alphas]
+    eager = jax.grad(f)(alphas[0])  # op by op: one point (about 5 s)
     jitted = jax.jit(jax.grad(f))
     # Compiled programs may reassociate float64 sums (prefix sums of ~10^3 rewards, the gradient
     # a difference of such sums): agreement to 1e-9, far below any step the tuning takes.
-    np.testing.assert_allclose([jitted(a) for a in alphas], eager, rtol=1e-9)
-    np.testing.assert_allclose(jax.vmap(jax.grad(f))(alphas), eager, rtol=1e-9)
-    np.testing.assert_allclose(jax.jit(jax.vmap(jax.grad(f)))(alphas), eager, rtol=1e-9)
+    np.testing.assert_allclose(jitted(alphas[0]), eager, rtol=1e-9)
+    np.testing.assert_allclose(jax.jit(jax.vmap(jax.grad(f)))(alphas), [eager, jitted(alphas[1])], rtol=1e-9)
 
 
 def test_batched_policy_equals_loop_and_no_retrace(table):

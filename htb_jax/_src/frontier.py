@@ -405,6 +405,35 @@ def load_runs(path, family: SpikeFamily) -> FamilyRuns:
         return FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)
 
 
+def frontier_panel(ax, eps: float, title: str, *, high: float = 1.02) -> None:
+    """Theorem 1's line ``c + d (1+eps)/eps = (1+eps)/eps`` on ``ax``, with the (d, c) axes."""
+    d = np.linspace(0.0, 1.0, 401)
+    ax.plot(d, theory.t_frontier(d, eps), "k-", lw=1.2, label="Theorem 1 frontier")
+    ax.set_xlim(0.45, high)
+    ax.set_ylim(0.0, high)
+    ax.set_xlabel("d (distribution-free exponent of T)")
+    ax.set_ylabel("c (distribution-dependent exponent of T)")
+    ax.set_title(title, fontsize=8)
+    ax.grid(True, alpha=0.3)
+
+
+def plot_point(ax, row: dict, color, *, x: str = "d", y: str = "c", marker: str = "s", label=None) -> None:
+    """One schedule's theory (o), finite-T prediction (x) and measurement with its intervals.
+
+    ``row`` holds ``{x, y}``, ``{x, y}_low``/``_high``, ``{x, y}_theory`` and
+    ``{x, y}_finite_t`` (or ``_finite_k``).
+    """
+    finite = "finite_t" if f"{x}_finite_t" in row else "finite_k"
+    ax.plot(row[f"{x}_theory"], row[f"{y}_theory"], "o", mfc="none", mec=color, ms=9)
+    ax.plot(row[f"{x}_{finite}"], row[f"{y}_{finite}"], "x", color=color, ms=7)
+    ax.errorbar(
+        row[x], row[y],
+        xerr=[[max(row[x] - row[f"{x}_low"], 0.0)], [max(row[f"{x}_high"] - row[x], 0.0)]],
+        yerr=[[max(row[y] - row[f"{y}_low"], 0.0)], [max(row[f"{y}_high"] - row[y], 0.0)]],
+        fmt=marker, color=color, ms=5, capsize=2, label=label,
+    )
+
+
 def plot_t_frontier(result: TFrontierResult, path) -> None:
     """Figure 1 with the measured points: one panel per ``eps``."""
     import matplotlib
@@ -415,25 +444,11 @@ def plot_t_frontier(result: TFrontierResult, path) -> None:
     eps_values = result.config.eps_values
     fig, axes = plt.subplots(1, len(eps_values), figsize=(4.2 * len(eps_values), 4.0), squeeze=False)
     for ax, e in zip(axes[0], eps_values, strict=True):
-        d = np.linspace(0.0, 1.0, 401)
-        ax.plot(d, theory.t_frontier(d, e), "k-", lw=1.2, label="Theorem 1 frontier")
+        frontier_panel(ax, e, f"eps = {e:g}  (o theory, x schedule at finite T, ■ measured)")
         rows = [r for r in result.rows if r["eps"] == e]
         colors = plt.cm.viridis(np.linspace(0.0, 0.85, max(len(rows), 1)))
         for r, color in zip(rows, colors, strict=False):
-            ax.plot(r["d_theory"], r["c_theory"], "o", mfc="none", mec=color, ms=9)
-            ax.plot(r["d_finite_t"], r["c_finite_t"], "x", color=color, ms=7)
-            ax.errorbar(
-                r["d"], r["c"],
-                xerr=[[max(r["d"] - r["d_low"], 0.0)], [max(r["d_high"] - r["d"], 0.0)]],
-                yerr=[[max(r["c"] - r["c_low"], 0.0)], [max(r["c_high"] - r["c"], 0.0)]],
-                fmt="s", color=color, ms=5, capsize=2, label=f"alpha={r['alpha']:.3f}",
-            )
-        ax.set_xlim(0.45, 1.02)
-        ax.set_ylim(0.0, 1.02)
-        ax.set_xlabel("d (distribution-free exponent of T)")
-        ax.set_ylabel("c (distribution-dependent exponent of T)")
-        ax.set_title(f"eps = {e:g}  (o theory, x schedule at finite T, ■ measured)", fontsize=8)
-        ax.grid(True, alpha=0.3)
+            plot_point(ax, r, color, label=f"alpha={r['alpha']:.3f}")
         ax.legend(fontsize=7, loc="lower left")
     fig.suptitle(
         f"AdaR-ETC T-frontier: T in [{result.config.fit_from:.0e}, {max(result.config.horizons):.0e}], "
