@@ -119,9 +119,9 @@ def plan_seed_chunk(
     if seed_chunk is None:
         if memory_budget < minimum:
             raise ValueError(
-                f"memory_budget must be at least {minimum} bytes for this simulation (one seed per chunk "
-                f"needs {bytes_per_seed} bytes and the results of {seeds_per_device} seeds per device "
-                f"{output_bytes_per_seed * seeds_per_device}); got memory_budget={memory_budget}."
+                f"memory_budget must be at least {minimum} bytes for this simulation ({FIXED_BYTES} fixed, "
+                f"{bytes_per_seed} for one seed per chunk and {output_bytes_per_seed * seeds_per_device} for "
+                f"the results of {seeds_per_device} seeds per device); got memory_budget={memory_budget}."
             )
         fits = (memory_budget - FIXED_BYTES - output_bytes_per_seed * (seeds_per_device - 1)) // (
             bytes_per_seed + output_bytes_per_seed
