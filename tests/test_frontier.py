@@ -119,6 +119,23 @@ def test_frontier_command_writes_table_csv_figure_and_runs(tmp_path, capsys):
     runs = frontier.load_runs(tmp_path / "runs.npz", frontier.TFrontierConfig().family)
     assert runs.regret.shape[-2:] == (3, 4)
 
+    # Started again after a crash that left chunk 0 truncated: chunk 1 is read back, chunk 0
+    # recomputed, and everything written equals the uninterrupted run.
+    chunk = tmp_path / "chunks" / "chunk-00000.npz"
+    chunk.write_bytes(chunk.read_bytes()[:100])
+    assert main([*SMALL, "--out", str(tmp_path)]) == 0
+    again, err = capsys.readouterr()
+    assert "chunk-00000.npz is damaged or incomplete; recomputing it" in err
+    assert "resumed: 1 of 2 chunks read back" in err
+    assert again == out
+    np.testing.assert_array_equal(frontier.load_runs(tmp_path / "runs.npz", runs.family).regret, runs.regret)
+
+    # Another configuration in the same directory: one line, exit status 2, nothing run.
+    assert main([*SMALL[:-4], "--seeds", "6", "--seed-chunk", "2", "--out", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "holds a sweep with another configuration (num_seeds: 4 there, 6 here)" in err
+
 
 @pytest.mark.parametrize(
     "extra,message",

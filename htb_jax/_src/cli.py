@@ -204,8 +204,10 @@ def _frontier_parser(sub) -> None:
             "family of the regret normalized by U_eps) and distribution-dependent exponent c (one fixed "
             "instance) for a grid of alpha at several eps, with bootstrap intervals; print the "
             "measured-vs-theory table and write frontier.png, frontier.csv, table.md and runs.npz. "
-            "With no flags it runs an embedded default (about two minutes on a 2-core CPU); raise "
-            "--seeds, --horizons and --alphas-per-eps on a GPU."
+            "With no flags it runs an embedded default (about a minute on a 2-core CPU); raise "
+            "--seeds, --horizons and --alphas-per-eps on a GPU. Every finished chunk of seeds is "
+            "stored in --out with a manifest: the same command, killed and started again, resumes; "
+            "another configuration needs another --out."
         ),
     )
     p.add_argument("--eps", type=_floats, default=d.eps_values, help="comma-separated eps values (default 1,0.5,0.25)")
@@ -241,15 +243,21 @@ def _run_frontier(args) -> int:
     )
     config.validate()
     _output_dir(args.out)
+    layout = frontier_lib.seed_chunks(config.num_seeds, config.seed_chunk)
+    resumable.read_manifest(
+        args.out, frontier_lib.frontier_identity(config), frontier_lib.frontier_root_key(config), layout
+    )
     fam = config.family
     print(
         f"AdaR-ETC T-frontier: eps in {list(config.eps_values)}, {config.alphas_per_eps} alphas each; "
         f"worst case over {len(fam.spike_probs)} two-point instances (K={fam.num_arms}, spike probability "
         f"{min(fam.spike_probs):g}..{max(fam.spike_probs):g}); T = {min(config.horizons):.0e}..{max(config.horizons):.0e}; "
-        f"{config.num_seeds} seeds",
+        f"{config.num_seeds} seeds in {len(layout)} chunks; output in {args.out}",
         file=sys.stderr,
     )
-    result = frontier_lib.run_t_frontier(config)
+    result = frontier_lib.run_t_frontier(config, out_dir=args.out)
+    if result.runs.resumed_chunks:
+        print(f"resumed: {result.runs.resumed_chunks} of {len(layout)} chunks read back from {args.out}", file=sys.stderr)
     table = frontier_lib.t_frontier_table(result)
     print(table)
     paths = {name: os.path.join(args.out, name) for name in ("frontier.png", "frontier.csv", "table.md", "runs.npz")}

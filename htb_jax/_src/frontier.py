@@ -44,6 +44,7 @@ from htb_jax._src.adar_etc import AdaRETC, num_blocks
 from htb_jax._src.distributions import Pareto
 from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
 from htb_jax._src.instances import intrinsic_scale, lower_bound_pair
+from htb_jax._src.resumable import ChunkStore
 from htb_jax._src.simulate import simulate
 from htb_jax._src.sweep import progress_bar, write_csv
 from htb_jax._src.validation import check_integer, check_interval
@@ -140,6 +141,7 @@ class FamilyRuns:
       horizons: i64[H].
       family: the family (to normalize by ``U_eps`` for any ``eps``).
       seconds: wall time, compilation included.
+      resumed_chunks: seed chunks read back from a store instead of computed.
     """
 
     regret: np.ndarray
@@ -147,10 +149,16 @@ class FamilyRuns:
     horizons: np.ndarray
     family: SpikeFamily | ParetoFamily
     seconds: float
+    resumed_chunks: int = 0
 
     def scale(self, eps: float) -> np.ndarray:
         """``U_eps`` of each family member, f64[F + 1]."""
         return np.asarray(intrinsic_scale(self.family.instances(), eps))
+
+
+def seed_chunks(num_seeds: int, seed_chunk: int) -> list[tuple[int, int]]:
+    """``[(first_seed, num_seeds), ...]``: the chunks a family run computes (and stores) one by one."""
+    return [(first, min(seed_chunk, num_seeds - first)) for first in range(0, num_seeds, seed_chunk)]
 
 
 def run_family(
@@ -162,29 +170,43 @@ def run_family(
     key: int = 0,
     seed_chunk: int = 8,
     progress: bool = True,
+    store: ChunkStore | None = None,
 ) -> FamilyRuns:
     """Simulates a flat batch of schedules (grid shape ``(G,)``) on the family, chunk of seeds by chunk.
 
     Seed ``s`` draws from ``fold_in(key, s)`` alone, so the chunking changes nothing.
+
+    Args:
+      store: if given (its layout :func:`seed_chunks`), every finished chunk is
+        written there atomically and intact chunks already there are read back
+        instead of recomputed: a killed run started again resumes.
     """
     family.validate()
     check_integer("num_seeds", num_seeds, 2)
     check_integer("seed_chunk", seed_chunk, 1)
+    layout = seed_chunks(num_seeds, seed_chunk)
     instances = family.instances()
     root = jax.random.key(key)
     started = time.perf_counter()
-    parts, exploration = [], None
-    for first in range(0, num_seeds, seed_chunk):
-        count = min(seed_chunk, num_seeds - first)
+    parts = [store.load(i) if store is not None else None for i in range(len(layout))]
+    resumed = sum(part is not None for part in parts)
+    initial = done = sum(count for part, (_, count) in zip(parts, layout, strict=True) if part is not None)
+    for i, (first, count) in enumerate(layout):
+        if parts[i] is not None:
+            continue
         out = simulate(root, policy, instances, list(horizons), count, first_seed=first)
-        parts.append(np.asarray(out.regret))
-        exploration = np.asarray(out.exploration[:, 0, :, 0])
+        parts[i] = {"regret": np.asarray(out.regret), "exploration": np.asarray(out.exploration[:, 0, :, 0])}
+        if store is not None:
+            store.save(i, parts[i])
+        done += count
         if progress:
-            progress_bar(first + count, num_seeds, started, sys.stderr)
+            progress_bar(done, num_seeds, started, sys.stderr, initial=initial, chunk=(i + 1, len(layout)))
     if progress and sys.stderr.isatty():
         sys.stderr.write("\n")
-    regret = np.concatenate(parts, axis=-1)
-    return FamilyRuns(regret, exploration, np.asarray(horizons, np.int64), family, time.perf_counter() - started)
+    regret = np.concatenate([part["regret"] for part in parts], axis=-1)
+    exploration = parts[-1]["exploration"]
+    seconds = time.perf_counter() - started
+    return FamilyRuns(regret, exploration, np.asarray(horizons, np.int64), family, seconds, resumed)
 
 
 def _fit_mask(horizons: np.ndarray, fit_from: int) -> np.ndarray:
@@ -340,14 +362,38 @@ def t_frontier_policy(config: TFrontierConfig) -> AdaRETC:
     return AdaRETC(eps=jnp.asarray(eps), alpha=jnp.asarray(alpha), q=0.0)
 
 
-def run_t_frontier(config: TFrontierConfig, *, progress: bool = True) -> TFrontierResult:
-    """Runs the T-frontier experiment and fits ``(d, c)`` for every ``(eps, alpha)``."""
+def run_t_frontier(config: TFrontierConfig, *, progress: bool = True, out_dir: str | None = None) -> TFrontierResult:
+    """Runs the T-frontier experiment and fits ``(d, c)`` for every ``(eps, alpha)``.
+
+    Args:
+      config: the experiment.
+      progress: show a progress bar on stderr.
+      out_dir: if given, the seed chunks are stored there with a manifest (see
+        :mod:`htb_jax._src.resumable`): a killed run started again resumes, and
+        a directory holding another configuration is refused (``ValueError``).
+    """
     config.validate()
+    store = None
+    if out_dir is not None:
+        store = ChunkStore(out_dir, frontier_identity(config), frontier_root_key(config),
+                           seed_chunks(config.num_seeds, config.seed_chunk))
     runs = run_family(
         t_frontier_policy(config), config.family, config.horizons, config.num_seeds,
-        key=config.key, seed_chunk=config.seed_chunk, progress=progress,
+        key=config.key, seed_chunk=config.seed_chunk, progress=progress, store=store,
     )
     return fit_t_frontier(config, runs)
+
+
+def frontier_identity(config: TFrontierConfig) -> dict:
+    """What must match for a stored T-frontier run to resume: the configuration but the chunking."""
+    identity = dataclasses.asdict(config)
+    identity.pop("seed_chunk")  # in the chunk layout, checked separately
+    return {"experiment": "t_frontier", **identity}
+
+
+def frontier_root_key(config: TFrontierConfig) -> np.ndarray:
+    """u32[2] the data of the root key ``jax.random.key(config.key)``."""
+    return np.asarray(jax.random.key_data(jax.random.key(config.key)))
 
 
 def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult:
