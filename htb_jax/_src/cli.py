@@ -243,10 +243,8 @@ def _run_frontier(args) -> int:
     )
     config.validate()
     _output_dir(args.out)
-    layout = frontier_lib.seed_chunks(config.num_seeds, config.seed_chunk)
-    resumable.read_manifest(
-        args.out, frontier_lib.frontier_identity(config), frontier_lib.frontier_root_key(config), layout
-    )
+    layout = resumable.seed_chunks(config.num_seeds, config.seed_chunk)
+    resumable.read_manifest(args.out, frontier_lib.frontier_identity(config), resumable.root_key_data(config.key), layout)
     fam = config.family
     print(
         f"AdaR-ETC T-frontier: eps in {list(config.eps_values)}, {config.alphas_per_eps} alphas each; "
@@ -278,7 +276,7 @@ def _run_sweep(args) -> int:
     config = sweep_lib.SweepConfig(**settings)
     config.validate()
     _output_dir(out)
-    resumable.read_manifest(out, config.identity(), sweep_lib.root_key_data(config), config.chunks())
+    resumable.read_manifest(out, config.identity(), resumable.root_key_data(config.key), config.chunks())
     print(
         f"AdaR-ETC sweep: {config.describe()}; eps={config.eps:g}; {len(config.alphas)}x{len(config.qs)} "
         f"(alpha, q) grid; T in {list(config.horizons)}; {config.num_seeds} seeds in "

@@ -44,7 +44,7 @@ from htb_jax._src.adar_etc import AdaRETC, num_blocks
 from htb_jax._src.distributions import Pareto
 from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
 from htb_jax._src.instances import intrinsic_scale, lower_bound_pair
-from htb_jax._src.resumable import ChunkStore
+from htb_jax._src.resumable import ChunkStore, root_key_data, run_chunks, seed_chunks
 from htb_jax._src.simulate import simulate
 from htb_jax._src.sweep import progress_bar, write_csv
 from htb_jax._src.validation import check_integer, check_interval
@@ -156,11 +156,6 @@ class FamilyRuns:
         return np.asarray(intrinsic_scale(self.family.instances(), eps))
 
 
-def seed_chunks(num_seeds: int, seed_chunk: int) -> list[tuple[int, int]]:
-    """``[(first_seed, num_seeds), ...]``: the chunks a family run computes (and stores) one by one."""
-    return [(first, min(seed_chunk, num_seeds - first)) for first in range(0, num_seeds, seed_chunk)]
-
-
 def run_family(
     policy: AdaRETC,
     family: SpikeFamily | ParetoFamily,
@@ -177,32 +172,24 @@ def run_family(
     Seed ``s`` draws from ``fold_in(key, s)`` alone, so the chunking changes nothing.
 
     Args:
-      store: if given (its layout :func:`seed_chunks`), every finished chunk is
+      store: if given (its layout ``seed_chunks(num_seeds, seed_chunk)``), every finished chunk is
         written there atomically and intact chunks already there are read back
         instead of recomputed: a killed run started again resumes.
     """
     family.validate()
     check_integer("num_seeds", num_seeds, 2)
     check_integer("seed_chunk", seed_chunk, 1)
-    layout = seed_chunks(num_seeds, seed_chunk)
     instances = family.instances()
     root = jax.random.key(key)
-    started = time.perf_counter()
-    parts = [store.load(i) if store is not None else None for i in range(len(layout))]
-    resumed = sum(part is not None for part in parts)
-    initial = done = sum(count for part, (_, count) in zip(parts, layout, strict=True) if part is not None)
-    for i, (first, count) in enumerate(layout):
-        if parts[i] is not None:
-            continue
+
+    def compute(first: int, count: int) -> dict[str, np.ndarray]:
         out = simulate(root, policy, instances, list(horizons), count, first_seed=first)
-        parts[i] = {"regret": np.asarray(out.regret), "exploration": np.asarray(out.exploration[:, 0, :, 0])}
-        if store is not None:
-            store.save(i, parts[i])
-        done += count
-        if progress:
-            progress_bar(done, num_seeds, started, sys.stderr, initial=initial, chunk=(i + 1, len(layout)))
-    if progress and sys.stderr.isatty():
-        sys.stderr.write("\n")
+        return {"regret": np.asarray(out.regret), "exploration": np.asarray(out.exploration[:, 0, :, 0])}
+
+    started = time.perf_counter()
+    parts, resumed = run_chunks(
+        seed_chunks(num_seeds, seed_chunk), compute, store, progress_bar if progress else None, sys.stderr
+    )
     regret = np.concatenate([part["regret"] for part in parts], axis=-1)
     exploration = parts[-1]["exploration"]
     seconds = time.perf_counter() - started
@@ -375,7 +362,7 @@ def run_t_frontier(config: TFrontierConfig, *, progress: bool = True, out_dir: s
     config.validate()
     store = None
     if out_dir is not None:
-        store = ChunkStore(out_dir, frontier_identity(config), frontier_root_key(config),
+        store = ChunkStore(out_dir, frontier_identity(config), root_key_data(config.key),
                            seed_chunks(config.num_seeds, config.seed_chunk))
     runs = run_family(
         t_frontier_policy(config), config.family, config.horizons, config.num_seeds,
@@ -389,11 +376,6 @@ def frontier_identity(config: TFrontierConfig) -> dict:
     identity = dataclasses.asdict(config)
     identity.pop("seed_chunk")  # in the chunk layout, checked separately
     return {"experiment": "t_frontier", **identity}
-
-
-def frontier_root_key(config: TFrontierConfig) -> np.ndarray:
-    """u32[2] the data of the root key ``jax.random.key(config.key)``."""
-    return np.asarray(jax.random.key_data(jax.random.key(config.key)))
 
 
 def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult:

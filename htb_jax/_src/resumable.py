@@ -32,7 +32,8 @@ import os
 import platform
 import sys
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
 import jax
 import numpy as np
@@ -40,6 +41,53 @@ import numpy as np
 MANIFEST = "manifest.json"
 CHUNK_DIR = "chunks"
 FORMAT = 1
+
+
+def seed_chunks(num_seeds: int, seed_chunk: int) -> list[tuple[int, int]]:
+    """``[(first_seed, num_seeds), ...]``: the chunk layout of ``num_seeds`` seeds in chunks of ``seed_chunk``."""
+    return [(first, min(seed_chunk, num_seeds - first)) for first in range(0, num_seeds, seed_chunk)]
+
+
+def root_key_data(key: int) -> np.ndarray:
+    """u32[2] the data of the root key ``jax.random.key(key)``, as the manifest records it."""
+    return np.asarray(jax.random.key_data(jax.random.key(key)))
+
+
+def run_chunks(
+    layout: list[tuple[int, int]],
+    compute: Callable[[int, int], dict[str, np.ndarray]],
+    store: ChunkStore | None = None,
+    progress: Callable[..., None] | None = None,
+    stream=None,
+) -> tuple[list[dict[str, np.ndarray]], int]:
+    """Every chunk's arrays: read back from ``store`` where intact, else ``compute(first, count)``.
+
+    Each computed chunk is saved to ``store`` (if any) before the next starts,
+    then ``progress(done, total, started, stream, initial=, chunk=)`` is called
+    (``initial``: seeds read back, so an ETA extrapolates from computed seeds only).
+
+    Returns:
+      ``(parts, resumed)``: the arrays of every chunk in layout order, and how
+      many chunks were read back.
+    """
+    stream = sys.stderr if stream is None else stream
+    total = sum(count for _, count in layout)
+    started = time.perf_counter()
+    parts = [store.load(i) if store is not None else None for i in range(len(layout))]
+    resumed = sum(part is not None for part in parts)
+    initial = done = sum(count for part, (_, count) in zip(parts, layout, strict=True) if part is not None)
+    for i, (first, count) in enumerate(layout):
+        if parts[i] is not None:
+            continue
+        parts[i] = compute(first, count)
+        if store is not None:
+            store.save(i, parts[i])
+        done += count
+        if progress is not None:
+            progress(done, total, started, stream, initial=initial, chunk=(i + 1, len(layout)))
+    if progress is not None and getattr(stream, "isatty", lambda: False)():
+        stream.write("\n")
+    return parts, resumed
 
 
 def digest(arrays: Mapping[str, np.ndarray]) -> str:

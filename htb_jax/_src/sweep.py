@@ -25,7 +25,7 @@ from htb_jax._src.adar_etc import AdaRETC
 from htb_jax._src.distributions import Distribution, Gaussian, Pareto, StudentT
 from htb_jax._src.instances import equal_gap, lower_bound_pair
 from htb_jax._src.memory import check_memory_budget
-from htb_jax._src.resumable import ChunkStore, atomic_write
+from htb_jax._src.resumable import ChunkStore, atomic_write, root_key_data, run_chunks, seed_chunks
 from htb_jax._src.simulate import simulate
 from htb_jax._src.validation import check_integer, check_interval
 
@@ -136,10 +136,7 @@ class SweepConfig:
 
     def chunks(self) -> list[tuple[int, int]]:
         """``(first_seed, num_seeds)`` of every chunk."""
-        return [
-            (first, min(self.seed_chunk, self.num_seeds - first))
-            for first in range(0, self.num_seeds, self.seed_chunk)
-        ]
+        return seed_chunks(self.num_seeds, self.seed_chunk)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,11 +183,6 @@ def progress_bar(
     stream.flush()
 
 
-def root_key_data(config: SweepConfig) -> np.ndarray:
-    """u32[2] the data of the sweep's root key, ``jax.random.key(config.key)``."""
-    return np.asarray(jax.random.key_data(jax.random.key(config.key)))
-
-
 def run_chunk(config: SweepConfig, first: int, count: int) -> dict[str, np.ndarray]:
     """Seeds ``first .. first + count - 1`` of the sweep.
 
@@ -235,23 +227,11 @@ def run_sweep(
     layout = config.chunks()
     store = None
     if out_dir is not None:
-        store = ChunkStore(out_dir, config.identity(), root_key_data(config), layout, stream)
+        store = ChunkStore(out_dir, config.identity(), root_key_data(config.key), layout, stream)
     started = time.perf_counter()
-    parts: list[dict | None] = [store.load(i) if store else None for i in range(len(layout))]
-    resumed = sum(p is not None for p in parts)
-    initial = sum(count for p, (_, count) in zip(parts, layout, strict=True) if p is not None)
-    done = initial
-    for i, (first, count) in enumerate(layout):
-        if parts[i] is not None:
-            continue
-        parts[i] = run_chunk(config, first, count)
-        if store is not None:
-            store.save(i, parts[i])
-        done += count
-        if progress is not None:
-            progress(done, config.num_seeds, started, stream, initial=initial, chunk=(i + 1, len(layout)))
-    if progress is not None and getattr(stream, "isatty", lambda: False)():
-        stream.write("\n")
+    parts, resumed = run_chunks(
+        layout, lambda first, count: run_chunk(config, first, count), store, progress, stream
+    )
     regret = np.concatenate([p["regret"] for p in parts], axis=-1)
     committed = np.concatenate([p["committed"] for p in parts], axis=-1)
     best_arm = int(np.argmax(np.asarray(config.instance().mean())))
