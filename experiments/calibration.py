@@ -14,7 +14,6 @@ import pathlib
 import sys
 
 import jax.numpy as jnp
-import numpy as np
 
 import htb_jax as htb
 from htb_jax._src import frontier
@@ -26,7 +25,7 @@ HORIZONS = tuple(10**e for e in range(3, 19))
 FIT_FROM = 10**10
 SEEDS = 128
 # Spike probabilities down to 1e-16: the hardest instance at T = 10^18 for small eps.
-FAMILY = frontier.SpikeFamily(spike_probs=tuple(10.0 ** np.arange(-16.0, 0.0, 0.5)) + (0.5,))
+FAMILY = frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,))
 
 
 def profile(eps, eps_bar):

@@ -38,7 +38,7 @@ SEEDS = 32
 SEED_CHUNK = 8
 CHECKPOINTS = 51  # log-spaced rounds 1..T, ten per decade
 # The hardest spike probability over these horizons is about one over a block size (> 1e-4).
-FAMILY = frontier.SpikeFamily(spike_probs=tuple(10.0 ** np.arange(-6.0, 0.0, 0.5)) + (0.5,))
+FAMILY = frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-6.0, 0.0, 0.5) + (0.5,))
 
 
 def run_force_mom() -> tuple[frontier.FamilyRuns, np.ndarray]:

@@ -12,8 +12,7 @@ about 2e-12 at T = 10^18).
 
 import pathlib
 
-import numpy as np
-
+import htb_jax as htb
 from htb_jax._src import frontier
 
 OUT = pathlib.Path(__file__).resolve().parent / "t_frontier"
@@ -26,7 +25,7 @@ def main() -> None:
         fit_from=10**10,
         num_seeds=128,
         seed_chunk=32,
-        family=frontier.SpikeFamily(spike_probs=tuple(10.0 ** np.arange(-16.0, 0.0, 0.5)) + (0.5,)),
+        family=frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,)),
     )
     result = frontier.run_t_frontier(config)
     OUT.mkdir(exist_ok=True)

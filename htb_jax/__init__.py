@@ -37,6 +37,7 @@ from htb_jax._src.exponents import (  # noqa: E402
     local_slopes,
 )
 from htb_jax._src.force_mom import ForceMoM  # noqa: E402
+from htb_jax._src.grids import powers_of_ten  # noqa: E402
 from htb_jax._src.instances import (  # noqa: E402
     equal_gap,
     gaps,
@@ -99,6 +100,7 @@ __all__ = [
     "median_of_means",
     "memory_plan",
     "num_arms",
+    "powers_of_ten",
     "num_blocks",
     "proxy_table",
     "regret_proxy",

@@ -63,7 +63,8 @@ def test_outputs_carry_the_seed_sharding():
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
     policy = jax.tree.map(lambda p: jnp.reshape(jnp.asarray(p, jnp.float64), (1,)), htb.AdaRETC(1.0, 0.8, 0.1))
     instance = jax.tree.map(lambda p: p.reshape(-1, 3), nu.broadcast())
-    out = program(jax.random.key(0), policy, instance, jnp.asarray([500]), jnp.asarray(0, jnp.int64))
+    gaps = htb.gaps(instance)
+    out = program(jax.random.key(0), policy, instance, gaps, jnp.asarray([500]), jnp.asarray(0, jnp.int64))
     sharding = out[0].sharding
     assert isinstance(sharding, jax.sharding.NamedSharding)
     assert sharding.mesh.axis_names == (SEED_AXIS_NAME,) and sharding.spec[0] == SEED_AXIS_NAME

@@ -171,8 +171,8 @@ class _Static:
     record: int
 
 
-def _engine_kernel(key, policy, instance, horizons, first_seed, *, static: _Static):
-    """Outputs ``[G, F, H, S, ...]`` for a flat policy [G] and instances [F, K]."""
+def _engine_kernel(key, policy, instance, gaps, horizons, first_seed, *, static: _Static):
+    """Outputs ``[G, F, H, S, ...]`` for a flat policy [G], instances [F, K] and their gaps f64[F, K]."""
     spec = static.spec
     grid = jax.tree.leaves(policy)[0].shape[0] if jax.tree.leaves(policy) else 1
     num_configs = grid * instance.batch_shape[0] * horizons.shape[0]
@@ -180,7 +180,6 @@ def _engine_kernel(key, policy, instance, horizons, first_seed, *, static: _Stat
         jnp.arange(num_configs), (grid, instance.batch_shape[0], horizons.shape[0])
     )
     keys = seed_keys(key, static.num_seeds, first_seed).reshape(-1, static.seed_chunk)
-    all_gaps = instance_gaps(instance)
 
     def one_config(indices):
         g, f, h = indices
@@ -192,7 +191,7 @@ def _engine_kernel(key, policy, instance, horizons, first_seed, *, static: _Stat
 
         def one_seed(seed_key):
             table = TableReader.create(seed_key, arms)
-            return run_rounds(kernel, table, all_gaps[f], horizon, checkpoints, static.record)
+            return run_rounds(kernel, table, gaps[f], horizon, checkpoints, static.record)
 
         curve, pulls, summary, played = jax.lax.map(jax.vmap(one_seed), keys)
         flat = lambda a: a.reshape(static.num_seeds, *a.shape[2:])  # noqa: E731
@@ -268,7 +267,8 @@ def prepare_engine(
     )
     static = _Static(spec, num_checkpoints, plan.seeds_per_device, plan.seed_chunk, record)
     program = seed_sharded_program(_engine_kernel, static, tuple(devices), seed_axis=3)
-    args = (key, policy, instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
+    gaps = jax.device_get(instance_gaps(instance))  # op by op: no fused multiply-add in the means
+    args = (key, policy, instance, gaps, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
     return program, args, plan
 
 

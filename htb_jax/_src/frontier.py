@@ -43,6 +43,7 @@ from htb_jax._src import theory
 from htb_jax._src.adar_etc import AdaRETC, num_blocks
 from htb_jax._src.distributions import Pareto
 from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
+from htb_jax._src.grids import powers_of_ten
 from htb_jax._src.instances import intrinsic_scale, lower_bound_pair
 from htb_jax._src.resumable import ChunkStore, root_key_data, run_chunks, seed_chunks
 from htb_jax._src.simulate import simulate
@@ -67,7 +68,7 @@ class SpikeFamily:
 
     num_arms: int = 2
     gap: float = 1.0
-    spike_probs: tuple[float, ...] = tuple(10.0 ** np.arange(-10.0, 0.0, 0.5).round(2)) + (0.5,)
+    spike_probs: tuple[float, ...] = powers_of_ten(-10.0, 0.0, 0.5) + (0.5,)
     fixed_spike: float = 0.9
 
     def validate(self) -> None:
@@ -105,7 +106,7 @@ class ParetoFamily:
     """
 
     num_arms: int = 2
-    gaps: tuple[float, ...] = tuple(10.0 ** np.arange(-4.5, 1.01, 0.5))
+    gaps: tuple[float, ...] = powers_of_ten(-4.5, 1.01, 0.5)
     shapes: tuple[float, ...] = (1.75, 2.5, 4.0)
     fixed_gap: float = 0.5
     fixed_shape: float = 3.0

@@ -1,7 +1,7 @@
 """One compiled program per sweep, its seed axis placed explicitly on a device mesh.
 
 The seeds are laid out on a one-axis :class:`jax.sharding.Mesh` named
-``"seeds"``: the inputs (key, policy, instance, horizons) are replicated
+``"seeds"``: the inputs (key, policy, instance, gaps, horizons) are replicated
 (``NamedSharding(mesh, P())``), every output is sharded along its seed axis
 (``NamedSharding(mesh, P(..., "seeds"))``), and ``jax.shard_map`` hands each
 device its own consecutive block of seeds.  A seed's numbers depend on its
@@ -39,7 +39,7 @@ def seed_sharding(mesh: Mesh, seed_axis: int) -> NamedSharding:
 
 @functools.lru_cache(maxsize=128)
 def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: int) -> Callable:
-    """``kernel(key, policy, instance, horizons, first_seed, static=static)`` on the seed mesh.
+    """``kernel(key, policy, instance, gaps, horizons, first_seed, static=static)`` on the seed mesh.
 
     Device ``d`` simulates ``static.num_seeds`` consecutive seeds from
     ``first_seed + d * static.num_seeds``; the outputs come back as global
@@ -59,15 +59,16 @@ def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: in
         body = functools.partial(kernel, static=static)
     else:
 
-        def on_devices(key, policy, instance, horizons, first_seed):
+        def on_devices(key, policy, instance, gaps, horizons, first_seed):
             index = jax.lax.axis_index(SEED_AXIS_NAME).astype(jnp.int64)
-            return kernel(key, policy, instance, horizons, first_seed + index * static.num_seeds, static=static)
+            first = first_seed + index * static.num_seeds
+            return kernel(key, policy, instance, gaps, horizons, first, static=static)
 
         on_devices.__name__ = f"{kernel.__name__}_on_devices"
         body = jax.shard_map(
             on_devices,
             mesh=mesh,
-            in_specs=(PartitionSpec(),) * 5,
+            in_specs=(PartitionSpec(),) * 6,
             out_specs=PartitionSpec(*([None] * seed_axis), SEED_AXIS_NAME),
             check_vma=False,
         )

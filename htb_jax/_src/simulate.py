@@ -209,12 +209,11 @@ def _run_on_rewards_kernel(policy, rewards, means, horizons, *, static: _Static)
 _run_on_rewards_program = jax.jit(_run_on_rewards_kernel, static_argnames=("static",))
 
 
-def _fast_path_kernel(key, policy, instance, horizons, first_seed, *, static: _Static):
+def _fast_path_kernel(key, policy, instance, gaps, horizons, first_seed, *, static: _Static):
     k, chunk = static.num_arms, static.pull_chunk
     blocks, exploration, pulls, horizon = _schedule(policy, k, horizons)
     block_size = (pulls // blocks[:, None]).T  # [K, C]
     steps = mom.num_chunks(jnp.max(pulls), chunk)
-    gaps = instance_gaps(instance)  # [F, K]
     arms = expand_pulls(instance)  # params [F, K, 1]
     num_words = instance.num_words
     checkpoints = log_spaced_rounds(horizon, static.num_checkpoints)
@@ -511,7 +510,10 @@ def _prepare(
             f"sampler='block_sums' needs a family with closed-form block sums (TwoPoint, Dirac, "
             f"Gaussian); got {type(instance).__name__}."
         )
-    args = (key, flat, flat_instance, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
+    # Gaps outside the program: op by op, so no fused multiply-add (as XLA forms on some
+    # machines only) enters a mean such as TwoPoint's low + p (high - low).
+    gaps = jax.device_get(instance_gaps(flat_instance))  # f64[F, K]
+    args = (key, flat, flat_instance, gaps, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
         block_sums = sampler == "block_sums" or (sampler == "auto" and has_block_sums)
         needed = 0 if block_sums else int(_schedule_maxima(flat, jnp.asarray(horizons), k))

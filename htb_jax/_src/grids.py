@@ -1,0 +1,46 @@
+"""Log-spaced grids that are the same floats on every machine.
+
+``10.0 ** np.arange(...)`` is not: NumPy evaluates ``power`` with SIMD code
+chosen at run time (on AVX-512 CPUs its float64 ``10.0 ** -5.0`` is one unit
+in the last place away from the value other CPUs return), so a family built
+that way is a different family on another machine.  The grids here are
+computed in decimal arithmetic and rounded once to float64.
+"""
+
+from __future__ import annotations
+
+import decimal
+from fractions import Fraction
+
+_CONTEXT = decimal.Context(prec=40)
+
+
+def powers_of_ten(start: float, stop: float, step: float) -> tuple[float, ...]:
+    """``10^x`` for ``x = start, start + step, ...`` below ``stop``, each rounded once to float64.
+
+    The exponents are read as the decimals they are written as (``0.1`` is
+    one tenth), stepped exactly, and ``10^x`` is evaluated to 40 digits
+    before rounding: the result does not depend on the CPU, NumPy or libm.
+
+    Args:
+      start: first exponent.
+      stop: exponents stay strictly below it.
+      step: positive spacing of the exponents.
+
+    Returns:
+      The grid as a tuple of Python floats.
+
+    Examples:
+      >>> powers_of_ten(-6.0, -4.0, 0.5)
+      (1e-06, 3.162277660168379e-06, 1e-05, 3.1622776601683795e-05)
+    """
+    first, last, spacing = (Fraction(decimal.Decimal(repr(float(v)))) for v in (start, stop, step))
+    if not spacing > 0:
+        raise ValueError(f"step must be > 0; got step={step!r}.")
+    grid = []
+    x = first
+    while x < last:
+        exponent = _CONTEXT.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
+        grid.append(float(_CONTEXT.power(decimal.Decimal(10), exponent)))
+        x += spacing
+    return tuple(grid)
