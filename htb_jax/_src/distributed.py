@@ -1,0 +1,65 @@
+"""Several processes, one sweep: ``jax.distributed`` from the command line.
+
+``htb-jax sweep`` and ``htb-jax frontier`` take ``--coordinator HOST:PORT
+--num-processes N --process-id I``: every process runs the same command with
+its own ``--process-id``, they connect through the coordinator (process 0's
+address), ``jax.devices()`` then lists the devices of every process, and
+``simulate`` shards the seeds over all of them.  Process 0 writes the output
+directory (which every process must see); the others compute their share and
+write nothing.  On CPUs the processes exchange results over Gloo
+(``jax_cpu_collectives_implementation``), so two processes on one machine
+work as two hosts would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import jax
+
+_ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-]+):(?P<port>[0-9]+)$")
+# A run whose processes cannot all meet within this many seconds stops with an error.
+INITIALIZATION_TIMEOUT_S = 300
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds ``--coordinator``, ``--num-processes`` and ``--process-id`` to a command."""
+    group = parser.add_argument_group(
+        "several processes (jax.distributed; give all three, and run the same command in every process)"
+    )
+    group.add_argument("--coordinator", metavar="HOST:PORT", help="address of process 0's coordinator service")
+    group.add_argument("--num-processes", type=int, metavar="N", help="number of processes, >= 2")
+    group.add_argument("--process-id", type=int, metavar="I", help="this process, in 0..N-1 (0 writes the output)")
+
+
+def check_arguments(coordinator, num_processes, process_id) -> bool:
+    """Whether the flags ask for several processes; ``ValueError`` when they are incomplete or out of range."""
+    given = {"--coordinator": coordinator, "--num-processes": num_processes, "--process-id": process_id}
+    if all(v is None for v in given.values()):
+        return False
+    missing = [name for name, v in given.items() if v is None]
+    if missing:
+        raise ValueError(
+            f"several processes need --coordinator, --num-processes and --process-id together; "
+            f"missing {', '.join(missing)}"
+        )
+    match = _ADDRESS.match(coordinator)
+    if match is None or not 1 <= int(match["port"]) <= 65535:
+        raise ValueError(f"--coordinator must be HOST:PORT with a port in [1, 65535]; got {coordinator!r}")
+    if num_processes < 2:
+        raise ValueError(f"--num-processes must be an integer >= 2; got {num_processes}")
+    if not 0 <= process_id < num_processes:
+        raise ValueError(f"--process-id must be an integer in [0, {num_processes - 1}]; got {process_id}")
+    return True
+
+
+def initialize(coordinator: str, num_processes: int, process_id: int) -> None:
+    """``jax.distributed.initialize`` with Gloo collectives on CPU; call before any JAX computation."""
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(
+        coordinator_address=coordinator,
+        num_processes=num_processes,
+        process_id=process_id,
+        initialization_timeout=INITIALIZATION_TIMEOUT_S,
+    )

@@ -1,0 +1,184 @@
+"""Two processes on this machine, joined by ``jax.distributed`` (Gloo on CPU), as two hosts would be.
+
+They give one process's results bit for bit (``simulate`` on the fast path and the engine, and
+``htb-jax sweep``); only process 0 touches the output directory (an audit hook in each process
+records every write, rename, removal and directory creation under it); and a sweep whose process
+is killed resumes from the chunks on disk.
+"""
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import jax
+import numpy as np
+
+import htb_jax as htb
+from htb_jax._src import cli
+
+TIMEOUT_S = 240  # per launch of the two processes; both are killed when it runs out
+
+SIMULATE = textwrap.dedent(
+    """
+    import sys
+    from htb_jax._src import distributed
+    distributed.initialize(sys.argv[1], 2, int(sys.argv[2]))
+    import jax, jax.numpy as jnp, numpy as np
+    import htb_jax as htb
+    assert jax.process_count() == 2 and len(jax.devices()) == 2, jax.devices()
+    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
+    grid = htb.AdaRETC(1.0, jnp.array([0.7, 0.9]), 0.1)
+    fast = htb.simulate(jax.random.key(3), grid, nu, [500, 2000], 9)
+    engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 9)
+    np.savez(sys.argv[3], **{f"fast.{k}": np.asarray(getattr(fast, k)) for k in ("regret", "pulls", "estimates")},
+             **{f"engine.{k}": np.asarray(getattr(engine, k)) for k in ("regret", "pulls", "estimates")})
+    """
+)
+
+# The CLI in a process whose audit hook logs, line by line as they happen (a killed process
+# keeps what it logged), every write, rename, removal and directory creation under the output
+# directory.
+AUDITED_CLI = textwrap.dedent(
+    """
+    import json, os, sys
+    out, log = os.path.realpath(sys.argv[1]), os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    def under_out(path):
+        path = os.path.realpath(os.path.abspath(os.fsdecode(path)))
+        return path == out or path.startswith(out + os.sep)
+    def hook(event, args):
+        if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+            mode, flags = args[1], args[2]
+            writes = any(c in (mode or "") for c in "wax+") or (mode is None and flags & (os.O_WRONLY | os.O_RDWR))
+            if writes and under_out(args[0]):
+                os.write(log, (json.dumps(["open", os.fsdecode(args[0])]) + "\\n").encode())
+        elif event in ("os.rename", "os.remove", "os.mkdir", "os.rmdir", "os.truncate"):
+            path = args[1] if event == "os.rename" else args[0]  # a rename is logged by its target
+            if isinstance(path, (str, bytes, os.PathLike)) and under_out(path):
+                os.write(log, (json.dumps([event, os.fsdecode(path)]) + "\\n").encode())
+    sys.addaudithook(hook)
+    from htb_jax._src import cli
+    sys.exit(cli.main(sys.argv[3:]))
+    """
+)
+
+
+def _changes(path) -> list:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def _two_processes(commands, tmp_path, env=None):
+    """Starts both commands (stdout and stderr to files); kills both on the way out, whatever happens."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu", **(env or {}))
+    env.pop("XLA_FLAGS", None)  # one CPU device per process
+    procs, logs = [], []
+    try:
+        for i, command in enumerate(commands):
+            log = open(tmp_path / f"process{i}.log", "w+b")
+            logs.append(log)
+            procs.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                          start_new_session=True))
+        yield procs, [tmp_path / f"process{i}.log" for i in range(len(commands))]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        for log in logs:
+            log.close()
+
+
+def _wait_all(procs, logs):
+    deadline = time.monotonic() + TIMEOUT_S
+    for p in procs:
+        try:
+            p.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"timed out after {TIMEOUT_S} s:\n" + _tails(logs)) from None
+    assert all(p.returncode == 0 for p in procs), _tails(logs)
+
+
+def _tails(logs) -> str:
+    return "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}" for log in logs)
+
+
+def test_simulate_in_two_processes_equals_one(tmp_path):
+    address = f"127.0.0.1:{_free_port()}"
+    outs = [tmp_path / f"out{i}.npz" for i in range(2)]
+    commands = [[sys.executable, "-c", SIMULATE, address, str(i), str(outs[i])] for i in range(2)]
+    with _two_processes(commands, tmp_path) as (procs, logs):
+        _wait_all(procs, logs)
+    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
+    grid = htb.AdaRETC(1.0, np.array([0.7, 0.9]), 0.1)
+    fast = htb.simulate(jax.random.key(3), grid, nu, [500, 2000], 9)
+    engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 9)
+    for out in outs:  # every process holds the whole result
+        got = np.load(out)
+        for name in ("regret", "pulls", "estimates"):
+            np.testing.assert_array_equal(got[f"fast.{name}"], np.asarray(getattr(fast, name)))
+            np.testing.assert_array_equal(got[f"engine.{name}"], np.asarray(getattr(engine, name)))
+
+
+SWEEP = ["sweep", "--family", "pareto", "--arms", "3", "--gap", "0.3", "--alphas", "0.7,0.9", "--qs", "0",
+         "--horizons", "1000,20000", "--seeds", "24", "--seed-chunk", "2", "--key", "5"]
+
+
+def _sweep_commands(out, tmp_path, address, run):
+    return [
+        [sys.executable, "-c", AUDITED_CLI, str(out), str(tmp_path / f"{run}-changes{i}.json"), *SWEEP,
+         "--out", str(out), "--coordinator", address, "--num-processes", "2", "--process-id", str(i)]
+        for i in range(2)
+    ]
+
+
+def test_sweep_in_two_processes_killed_then_resumed_equals_one(tmp_path, capsys):
+    reference = tmp_path / "one"
+    assert cli.main([*SWEEP, "--out", str(reference)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "two"
+
+    # Run 1: both processes start; once process 0 reports its first chunk, process 1 is killed (-9),
+    # and process 0, left waiting for it, too.
+    commands = _sweep_commands(out, tmp_path, f"127.0.0.1:{_free_port()}", "killed")
+    with _two_processes(commands, tmp_path) as (procs, logs):
+        deadline = time.monotonic() + TIMEOUT_S
+        while "chunk 1/12" not in logs[0].read_text(errors="replace"):
+            assert time.monotonic() < deadline and procs[0].poll() is None, _tails(logs)
+            time.sleep(0.05)
+        os.killpg(procs[1].pid, signal.SIGKILL)
+        procs[1].wait()
+    manifest = json.loads((out / "manifest.json").read_text())
+    stored = len(manifest["chunk_sha256"])
+    assert 1 <= stored < 12, stored
+
+    # Run 2: the same commands resume from the chunks on disk and finish.
+    commands = _sweep_commands(out, tmp_path, f"127.0.0.1:{_free_port()}", "resumed")
+    with _two_processes(commands, tmp_path) as (procs, logs):
+        _wait_all(procs, logs)
+        printed = logs[0].read_text()
+    assert f"resumed: {stored} of 12 chunks read back" in printed, printed
+
+    one, two = np.load(reference / "sweep.npz"), np.load(out / "sweep.npz")
+    for name in ("regret", "committed", "exploration", "best_arm_rate", "alphas", "qs", "horizons"):
+        np.testing.assert_array_equal(two[name], one[name])
+    assert (out / "sweep.csv").read_bytes() == (reference / "sweep.csv").read_bytes()
+
+    # Only process 0 wrote: chunks and manifest in run 1, the rest and the results in run 2.
+    for run in ("killed", "resumed"):
+        assert _changes(tmp_path / f"{run}-changes1.json") == [], run
+    killed = {os.path.basename(p) for _, p in _changes(tmp_path / "killed-changes0.json")}
+    resumed = {os.path.basename(p) for _, p in _changes(tmp_path / "resumed-changes0.json")}
+    assert {"manifest.json", "chunk-00000.npz"} <= killed, killed
+    assert {"manifest.json", "sweep.npz", "sweep.csv", "sweep.png"} <= resumed, resumed
