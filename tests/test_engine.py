@@ -3,10 +3,11 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from reference_policies import explore_then_commit
 
 import htb_jax as htb
-from conftest import engine_arms
+from conftest import mom_reference
 
 FIELDS = ("regret", "pulls", "committed", "exploration", "estimates", "checkpoints", "regret_curve")
 
@@ -22,13 +23,30 @@ def test_adar_etc_through_the_engine_equals_the_fast_path_bit_for_bit():
         np.testing.assert_array_equal(getattr(fast, field), getattr(slow, field), err_msg=field)
 
 
-def test_adar_etc_engine_equals_the_reference_loop():
-    nu = htb.equal_gap(htb.StudentT(loc=0.0, df=2.5), num_arms=3, gap=0.3)
-    policy = htb.AdaRETC.calibrated(0.5)
-    _, arms, tables = engine_arms(policy, nu, 1500, 2, jax.random.key(12))
+@pytest.mark.parametrize(
+    "num_arms,horizon,eps_bar,pull_chunk",
+    [
+        (3, 1500, 0.5, None),  # B = 185 blocks of 1 pull, 291 pulls per arm in 2 steps of 256
+        (2, 10_500, 0.25, 100),  # B = 228 blocks of 6 pulls, 1487 pulls in 15 steps of 100
+    ],
+)
+def test_adar_etc_engine_equals_the_reference_loop(num_arms, horizon, eps_bar, pull_chunk):
+    nu = htb.equal_gap(htb.StudentT(loc=0.0, df=2.5), num_arms=num_arms, gap=0.1)
+    policy = htb.AdaRETC.calibrated(eps_bar)
+    alpha, q = (1 + eps_bar) / (1 + 2 * eps_bar), eps_bar / (1 + 2 * eps_bar)
+    key = jax.random.key(12)
+    out = htb.simulate(key, policy, nu, horizon, 2, record_arms=True, pull_chunk=pull_chunk)
+    keys = htb.seed_keys(key, 2)
     for s in range(2):
-        reference, _ = explore_then_commit(tables[s], 1500, 0.5, 0.75, 0.25)
-        np.testing.assert_array_equal(arms[s], reference)
+        table = np.asarray(htb.reward_table(keys[s], nu, horizon))
+        reference, committed = explore_then_commit(table, horizon, eps_bar, alpha, q)
+        np.testing.assert_array_equal(out.arms[s], reference)
+        assert int(out.committed[s]) == committed
+        # The estimates it committed on: MoM of each arm's exploration pulls, to 2 float32 ulps.
+        blocks, length = int(policy.num_blocks(num_arms, horizon)), int(out.exploration[s])
+        pulls = [length // num_arms + (i < length % num_arms) for i in range(num_arms)]
+        want = [mom_reference(table[i, : pulls[i]], blocks) for i in range(num_arms)]
+        np.testing.assert_allclose(out.estimates[s], want, rtol=2.0**-22)
 
 
 def test_regret_curve_and_checkpoints():

@@ -14,12 +14,19 @@ from htb_jax._src import force_mom
 
 
 def test_same_arms_as_the_reference_loop():
-    nu = htb.equal_gap(htb.Frechet(loc=0.0, shape=2.5), num_arms=3, gap=0.4)
-    out, arms, tables = engine_arms(htb.ForceMoM(rho=0.6), nu, 700, 2, jax.random.key(5))
-    for s in range(2):
-        reference, forced = force_mom_reference(tables[s], 700, 0.6)
-        np.testing.assert_array_equal(arms[s], reference)
-        assert int(out.exploration[s]) == forced
+    # K = 3: m0 = 35, so the first K m0 = 105 rounds are the initial forced pulls; at T = 3000,
+    # D_T = ceil(3^(1 - rho) 3000^rho) = 190 (rho = 0.6) and 532 (rho = 0.75): the rate-driven
+    # forced pulls interleaved with exploitation are most of the exploration.
+    k, horizon, rhos = 3, 3000, (0.6, 0.75)
+    m0 = force_mom.initial_pulls(k)
+    nu = htb.equal_gap(htb.Frechet(loc=0.0, shape=2.5), num_arms=k, gap=0.4)
+    out, arms, tables = engine_arms(htb.ForceMoM(rho=jnp.array(rhos)), nu, horizon, 2, jax.random.key(5))
+    for g, rho in enumerate(rhos):
+        assert int(out.exploration[g, 0]) == math.ceil(k ** (1 - rho) * horizon**rho) > k * m0
+        for s in range(2):
+            reference, forced = force_mom_reference(tables[s], horizon, rho)
+            np.testing.assert_array_equal(arms[g, s], reference)
+            assert int(out.exploration[g, s]) == forced
 
 
 def test_exploration_count_is_d_t_at_every_checkpoint():

@@ -13,17 +13,22 @@ from conftest import engine_arms
 
 
 @pytest.mark.parametrize(
-    "estimator,scale",
-    [("truncated", 4.0), ("mom", 2.0), ("catoni", 2.0)],
+    "estimator,scale,eps",
+    [("truncated", 4.0, (1.0, 0.5, 0.25)), ("mom", 2.0, (1.0, 0.5, 0.25)), ("catoni", 2.0, (1.0,))],
 )
-def test_same_arms_as_the_reference_loop(estimator, scale):
+def test_same_arms_as_the_reference_loop(estimator, scale, eps):
+    # A grid of eps is one program; at eps < 1 the exponents 1/(1+eps) and eps/(1+eps) of the
+    # index differ (at eps = 1 both are 1/2), and every eps plays its own sequence of arms.
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=3.0), num_arms=3, gap=0.4)
     kwargs = dict(u=scale) if estimator == "truncated" else dict(v=scale)
-    policy = htb.RobustUCB(1.0, estimator=estimator, **kwargs)
+    policy = htb.RobustUCB(jnp.array(eps), estimator=estimator, **kwargs)
     horizon = 400
     _, arms, tables = engine_arms(policy, nu, horizon, 2, jax.random.key(2))
-    for s in range(2):
-        np.testing.assert_array_equal(arms[s], robust_ucb(tables[s], horizon, 1.0, scale, estimator))
+    for g, e in enumerate(eps):
+        for s in range(2):
+            np.testing.assert_array_equal(arms[g, s], robust_ucb(tables[s], horizon, e, scale, estimator))
+    for g in range(1, len(eps)):
+        assert not np.array_equal(arms[g], arms[0])
 
 
 def test_a_grid_of_moment_bounds_is_one_program():

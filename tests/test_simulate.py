@@ -1,6 +1,7 @@
 """AdaR-ETC simulation against a round-by-round loop, on the same reward table."""
 
 import logging
+import math
 
 import jax
 import jax.numpy as jnp
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
-from conftest import adar_etc_loop, schedule_reference
+from conftest import adar_etc_loop, mom_reference, schedule_reference
 
 K = 3
 HORIZONS = [400, 3000]
@@ -181,24 +182,79 @@ def _ks_pvalue(a, b):
     return stats.ks_2samp(np.ravel(a), np.ravel(b)).pvalue
 
 
-@pytest.mark.parametrize(
-    "instance",
-    [
-        htb.TwoPoint(low=jnp.array([0.0, 0.1]), high=jnp.array([20.0, 10.0]), p=jnp.array([0.03, 0.05])),
-        htb.equal_gap(htb.Gaussian(loc=0.0, scale=2.0), num_arms=2, gap=0.2),
-    ],
-    ids=["two_point", "gaussian"],
-)
-def test_block_sums_equal_per_pull_in_law(instance):
+def test_gaussian_block_sums_equal_per_pull_in_law():
     # Two-sample Kolmogorov-Smirnov on the MoM estimates of each arm (400 seeds per sampler,
     # independent keys), at level 1e-3 per arm; the laws are equal, so a failure has probability
-    # below 2e-3 (KS is conservative for the discrete two-point estimates).
+    # below 2e-3.
+    instance = htb.equal_gap(htb.Gaussian(loc=0.0, scale=2.0), num_arms=2, gap=0.2)
     policy = htb.AdaRETC.order_free()
     per_pull = htb.simulate(jax.random.key(21), policy, instance, 20_000, 400, sampler="per_pull")
     blocks = htb.simulate(jax.random.key(22), policy, instance, 20_000, 400, sampler="block_sums")
     np.testing.assert_array_equal(per_pull.exploration, blocks.exploration)
     for arm in range(2):
         assert _ks_pvalue(per_pull.estimates[:, arm], blocks.estimates[:, arm]) > 1e-3
+
+
+# Two spiky arms whose Median-of-Means a spike moves about half of the time.  At T = 10500,
+# K = 2, AdaRETC.calibrated(0.25) explores L = 2975 rounds: B = 228 blocks of s = 6 pulls per
+# arm.  Arm 0 is 0, or 6 with probability p0; arm 1 is 0.5, or 6.5 with probability p1; a block
+# mean is low + Binomial(6, p), so arm 0's estimate is an integer and arm 1's an integer + 1/2
+# (no ties).  P(no spike in a block) = (1 - p)^6 is 0.5 for arm 0 and 0.49 for arm 1, so each
+# median is low or low + 1, each about half of the time.  Arm 1 is the best (means 0.65, 1.18).
+_SPIKY_T, _SPIKY_BLOCKS, _SPIKY_SIZE = 10_500, 228, 6
+_SPIKY_P = (1 - 0.5 ** (1 / 6), 1 - 0.49 ** (1 / 6))
+_SPIKY = htb.TwoPoint(low=jnp.array([0.0, 0.5]), high=jnp.array([6.0, 6.5]), p=jnp.array(_SPIKY_P))
+
+
+def _mom_law(p, size, blocks):
+    """P(MoM = low + k (high - low) / size) for k = 0..size, exactly.
+
+    The ceil(B/2)-th smallest of B i.i.d. block means is <= x exactly when at least ceil(B/2)
+    block means are: P(MoM <= low + k (high - low) / size) = P(Binomial(B, F_k) >= ceil(B/2)),
+    with F_k = P(Binomial(size, p) <= k).
+    """
+    from scipy import stats
+
+    cdf = stats.binom.cdf(np.arange(size + 1), size, p)
+    at_most = stats.binom.sf((blocks + 1) // 2 - 1, blocks, cdf)
+    return np.diff(np.concatenate([[0.0], at_most]))
+
+
+def test_two_point_commit_frequency_is_the_exact_binomial_law():
+    policy = htb.AdaRETC.calibrated(0.25)
+    assert schedule_reference(2, _SPIKY_T, 0.25, 5 / 6, 1 / 6) == (_SPIKY_BLOCKS, 2975)
+    assert 2975 // 2 // _SPIKY_BLOCKS == _SPIKY_SIZE
+    law = [_mom_law(p, _SPIKY_SIZE, _SPIKY_BLOCKS) for p in _SPIKY_P]
+    # Commit to arm 0 (the wrong arm) iff its estimate k0 exceeds arm 1's k1 + 1/2: k0 > k1.
+    wrong = sum(law[0][a] * law[1][b] for a in range(_SPIKY_SIZE + 1) for b in range(a))
+    low_rates = [law[0][0], law[1][0]]  # P(MoM = low): no spike in the median block
+    assert 0.15 < wrong < 0.25 and all(0.3 < r < 0.7 for r in low_rates)  # 0.19; 0.53 and 0.41
+    seeds = 4000
+    runs = {
+        sampler: htb.simulate(jax.random.key(26 + i), policy, _SPIKY, _SPIKY_T, seeds, sampler=sampler)
+        for i, sampler in enumerate(("block_sums", "per_pull"))
+    }
+    for sampler, out in runs.items():
+        np.testing.assert_array_equal(out.exploration, 2975)
+        # Each frequency within 4 standard errors sqrt(P (1 - P) / seeds) of its exact value
+        # (0.025 for the commit, 0.032 for P(MoM = low)): six checks, each failing by chance
+        # with probability 6e-5.
+        observed = float(np.mean(np.asarray(out.committed) == 0))
+        assert abs(observed - wrong) <= 4 * math.sqrt(wrong * (1 - wrong) / seeds), (sampler, observed, wrong)
+        for arm, rate in enumerate(low_rates):
+            low = float(np.mean(np.asarray(out.estimates[:, arm]) == float(_SPIKY.low[arm])))
+            assert abs(low - rate) <= 4 * math.sqrt(rate * (1 - rate) / seeds), (sampler, arm, low, rate)
+    # The two samplers against each other: a chi-square test of homogeneity of each arm's
+    # estimates, at level 1e-3 (the laws are equal: a failure has probability 2e-3).
+    from scipy import stats
+
+    for arm in range(2):
+        samples = [np.asarray(out.estimates[:, arm]) for out in runs.values()]
+        values = np.unique(np.concatenate(samples))
+        counts = np.array([[np.sum(x == v) for v in values] for x in samples])
+        counts = counts[:, counts.sum(0) >= 10]  # values seen fewer than 10 times are left out
+        assert counts.shape[1] >= 2  # not constant
+        assert stats.chi2_contingency(counts).pvalue > 1e-3
 
 
 def test_block_sums_of_dirac_arms_equal_per_pull_exactly():
@@ -246,3 +302,73 @@ def test_horizons_to_ten_to_the_eighteen():
             committed = np.asarray(out.committed[a, h])
             expected = gap * n0 + (t - length) * gap * (committed == 0)
             np.testing.assert_allclose(out.regret[a, h], expected, rtol=1e-15)
+
+
+# -- streaming over several pull chunks ------------------------------------------------------
+
+# eps = 1/4 schedules at T = 3000 and 10500 (K = 3): B = 201 and 232 blocks; per arm 515 to
+# 1131 pulls, so blocks of 1, 2 and 4 samples, and 3 to 162 streaming steps of the chunks below
+# (7, 50 and 333 are no multiples of the block sizes: blocks straddle chunk edges).
+STREAM_GRID = dict(eps=0.25, alpha=np.array([5 / 6, 0.9])[:, None], q=np.array([0.0, 1 / 6])[None, :])
+STREAM_HORIZONS = [3000, 10_500]
+
+
+def _stream_table(name):
+    rng = np.random.default_rng(1)
+    means = np.array([0.0, 0.05, 0.1])
+    table = rng.standard_t(2.5, (K, 1200)) + means[:, None]
+    if name == "infinite":
+        # An infinite sample spoils its own block only, whichever chunk carries it.
+        table[0, [3, 340, 341]] = np.inf
+        table[1, [49, 50, 700]] = -np.inf
+        table[2, 665] = np.inf
+        table[2, 666] = -np.inf  # both signs in one block: NaN there
+    return table.astype(np.float32), means
+
+
+def _stream_reference(table, means):
+    """Per grid point and horizon: (regret, pulls, committed, estimates) of the round-by-round loop."""
+    refs = {}
+    for a, alpha in enumerate(STREAM_GRID["alpha"][:, 0]):
+        for b, q in enumerate(STREAM_GRID["q"][0]):
+            for h, horizon in enumerate(STREAM_HORIZONS):
+                blocks, length = schedule_reference(K, horizon, 0.25, alpha, q)
+                regret, pulls, committed = adar_etc_loop(table, means, horizon, length, blocks)
+                n = [length // K + (i < length % K) for i in range(K)]
+                estimates = [mom_reference(table[i, : n[i]], blocks) for i in range(K)]
+                refs[a, b, h] = regret, pulls, committed, estimates, max(n) // blocks
+    return refs
+
+
+@pytest.mark.parametrize("name", ["student", "infinite"])
+def test_streaming_over_several_chunks_equals_round_by_round_loop(name):
+    table, means = _stream_table(name)
+    refs = _stream_reference(table, means)
+    assert sorted({size for *_, size in refs.values()}) == [1, 2, 4]
+    policy = htb.AdaRETC(**STREAM_GRID)
+    for chunk in (7, 50, 333, None):  # None: the default, 512 here
+        out = htb.run_on_rewards(policy, jnp.asarray(table), jnp.asarray(means), STREAM_HORIZONS, pull_chunk=chunk)
+        for (a, b, h), (regret, pulls, committed, estimates, _) in refs.items():
+            where = (chunk, a, b, h)
+            assert int(out.committed[a, b, h]) == committed, where
+            np.testing.assert_array_equal(out.pulls[a, b, h], pulls, err_msg=str(where))
+            assert float(out.regret[a, b, h]) == pytest.approx(regret, rel=1e-12, abs=1e-9), where
+            # float32 estimates of float64 prefix-sum block means: within 2 float32 ulps.
+            np.testing.assert_allclose(out.estimates[a, b, h], estimates, rtol=2.0**-22, atol=1e-12,
+                                       err_msg=str(where))
+
+
+def test_simulate_streams_several_chunks_of_the_reward_table(pareto_instance):
+    # Per-pull simulate with a 50-pull chunk (3 to 23 steps) reads the reward table as the loop does.
+    key = jax.random.key(31)
+    policy = htb.AdaRETC(**STREAM_GRID)
+    out = htb.simulate(key, policy, pareto_instance, STREAM_HORIZONS, 2, sampler="per_pull", pull_chunk=50)
+    keys = htb.seed_keys(key, 2)
+    means = np.asarray(pareto_instance.mean())
+    for s in range(2):
+        table = np.asarray(htb.reward_table(keys[s], pareto_instance, 1200))
+        for (a, b, h), (regret, pulls, committed, estimates, _) in _stream_reference(table, means).items():
+            assert int(out.committed[a, b, h, s]) == committed
+            np.testing.assert_array_equal(out.pulls[a, b, h, s], pulls)
+            assert float(out.regret[a, b, h, s]) == pytest.approx(regret, rel=1e-12, abs=1e-9)
+            np.testing.assert_allclose(out.estimates[a, b, h, s], estimates, rtol=2.0**-22, atol=1e-12)

@@ -1,0 +1,199 @@
+"""Every number the README shows as an output is what the code gives today.
+
+The ``python`` code blocks of README.md are run statement by statement, in README order, in
+one namespace (later blocks use the names of earlier ones).  A statement's output is shown
+in its trailing comment and the comment lines right below it; ``OUTPUTS`` says which part
+of that comment is the output and which expression it shows (the statement itself unless
+named).  Numbers are compared at the precision printed; every commented statement is either
+in ``OUTPUTS`` or in ``NOT_OUTPUTS``, so a new output line cannot go unchecked.  The
+Student-t sweep table is the table the sweep prints today (re-run at its full size).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+# (statement as written in the README, regex whose group 1 is the shown output within the
+# statement's comment (comment lines joined by newlines), expression shown, or None for the
+# statement's own value).
+OUTPUTS = [
+    ("nu.mean()", r"^(.*)$", None),
+    ("nu.eps_sup()[0]", r"^(.*)$", None),
+    ("htb.intrinsic_scale(nu, eps=0.4)", r"of Section 5: (.*)$", None),
+    ("out.regret.shape", r"^(\(.*\)): grid", None),
+    ("s.mean[:, 0].round(0)", r"10\^6\n(.*)$", None),
+    ("s.stderr[:, 0].round(0)", r"^(.*)$", None),
+    ("(out.committed == 0).mean(-1, dtype=jnp.float64)[:, 0]", r"^(.*)$", None),
+    ("htb.median_of_means(jnp.array([1.0, 2.0, 100.0, 3.0, 4.0, 5.0, jnp.inf]), num_blocks=3)",
+     r"^(Array\(.*?\)):", None),
+    ("nu1.mean(), htb.intrinsic_scale(nu1, eps=1.0)", r"^(.*)$", None),
+    ("htb.AdaRETC.order_free().exploration_length(num_arms=10, horizon=10**9)", r"^(.*)$", None),
+    ("proxy(0.8), jax.grad(proxy)(0.8)", r"^(.*)$", None),
+    ("proxy(0.8, tau=0.0, rounding=True)", r"^(.*)$", None),
+    ('htb.simulate(key, htb.AdaRETC(eps=0.5, alpha=0.8, q=0.0), nu, T, 64, sampler="per_pull").regret.mean()',
+     r"^(.*)$", None),
+    ("res.alpha", r"^(.*)$", None),
+    ("res.worst_case, res.reference", r"^(.*)$", None),
+    ("out.regret.shape, out.regret_curve.shape", r"^(.*)$", None),
+    ("out.checkpoints[0, 0]", r"^(.*)$", None),
+    ("htb.summarize(out).mean", r"^(\[.*?\])", None),
+    ("htb.summarize(out).mean", r"std\. err\. (.*)\)$", "htb.summarize(out).stderr"),
+    ("out.exploration[:, 0]", r"D_T = (.*)$", None),
+    ("htb.simulate(jax.random.key(0), htb.UCB1(), nu, 20, 1, record_arms=True).arms", r"^(.*)$", None),
+    ("plan.seed_chunk, plan.num_chunks", r"^(.*)$", None),
+    ("plan.estimated_peak, plan.measured_peak", r"^(\(.*?\)):", None),
+    ("plan.estimated_peak, plan.measured_peak", r"\): (\S+) and (\S+) MiB",
+     "(plan.estimated_peak / 2**20, plan.measured_peak / 2**20)"),
+]
+# Commented statements whose comment is no output, and statements that are not run.
+NOT_OUTPUTS = [
+    "htb.AdaRETC.calibrated(0.5)",
+    "nu0, nu1 = htb.lower_bound_pair(num_arms=3, gap=0.5, spike_prob=1e-4)",
+    "family = htb.lower_bound_pair(2, 1.0, 10.0 ** jnp.arange(-3.0, 0.0, 0.5))[1]",
+]
+NOT_RUN = [
+    "htb.run_on_rewards(policy, rewards, means, horizon)",  # a signature, no data
+]
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?")
+
+
+def _python_blocks():
+    """The README's python blocks, but the multi-host one (it needs jax.distributed)."""
+    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    return [b for b in blocks if "jax.distributed.initialize()" not in b]
+
+
+def _statements(block):
+    """``(source, comment)`` per top-level statement: its trailing and following comment lines."""
+    lines = block.splitlines()
+    tree = ast.parse(block)
+    out = []
+    for node in tree.body:
+        last = node.end_lineno - 1
+        comments = []
+        trailing = lines[last][node.end_col_offset:].strip()
+        if trailing.startswith("#"):
+            comments.append(trailing[1:].strip())
+        j = last + 1
+        while j < len(lines) and lines[j].lstrip().startswith("#"):
+            comments.append(lines[j].lstrip()[1:].strip())
+            j += 1
+        source = ast.get_source_segment(block, node)
+        out.append((node, source, "\n".join(comments)))
+    return out
+
+
+def _numbers(value):
+    """The numbers of a value, flattened in display order."""
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _numbers(v)]
+    return [float(x) for x in np.ravel(np.asarray(value))]
+
+
+def _agrees(got: float, shown: str) -> bool:
+    """``got`` printed at ``shown``'s precision is ``shown``; full-length floats (15 or more
+    significant digits, results of float64 reductions) to a relative 1e-9 instead, since
+    summation order may move their last digits between machines."""
+    want = float(shown)
+    mantissa = shown.split("e")[0].lstrip("-")
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    digits = len(mantissa.replace(".", "").lstrip("0"))
+    if digits >= 15:
+        return math.isclose(got, want, rel_tol=1e-9)
+    scale = 10.0 ** int(shown.split("e")[1]) if "e" in shown else 1.0
+    return abs(got - want) <= 0.5 * 10.0**-decimals * scale * (1 + 1e-12)
+
+
+PRELUDE = "import jax, jax.numpy as jnp\nimport htb_jax as htb\n"
+
+
+def _blocks_with_statements():
+    return [_statements(block) for block in _python_blocks()]
+
+
+def test_every_commented_statement_is_checked():
+    commented = {source for block in _blocks_with_statements() for _, source, comment in block if comment}
+    checked = {s for s, _, _ in OUTPUTS}
+    assert commented - checked - set(NOT_OUTPUTS) - set(NOT_RUN) == set()
+    assert checked - commented == set()
+
+
+def _check(statement, value, comment, namespace):
+    """The failures of ``statement``'s shown outputs against ``value`` (a list, empty if none)."""
+    failures = []
+    for _, pattern, expression in (o for o in OUTPUTS if o[0] == statement):
+        match = re.search(pattern, comment, flags=re.S)
+        if not match:
+            failures.append(f"{statement}: no output matching {pattern!r} in {comment!r}")
+            continue
+        shown = " ".join(match.groups())
+        got = value if expression is None else eval(expression, namespace)
+        dtype = re.search(r"dtype=(\w+)", shown)
+        if dtype:
+            if str(got.dtype) != dtype.group(1):
+                failures.append(f"{statement}: shown dtype {dtype.group(1)}, got {got.dtype}")
+            shown = shown.replace(dtype.group(0), "")
+        tokens, numbers = _NUMBER.findall(shown), _numbers(got)
+        if len(tokens) != len(numbers) or not all(_agrees(g, t) for g, t in zip(numbers, tokens, strict=False)):
+            failures.append(f"{statement}: shown {shown!r}, got {got!r}")
+    return failures
+
+
+@pytest.mark.parametrize("index", range(len(_python_blocks())))
+def test_block_outputs_are_current(index):
+    # Each block runs on its own (after the imports every block shares), so that the blocks
+    # can run in different pytest-xdist workers.
+    namespace: dict = {}
+    exec(PRELUDE, namespace)
+    failures = []
+    for node, source, comment in _blocks_with_statements()[index]:
+        if source in NOT_RUN:
+            continue
+        if isinstance(node, ast.Expr):
+            value = eval(compile(ast.Expression(node.value), "<README>", "eval"), namespace)
+            failures += _check(source, value, comment, namespace)
+        else:
+            exec(compile(ast.Module([node], []), "<README>", "exec"), namespace)
+    assert failures == []
+
+
+def _readme_sweep_run():
+    """The sweep command, its first progress line, the table it printed and the refusal shown."""
+    section = README.split("$ htb-jax sweep --config experiments/sweep.toml")[1]
+    command = "htb-jax sweep --config experiments/sweep.toml"
+    header = section.splitlines()[1]
+    table = [line for line in section.split("Started again")[0].splitlines() if line.startswith("|")]
+    refusal = re.search(r"^htb-jax: error: .*$", section, flags=re.M).group(0)
+    return command, header, table, refusal
+
+
+def test_student_t_sweep_table_is_current(tmp_path, monkeypatch, capsys):
+    # Runs the README's command at its full size (400 seeds, about 10 s on 2 cores) in an empty
+    # directory, so that the output directory has the README's relative name.
+    from htb_jax._src.cli import main
+
+    command, header, table, refusal = _readme_sweep_run()
+    assert len(table) == 2 + 12
+    argv = command.split()[1:]
+    argv[argv.index("experiments/sweep.toml")] = str(ROOT / "experiments" / "sweep.toml")
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out.strip().splitlines() == table
+    assert err.splitlines()[0] == header
+    # Started again it reads the chunks back; with --seeds 800 it refuses, in one line.
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out.strip().splitlines() == table
+    assert "resumed: 4 of 4 chunks read back from htb-jax-sweep-student" in err
+    assert main([*argv, "--seeds", "800"]) == 2
+    assert capsys.readouterr().err.strip() == refusal
