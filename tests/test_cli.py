@@ -48,9 +48,10 @@ def test_unwritable_output_directory(tmp_path, capsys):
     assert "cannot create the output directory" in capsys.readouterr().err
 
 
-def test_no_command_prints_help(capsys):
+def test_no_command_is_a_one_line_usage_error(capsys):
     assert main([]) == 2
-    assert "sweep" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert captured.out == "" and "sweep" in captured.err and len(captured.err.splitlines()) == 1
 
 
 def _status(argv) -> int:

@@ -143,7 +143,7 @@ def test_frontier_command_writes_table_csv_figure_and_runs(tmp_path, capsys):
         (["--eps", "0"], "eps_values must lie in (0, 1]; got eps_values=0"),
         (["--max-alpha", "0.7", "--eps", "0.5"], "max_alpha must lie in [0.75, 1) for eps=0.5; got max_alpha=0.7"),
         (["--fit-from", "1e8"], "fit_from=100000000 leaves fewer than two horizons"),
-        (["--seeds", "1"], "num_seeds must be an integer >= 2; got num_seeds=1"),
+        (["--seeds", "1"], "num_seeds must be an integer in [2, 4294967296]; got num_seeds=1"),
     ],
 )
 def test_frontier_user_errors(tmp_path, capsys, extra, message):

@@ -65,7 +65,7 @@ def test_budget_errors_name_the_range_and_the_value():
     key = jax.random.key(0)
     with pytest.raises(ValueError, match=r"memory_budget must be an integer >= 1; got memory_budget=0\."):
         htb.simulate(key, policy, instance, 500, 4, memory_budget=0)
-    with pytest.raises(ValueError, match=r"memory_budget must be an integer; got memory_budget=1.5"):
+    with pytest.raises(ValueError, match=r"memory_budget must be an integer >= 1; got memory_budget=1.5"):
         htb.simulate(key, policy, instance, 500, 4, memory_budget=1.5)
     with pytest.raises(ValueError, match=r"memory_budget must be at least \d+ bytes for this simulation .*"
                                          r"got memory_budget=1000\."):

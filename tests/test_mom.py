@@ -67,9 +67,13 @@ def test_infinities_against_reference(seed):
         _check(x, b)
 
 
-def test_too_few_samples_is_nan():
-    assert np.isnan(float(htb.median_of_means(jnp.ones(5), 6)))
-    assert np.isnan(float(htb.median_of_means(jnp.ones(10), 3, 2)))
+def test_too_few_samples_is_an_error_or_nan_in_a_grid():
+    with pytest.raises(ValueError, match=r"num_blocks must be at most the number of samples N=5.*num_blocks=6"):
+        htb.median_of_means(jnp.ones(5), 6)
+    with pytest.raises(ValueError, match=r"at most the number of samples n=2.*num_blocks=3"):
+        htb.median_of_means(jnp.ones(10), 3, 2)
+    got = htb.median_of_means(jnp.ones((2, 10)), 3, jnp.array([2, 10]))  # row 0: n < B
+    np.testing.assert_array_equal(np.isnan(np.asarray(got)), [True, False])
 
 
 def test_traced_blocks_and_lengths_one_program():

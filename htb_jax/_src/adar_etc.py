@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from htb_jax._src import mom, pytree
 from htb_jax._src.engine import PolicyKernel, Summary, first_argmax
 from htb_jax._src.rounding import snapped_ceil
-from htb_jax._src.validation import check_integer, check_interval, concrete
+from htb_jax._src.validation import check_broadcast, check_integer, check_interval, concrete, real_array
 
 
 def check_arms_and_horizon(num_arms: Any, horizon: Any) -> None:
@@ -75,6 +75,10 @@ class ExploreThenCommit:
     q: Any
 
     def __post_init__(self):
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name, value in fields.items():
+            real_array(name, value)
+        check_broadcast(type(self).__name__, **fields)
         check_interval("eps", self.eps, 0.0, 1.0, low_closed=False, high_closed=True)
         e = concrete(self.eps)
         if e is None:

@@ -16,18 +16,47 @@ from htb_jax._src import resumable
 from htb_jax._src import sweep as sweep_lib
 
 
-def _floats(text: str) -> tuple[float, ...]:
-    def one(t: str) -> float:
+def _number(token: str) -> float | int:
+    """``"0.8"``, ``"2/3"``, ``"1e6"`` or ``"1000"`` as a number (an int where the token is one)."""
+    t = token.strip()
+    try:
         if "/" in t:
             num, den = t.split("/")
-            return float(num) / float(den)
-        return float(t)
+            den_value = float(den)
+            if den_value == 0.0:
+                raise argparse.ArgumentTypeError(f"division by zero in {token!r}")
+            return float(num) / den_value
+        try:
+            return int(t)
+        except ValueError:
+            return float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {token!r} (e.g. 0.8, 2/3 or 1e6)") from None
 
-    return tuple(one(t) for t in text.split(",") if t)
+
+def _numbers(text: str) -> tuple[float | int, ...]:
+    """Comma-separated numbers, at least one; ranges are checked by the configuration's ``validate``."""
+    tokens = [t for t in text.split(",") if t.strip()]
+    if not tokens:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, at least one; got {text!r}")
+    return tuple(_number(t) for t in tokens)
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    return tuple(int(float(t)) for t in text.split(",") if t)
+def _floats(text: str) -> tuple[float, ...]:
+    return tuple(float(x) for x in _numbers(text))
+
+
+def _ints(text: str) -> tuple[float | int, ...]:
+    """Comma-separated integers (``1e6`` allowed); a fractional or infinite entry is kept for
+    ``validate`` to refuse with the admissible range, never truncated."""
+    return tuple(int(x) if isinstance(x, float) and x.is_integer() else x for x in _numbers(text))
+
+
+def _int(text: str) -> float | int:
+    values = _ints(text)
+    if len(values) != 1:
+        raise argparse.ArgumentTypeError(f"expected one integer; got {text!r}")
+    return values[0]
 
 
 _SWEEP_EPILOG = """\
@@ -171,10 +200,15 @@ def _read_toml(path: str) -> dict:
         try:
             if kind == "floats":
                 values = value if isinstance(value, list) else [value]
+                if not values or any(isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in values):
+                    raise TypeError
                 settings[name] = tuple(x for v in values for x in (_floats(v) if isinstance(v, str) else (float(v),)))
             elif kind == "ints":
                 values = value if isinstance(value, list) else [value]
-                settings[name] = tuple(int(float(v)) for v in values)
+                if not values or any(isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in values):
+                    raise TypeError
+                numbers = [x for v in values for x in (_ints(v) if isinstance(v, str) else (v,))]
+                settings[name] = tuple(int(x) if isinstance(x, float) and x.is_integer() else x for x in numbers)
             elif kind == "bytes":
                 settings[name] = _bytes(value)
             elif kind is str:
@@ -188,7 +222,8 @@ def _read_toml(path: str) -> dict:
                     raise ValueError
                 settings[name] = kind(value)
         except (TypeError, ValueError, argparse.ArgumentTypeError):
-            what = {"floats": "a list of numbers", "ints": "a list of integers", "bytes": "a number of bytes",
+            what = {"floats": "a non-empty list of numbers", "ints": "a non-empty list of integers",
+                    "bytes": "a number of bytes",
                     str: "a string", int: "an integer", float: "a number"}[kind]
             raise ValueError(f"{name} in {path} must be {what}; got {value!r}") from None
     return settings
@@ -214,11 +249,30 @@ def _frontier_parser(sub) -> None:
     p.add_argument("--alphas-per-eps", type=int, default=d.alphas_per_eps, help="alpha grid size per eps, from alpha*(eps) to --max-alpha (default %(default)s)")
     p.add_argument("--max-alpha", type=float, default=d.max_alpha, help="largest alpha (default %(default)s)")
     p.add_argument("--horizons", type=_ints, default=d.horizons, help="comma-separated horizons (default 1e3,1e4,...,1e15)")
-    p.add_argument("--fit-from", type=lambda t: int(float(t)), default=d.fit_from, help="smallest horizon in the fits (default 1e9)")
+    p.add_argument("--fit-from", type=_int, default=d.fit_from, help="smallest horizon in the fits (default 1e9)")
     p.add_argument("--seeds", type=int, default=d.num_seeds, help="seeds (default %(default)s)")
     p.add_argument("--seed-chunk", type=int, default=d.seed_chunk, help="seeds per compiled call (default %(default)s)")
     p.add_argument("--key", type=int, default=d.key, help="root random key (default %(default)s)")
     p.add_argument("--out", default="htb-jax-frontier", help="output directory (default %(default)s)")
+
+
+def _check_output_dir(path: str) -> None:
+    """``ValueError`` unless ``path`` is a writable directory or one that can be created; creates nothing."""
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"the output directory must be a path; got out={path!r}.")
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise ValueError(f"cannot create the output directory {path!r}: it is a file")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise ValueError(f"the output directory {path!r} is not writable.")
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise ValueError(f"cannot create the output directory {path!r}: {parent!r} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot create the output directory {path!r}: {parent!r} is not writable")
 
 
 def _output_dir(path: str) -> None:
@@ -241,8 +295,9 @@ def _run_frontier(args) -> int:
         seed_chunk=args.seed_chunk,
         key=args.key,
     )
+    # Everything is checked before anything is printed or written.
     config.validate()
-    _output_dir(args.out)
+    _check_output_dir(args.out)
     layout = resumable.seed_chunks(config.num_seeds, config.seed_chunk)
     resumable.read_manifest(args.out, frontier_lib.frontier_identity(config), resumable.root_key_data(config.key), layout)
     fam = config.family
@@ -253,6 +308,7 @@ def _run_frontier(args) -> int:
         f"{config.num_seeds} seeds in {len(layout)} chunks; output in {args.out}",
         file=sys.stderr,
     )
+    _output_dir(args.out)
     result = frontier_lib.run_t_frontier(config, out_dir=args.out)
     if result.runs.resumed_chunks:
         print(f"resumed: {result.runs.resumed_chunks} of {len(layout)} chunks read back from {args.out}", file=sys.stderr)
@@ -274,8 +330,9 @@ def _run_sweep(args) -> int:
     settings.update(flags)  # flags win over the file
     out = settings.pop("out", "htb-jax-sweep")
     config = sweep_lib.SweepConfig(**settings)
+    # Everything is checked before anything is printed or written.
     config.validate()
-    _output_dir(out)
+    _check_output_dir(out)
     resumable.read_manifest(out, config.identity(), resumable.root_key_data(config.key), config.chunks())
     print(
         f"AdaR-ETC sweep: {config.describe()}; eps={config.eps:g}; {len(config.alphas)}x{len(config.qs)} "
@@ -283,6 +340,7 @@ def _run_sweep(args) -> int:
         f"{len(config.chunks())} chunks; output in {out}",
         file=sys.stderr,
     )
+    _output_dir(out)
     result = sweep_lib.run_sweep(config, out_dir=out)
     if result.resumed_chunks:
         print(f"resumed: {result.resumed_chunks} of {len(config.chunks())} chunks read back from {out}", file=sys.stderr)
@@ -309,13 +367,14 @@ def main(argv=None) -> int:
     _frontier_parser(sub)
     _sweep_parser(sub)
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
+    if args.command is None:  # usage errors are one line on stderr, status 2
+        print("htb-jax: error: give a command: frontier (the T-frontier, the main job) or sweep "
+              "(see 'htb-jax --help')", file=sys.stderr)
         return 2
     try:
         return _run_frontier(args) if args.command == "frontier" else _run_sweep(args)
-    except (ValueError, OSError) as e:
-        message = str(e) if isinstance(e, ValueError) else f"{e.filename or ''}: {e.strerror or e}"
+    except (ValueError, TypeError, OSError) as e:
+        message = f"{e.filename or ''}: {e.strerror or e}" if isinstance(e, OSError) else str(e)
         print(f"htb-jax: error: {message}", file=sys.stderr)
         return 2
 

@@ -37,7 +37,7 @@ from jax.scipy import special
 
 from htb_jax._src import binomial, pytree, quadrature
 from htb_jax._src import bits as bits_lib
-from htb_jax._src.validation import check_interval
+from htb_jax._src.validation import check_broadcast, check_float32, check_interval, real_array
 
 _F32 = jnp.float32
 _F64 = jnp.float64
@@ -57,6 +57,20 @@ class Distribution:
 
     num_words: ClassVar[int] = 1
     has_block_sums: ClassVar[bool] = False
+    # Parameters that enter the float32 rewards additively (locations): see ``check_parameters``.
+    location_fields: ClassVar[tuple[str, ...]] = ("loc",)
+
+    def check_parameters(self) -> None:
+        """``TypeError`` for a parameter that is not real, ``ValueError`` for shapes that do not
+        broadcast or a parameter beyond the float32 range of the rewards (concrete values only)."""
+        family = type(self).__name__
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name, value in values.items():
+            real_array(f"{family} {name}", value)
+        check_broadcast(family, **values)
+        for name, value in values.items():
+            if name != "p":
+                check_float32(f"{family} {name}", value)
 
     # -- shapes --------------------------------------------------------------
     @property
@@ -227,6 +241,7 @@ class Pareto(Distribution):
     shape: Any
 
     def __post_init__(self):
+        self.check_parameters()
         check_interval("Pareto shape", self.shape, 1.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("Pareto loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
 
@@ -288,6 +303,7 @@ class StudentT(Distribution):
     num_words: ClassVar[int] = 3
 
     def __post_init__(self):
+        self.check_parameters()
         check_interval("StudentT df", self.df, 1.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("StudentT scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("StudentT loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
@@ -357,6 +373,7 @@ class Frechet(Distribution):
     scale: Any = 1.0
 
     def __post_init__(self):
+        self.check_parameters()
         check_interval("Frechet shape", self.shape, 1.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("Frechet scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("Frechet loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
@@ -420,6 +437,7 @@ class Gaussian(Distribution):
     scale: Any = 1.0
 
     def __post_init__(self):
+        self.check_parameters()
         check_interval("Gaussian scale", self.scale, 0.0, jnp.inf, low_closed=True, high_closed=False)
         check_interval("Gaussian loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
 
@@ -474,6 +492,7 @@ class LogNormal(Distribution):
     scale: Any = 1.0
 
     def __post_init__(self):
+        self.check_parameters()
         check_interval("LogNormal sigma", self.sigma, 0.0, 8.0, low_closed=False, high_closed=True)
         check_interval("LogNormal scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("LogNormal loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
@@ -528,11 +547,13 @@ class TwoPoint(Distribution):
     p: Any
 
     def __post_init__(self):
+        self.check_parameters()
         check_interval("TwoPoint p", self.p, 0.0, 1.0, low_closed=True, high_closed=True)
         check_interval("TwoPoint low", self.low, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
         check_interval("TwoPoint high", self.high, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
 
     has_block_sums: ClassVar[bool] = True
+    location_fields: ClassVar[tuple[str, ...]] = ("low", "high")
 
     def from_bits(self, words):
         p = _f64(self.p)

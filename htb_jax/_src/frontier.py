@@ -45,8 +45,16 @@ from htb_jax._src.distributions import Pareto
 from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
 from htb_jax._src.grids import powers_of_ten
 from htb_jax._src.instances import intrinsic_scale, lower_bound_pair
-from htb_jax._src.resumable import ChunkStore, root_key_data, run_chunks, seed_chunks
-from htb_jax._src.simulate import simulate
+from htb_jax._src.resumable import (
+    MAX_SEEDS,
+    ChunkStore,
+    check_layout,
+    check_root_key,
+    root_key_data,
+    run_chunks,
+    seed_chunks,
+)
+from htb_jax._src.simulate import memory_plan, simulate
 from htb_jax._src.sweep import progress_bar, write_csv
 from htb_jax._src.validation import check_integer, check_interval
 
@@ -320,11 +328,22 @@ class TFrontierConfig:
                 "max_alpha", self.max_alpha, theory.balanced_alpha(e), 1.0,
                 low_closed=True, high_closed=False, where=f"for eps={e:g}",
             )
+        for name in ("eps_values", "horizons"):
+            values = getattr(self, name)
+            if not isinstance(values, (list, tuple)) or not values:
+                raise ValueError(f"{name} must be a non-empty list of numbers; got {name}={values!r}.")
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
-        check_integer("num_seeds", self.num_seeds, 2)
-        check_integer("seed_chunk", self.seed_chunk, 1)
+        check_integer("fit_from", self.fit_from, 1, maximum=10**18)
+        check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS)
+        check_layout(self.num_seeds, self.seed_chunk)
+        check_root_key(self.key)
         _fit_mask(np.asarray(self.horizons), self.fit_from)
         self.family.validate()
+        # What simulate would refuse, refused now (nothing is compiled).
+        memory_plan(
+            jax.random.key(int(self.key)), t_frontier_policy(self), self.family.instances(), list(self.horizons),
+            min(self.seed_chunk, self.num_seeds),
+        )
 
     def grid(self) -> tuple[np.ndarray, np.ndarray]:
         """``(eps, alpha)`` of every schedule, f64[G] each."""

@@ -9,13 +9,15 @@ Section 5).  Arm indices are 0-based here; the paper's arm ``i`` is index
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from htb_jax._src.distributions import Dirac, Distribution, TwoPoint
-from htb_jax._src.validation import check_integer, check_interval
+from htb_jax._src.validation import check_integer, check_interval, concrete
 
 
 def num_arms(instance: Distribution) -> int:
@@ -27,6 +29,56 @@ def num_arms(instance: Distribution) -> int:
             "give each parameter shape (..., K) with K >= 2."
         )
     return shape[-1]
+
+
+def check_instance(instance: Any, name: str = "instance") -> None:
+    """``TypeError`` unless ``instance`` is a distribution of htb_jax."""
+    if not isinstance(instance, Distribution):
+        raise TypeError(
+            f"{name} must be a distribution of htb_jax (Pareto, StudentT, Gaussian, TwoPoint, ...); "
+            f"got {type(instance).__name__}."
+        )
+
+
+def check_float32_resolution(instance: Distribution) -> None:
+    """``ValueError`` where float32 rewards cannot resolve a gap of the instance.
+
+    Rewards are float32, so an arm's location is rounded to float32 before a
+    sample is added: near ``|loc| = 10^8`` the float32 spacing is 8, and a gap
+    of 0.1 there vanishes from the rewards while the regret still charges it.
+    Refused where rounding the locations (``loc``, or ``low`` and ``high``)
+    to float32 changes some positive gap ``max_j mu_j - mu_i`` by more than
+    half of it (collapsing it to 0 included).  Concrete instances only.
+    """
+    fields = {f.name: concrete(getattr(instance, f.name)) for f in dataclasses.fields(instance)}
+    if any(v is None for v in fields.values()):
+        return
+    shape = instance.batch_shape
+    exact = {k: np.broadcast_to(np.asarray(v, np.float64), shape) for k, v in fields.items()}
+    rounded = dict(exact)
+    for name in type(instance).location_fields:
+        rounded[name] = exact[name].astype(np.float32).astype(np.float64)
+    if all(np.array_equal(rounded[k], exact[k]) for k in exact):
+        return
+    means = np.asarray(type(instance)(**exact).mean(), np.float64).reshape(-1, shape[-1])
+    means32 = np.asarray(type(instance)(**rounded).mean(), np.float64).reshape(-1, shape[-1])
+    rows = np.arange(means.shape[0])
+    best = np.argmax(means, axis=-1)
+    gap = means[rows, best][:, None] - means
+    gap32 = means32[rows, best][:, None] - means32
+    bad = (gap > 0) & ~(np.abs(gap32 - gap) <= 0.5 * gap)
+    if not np.any(bad):
+        return
+    row, arm = (int(i) for i in np.argwhere(bad)[0])
+    b = int(best[row])
+    at = f" (instance {list(np.unravel_index(row, shape[:-1]))})" if len(shape) > 1 else ""
+    spacing = float(np.spacing(np.float32(max(abs(means[row, b]), abs(means[row, arm])))))
+    raise ValueError(
+        f"arms {b} and {arm}{at} have means {means[row, b]:.10g} and {means[row, arm]:.10g} (gap "
+        f"{gap[row, arm]:.6g}), but rewards are float32, whose spacing there is {spacing:.6g}: the "
+        f"float32 rewards have gap {gap32[row, arm]:.6g}; give locations nearer 0 (gaps are "
+        "differences of locations) or a larger gap."
+    )
 
 
 def gaps(instance: Distribution) -> jax.Array:
@@ -57,6 +109,7 @@ def equal_gap(base: Distribution, num_arms: int, gap: Any) -> Distribution:
       >>> nu.mean()
       Array([0.5, 0. , 0. ], dtype=float64)
     """
+    check_instance(base, "base")
     check_integer("num_arms", num_arms, 2)
     check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
     gap = jnp.asarray(gap, jnp.float64)

@@ -83,7 +83,16 @@ class MemoryPlan:
 
 
 def check_memory_budget(memory_budget) -> None:
-    """``ValueError`` unless ``memory_budget`` is ``None`` or an integer number of bytes ``>= 1``."""
+    """``ValueError`` unless ``memory_budget`` is ``None`` or an integer number of bytes ``>= 1``.
+
+    A string such as ``"1GiB"`` is a ``TypeError`` (the command line reads those; in Python give
+    ``2**30``).
+    """
+    if isinstance(memory_budget, str):
+        raise TypeError(
+            f"memory_budget must be an integer number of bytes >= 1 (e.g. 2**30 for 1 GiB); "
+            f"got memory_budget={memory_budget!r} (str)."
+        )
     if memory_budget is not None:
         check_integer("memory_budget", memory_budget, 1)
 

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import selection
-from htb_jax._src.validation import check_integer, concrete
+from htb_jax._src.validation import check_integer, concrete, real_array
 
 
 def _block_diff(cumsum: jax.Array, edges: jax.Array) -> jax.Array:
@@ -158,7 +158,7 @@ def median_of_block_means(
 def median_of_means(
     x: jax.Array, num_blocks: Any, n: Any = None, *, max_blocks: int | None = None
 ) -> jax.Array:
-    """Median-of-Means estimate exactly as in Section 4 of the paper.
+    r"""Median-of-Means estimate exactly as in Section 4 of the paper.
 
     Uses the first ``B * floor(n / B)`` samples in ``B`` consecutive blocks of
     equal size ``floor(n / B)`` and returns the ``ceil(B/2)``-th smallest block
@@ -174,8 +174,9 @@ def median_of_means(
         ``num_blocks`` is concrete.
 
     Returns:
-      ``x.dtype[...]`` (float32 for non-float input); NaN where ``n < B`` (a
-      block would be empty).  An infinite sample spoils only its own block:
+      ``x.dtype[...]`` (float32 for non-float input); NaN in the rows of a
+      grid (or traced) ``n`` with ``n < B`` (a block would be empty).  ``B > N``,
+      a single estimate with ``n < B`` and ``N = 0`` are ``ValueError``\ s.  An infinite sample spoils only its own block:
       the estimate stays finite unless at least half the blocks are spoiled.
       float32 and float64 inputs agree to ``2^-24 (max_b mean_b|x| + |MoM|)``
       (input and output rounding; the order statistic is 1-Lipschitz in the
@@ -189,13 +190,31 @@ def median_of_means(
       >>> median_of_means(x.astype(jnp.float32), num_blocks=3, n=6)
       Array(4.5, dtype=float32)
     """
+    samples = real_array("x", x, "an array f[..., N] of samples")
     x = jnp.asarray(x)
+    if x.ndim == 0:
+        raise ValueError(f"x must have a sample axis, shape (..., N); got a scalar x={x}.")
     dtype = jnp.float64 if x.dtype == jnp.float64 else jnp.float32
     x = x.astype(dtype)
     length = x.shape[-1]
+    if length == 0 and samples is not None:
+        raise ValueError(f"x must hold at least one sample (N >= 1); got x of shape {x.shape}.")
     check_integer("num_blocks", num_blocks, 1)
     if n is not None:
         check_integer("n", n, 0, maximum=length)
+    # More blocks than samples is an error: B > N anywhere, or a single estimate with n < B.  A
+    # grid of prefix lengths n may hold rows with n < B: NaN there (an empty block), as when traced.
+    blocks, valid = concrete(num_blocks), concrete(n)
+    if blocks is not None and blocks.size and blocks.max() > length:
+        raise ValueError(
+            f"num_blocks must be at most the number of samples N={length} (a block would be empty); "
+            f"got num_blocks={int(blocks.max())}."
+        )
+    if blocks is not None and valid is not None and blocks.ndim == 0 and valid.ndim == 0 and valid < blocks:
+        raise ValueError(
+            f"num_blocks must be at most the number of samples n={int(valid)} (a block would be empty); "
+            f"got num_blocks={int(blocks)}."
+        )
     if max_blocks is None:
         concrete_blocks = concrete(num_blocks)
         if concrete_blocks is None:

@@ -38,19 +38,54 @@ from collections.abc import Callable, Mapping
 import jax
 import numpy as np
 
+from htb_jax._src.reward_table import MAX_SEEDS
+from htb_jax._src.validation import check_integer
+
 MANIFEST = "manifest.json"
 CHUNK_DIR = "chunks"
 FORMAT = 1
 
 
+MAX_CHUNKS = 100_000  # one file per chunk
+MAX_KEY = 2**32 - 1
+
+
+def check_layout(num_seeds: int, seed_chunk: int) -> None:
+    """``ValueError`` unless ``num_seeds`` seeds in chunks of ``seed_chunk`` make a layout we can run.
+
+    At most ``2^32`` seeds (they are uint32) and at most :data:`MAX_CHUNKS`
+    chunks (one file each), checked before any list of chunks is built.
+    """
+    check_integer("num_seeds", num_seeds, 1, maximum=MAX_SEEDS)
+    check_integer("seed_chunk", seed_chunk, 1)
+    if -(-int(num_seeds) // int(seed_chunk)) > MAX_CHUNKS:
+        least = -(-int(num_seeds) // MAX_CHUNKS)
+        raise ValueError(
+            f"seed_chunk must be at least {least} for num_seeds={int(num_seeds)} (at most {MAX_CHUNKS} chunks, "
+            f"one file each); got seed_chunk={int(seed_chunk)}."
+        )
+
+
+def check_root_key(key: int) -> None:
+    """``ValueError`` unless ``key`` is an integer seed of ``jax.random.key`` in ``[0, 2^32 - 1]``."""
+    check_integer("key", key, 0, maximum=MAX_KEY)
+
+
 def seed_chunks(num_seeds: int, seed_chunk: int) -> list[tuple[int, int]]:
-    """``[(first_seed, num_seeds), ...]``: the chunk layout of ``num_seeds`` seeds in chunks of ``seed_chunk``."""
+    """``[(first_seed, num_seeds), ...]``: the chunk layout of ``num_seeds`` seeds in chunks of ``seed_chunk``.
+
+    Raises:
+      ValueError: see :func:`check_layout`.
+    """
+    check_layout(num_seeds, seed_chunk)
+    num_seeds, seed_chunk = int(num_seeds), int(seed_chunk)
     return [(first, min(seed_chunk, num_seeds - first)) for first in range(0, num_seeds, seed_chunk)]
 
 
 def root_key_data(key: int) -> np.ndarray:
     """u32[2] the data of the root key ``jax.random.key(key)``, as the manifest records it."""
-    return np.asarray(jax.random.key_data(jax.random.key(key)))
+    check_root_key(key)
+    return np.asarray(jax.random.key_data(jax.random.key(int(key))))
 
 
 def run_chunks(
@@ -208,6 +243,9 @@ def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None
 class ChunkStore:
     """The chunks and manifest of one sweep in ``directory``.
 
+    A new manifest is written just before the first chunk, so a run that
+    fails before computing anything leaves none behind.
+
     Args:
       directory: the output directory (created by the caller).
       config: the sweep's identity, a JSON-able dict (what must match to resume).
@@ -229,8 +267,8 @@ class ChunkStore:
         root_key = [int(x) for x in np.asarray(root_key).ravel()]
         self.writer = jax.process_index() == 0
         old = read_manifest(directory, self.config, root_key, self.layout)
-        if self.writer:
-            os.makedirs(self.chunk_dir, exist_ok=True)
+        self.written = old is not None  # a new manifest is written with the first chunk, not before
+        if self.writer and os.path.isdir(self.chunk_dir):
             for name in os.listdir(self.chunk_dir):
                 if name.endswith(".tmp"):  # left by a run killed mid-write
                     os.remove(os.path.join(self.chunk_dir, name))
@@ -253,7 +291,6 @@ class ChunkStore:
                 **environment(),
                 "chunk_sha256": {},
             }
-            self._write_manifest()
 
     def _write_manifest(self) -> None:
         if not self.writer:
@@ -301,6 +338,10 @@ class ChunkStore:
         """Writes chunk ``index`` atomically, then records its digest in the manifest (process 0 only)."""
         if not self.writer:
             return
+        if not self.written:  # the manifest before any chunk: a chunk file never lies outside one
+            os.makedirs(self.chunk_dir, exist_ok=True)
+            self._write_manifest()
+            self.written = True
         first, count = self.layout[index]
         arrays = {**arrays, "first_seed": np.int64(first), "num_seeds": np.int64(count)}
         arrays = {name: np.asarray(a) for name, a in arrays.items()}

@@ -39,7 +39,7 @@ import jax.numpy as jnp
 
 from htb_jax._src import mom, pytree
 from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
-from htb_jax._src.validation import check_interval
+from htb_jax._src.validation import check_broadcast, check_interval
 
 ESTIMATORS = ("truncated", "mom", "catoni")
 _CATONI_STEPS = 4
@@ -76,6 +76,7 @@ class RobustUCB:
                 f'RobustUCB(estimator="{self.estimator}") takes {needs}= (and not {other}=).'
             )
         check_interval(needs, getattr(self, needs), 0.0, math.inf, low_closed=False, high_closed=False)
+        check_broadcast("RobustUCB", **{"eps": self.eps, needs: getattr(self, needs)})
         if self.estimator == "catoni":
             check_interval("eps", self.eps, 1.0, 1.0, low_closed=True, high_closed=True,
                            where='(Catoni\'s estimator needs a finite variance)')

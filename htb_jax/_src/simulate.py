@@ -41,12 +41,14 @@ from htb_jax._src import mom
 from htb_jax._src.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.empirical_etc import EmpiricalETC
+from htb_jax._src.instances import check_float32_resolution, check_instance
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.memory import MemoryPlan, check_memory_budget, default_memory_budget, plan_seed_chunk
 from htb_jax._src.outcome import Outcome, pseudo_regret
 from htb_jax._src.reward_table import (
     MAX_PULLS,
+    MAX_SEEDS,
     as_threefry_key,
     block_words,
     expand_pulls,
@@ -55,7 +57,7 @@ from htb_jax._src.reward_table import (
 )
 from htb_jax._src.rounding import log_spaced_rounds
 from htb_jax._src.sharding import gather, seed_sharded_program
-from htb_jax._src.validation import check_integer, concrete
+from htb_jax._src.validation import check_integer, concrete, real_array
 
 # Chunk working memory beyond which larger chunks run no faster (the memory budget may lower it).
 _CPU_SEED_CHUNK_BYTES = 16 * 2**20
@@ -63,6 +65,7 @@ _ACCELERATOR_SEED_CHUNK_BYTES = 4 * 2**30
 _FAST_PATH_TYPES = (AdaRETC, EmpiricalETC)
 SAMPLERS = ("auto", "per_pull", "block_sums")
 MAX_ENGINE_HORIZON = 2**31 - 1
+MAX_PULL_CHUNK = 2**20  # pulls per arm per streaming step (the default is at most 8192)
 
 
 def default_pull_chunk(num_arms: int, max_horizon: int) -> int:
@@ -96,12 +99,27 @@ def _check_policy(policy: Any) -> None:
 
 
 def _horizons(horizon) -> tuple[np.ndarray, tuple[int, ...]]:
+    if isinstance(horizon, jax.core.Tracer):
+        raise ValueError("horizon must be concrete (a Python int or a sequence of ints); got a traced value.")
+    check_integer("horizon (T)", horizon, 1, maximum=10**18)
     h = concrete(horizon)
     if h is None:
-        raise ValueError("horizon must be concrete (a Python int or a sequence of ints).")
-    check_integer("horizon (T)", h, 1, maximum=10**18)
+        raise TypeError(
+            f"horizon (T) must be an integer in [1, {10**18}] or a sequence of them; "
+            f"got horizon (T)={horizon!r} ({type(horizon).__name__})."
+        )
+    if h.size == 0:
+        raise ValueError(
+            f"horizon (T) must be an integer in [1, {10**18}] or a non-empty sequence of them; "
+            f"got horizon (T)={horizon!r}."
+        )
     h = np.asarray(h, np.int64)
     return h.reshape(-1), h.shape
+
+
+def _check_pull_chunk(pull_chunk) -> None:
+    if pull_chunk is not None:
+        check_integer("pull_chunk", pull_chunk, 1, maximum=MAX_PULL_CHUNK)
 
 
 # -- fast path ------------------------------------------------------------------------------
@@ -320,13 +338,31 @@ def run_on_rewards(
     """
     if not isinstance(policy, _FAST_PATH_TYPES):
         raise TypeError(f"run_on_rewards runs AdaRETC and EmpiricalETC; got {type(policy).__name__}.")
+    table = real_array("rewards", rewards, "an array f32[K, N] of rewards")
+    if table is not None and table.ndim != 2:
+        raise ValueError(f"rewards must have shape (K, N); got shape {table.shape}.")
+    if table is not None and np.any(np.isnan(table)):
+        at = [int(i) for i in np.argwhere(np.isnan(table))[0]]
+        raise ValueError(
+            f"rewards must not hold NaN (Median-of-Means would commit on a NaN estimate); got NaN at "
+            f"rewards{at}."
+        )
     rewards = jnp.asarray(rewards)
     if rewards.ndim != 2:
         raise ValueError(f"rewards must have shape (K, N); got shape {rewards.shape}.")
     k, total = rewards.shape
     horizons, horizon_shape = _horizons(horizon)
     adar_etc_lib.check_arms_and_horizon(k, horizons)
+    mu = real_array("means", means, f"an array f[K] of the {k} arms' means")
+    if mu is not None:
+        if mu.shape != (k,):
+            raise ValueError(
+                f"means must have shape (K,) = ({k},), one mean per row of rewards; got means of shape {mu.shape}."
+            )
+        if not np.all(np.isfinite(mu)):
+            raise ValueError(f"means must be finite; got means={mu.tolist()}.")
     check_integer("num_checkpoints", num_checkpoints, 2)
+    _check_pull_chunk(pull_chunk)
     flat = _flatten(policy)
     needed = int(_schedule_maxima(flat, jnp.asarray(horizons), k))
     if needed > total:
@@ -483,15 +519,29 @@ def _prepare(
     """Validates a simulation and builds its program: ``(plan, run)``, ``run()`` gives the Outcome
     and ``run.lower()`` the lowered program."""
     _check_policy(policy)
+    key = as_threefry_key(key)
+    check_instance(instance)
     k = instance_num_arms(instance)
     horizons, horizon_shape = _horizons(horizon)
     adar_etc_lib.check_arms_and_horizon(k, horizons)
     check_integer("num_seeds", num_seeds, 1)
-    check_integer("first_seed", first_seed, 0)
+    check_integer("first_seed", first_seed, 0, maximum=MAX_SEEDS - 1)
+    if first_seed + num_seeds > MAX_SEEDS:
+        raise ValueError(
+            f"first_seed + num_seeds must be at most 2^32 = {MAX_SEEDS} (seeds are uint32; seed "
+            f"s + 2^32 would repeat seed s); got first_seed + num_seeds={first_seed} + {num_seeds}."
+        )
     check_integer("num_checkpoints", num_checkpoints, 2)
     if seed_chunk is not None:
         check_integer("seed_chunk", seed_chunk, 1)
+    _check_pull_chunk(pull_chunk)
     check_memory_budget(memory_budget)
+    for name, flag in (("engine", engine), ("record_arms", record_arms)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False; got {name}={flag!r} ({type(flag).__name__}).")
+    if not isinstance(sampler, str) or sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}.")
+    check_float32_resolution(instance)
     devices = tuple(jax.devices() if devices is None else devices)
     if not devices:
         raise ValueError("devices must name at least one device.")
@@ -501,9 +551,6 @@ def _prepare(
     flat_instance = jax.tree.map(lambda p: p.reshape(-1, k), instance.broadcast())
     chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
     blocks = max_blocks(k, horizons)
-    key = as_threefry_key(key)
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}.")
     has_block_sums = type(instance).has_block_sums
     if sampler == "block_sums" and not has_block_sums:
         raise ValueError(

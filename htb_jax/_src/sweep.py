@@ -25,9 +25,18 @@ from htb_jax._src.adar_etc import AdaRETC
 from htb_jax._src.distributions import Distribution, Gaussian, Pareto, StudentT
 from htb_jax._src.instances import equal_gap, lower_bound_pair
 from htb_jax._src.memory import check_memory_budget
-from htb_jax._src.resumable import ChunkStore, atomic_write, root_key_data, run_chunks, seed_chunks
-from htb_jax._src.simulate import simulate
-from htb_jax._src.validation import check_integer, check_interval
+from htb_jax._src.resumable import (
+    MAX_SEEDS,
+    ChunkStore,
+    atomic_write,
+    check_layout,
+    check_root_key,
+    root_key_data,
+    run_chunks,
+    seed_chunks,
+)
+from htb_jax._src.simulate import memory_plan, simulate
+from htb_jax._src.validation import check_integer, check_interval, real_array
 
 FAMILIES = ("pareto", "student-t", "gaussian", "two-point")
 
@@ -79,7 +88,14 @@ class SweepConfig:
     memory_budget: int | None = None
 
     def validate(self) -> None:
-        if self.family not in FAMILIES:
+        """Every setting, and a dry run of one chunk's simulation set-up (nothing is compiled).
+
+        Raises:
+          TypeError: for a setting of the wrong type (a string where a number belongs).
+          ValueError: for a value out of range, or a sweep ``simulate`` would refuse
+            (a memory budget too small, gaps float32 rewards cannot resolve, ...).
+        """
+        if not isinstance(self.family, str) or self.family not in FAMILIES:
             raise ValueError(f"family must be one of {', '.join(FAMILIES)}; got family={self.family!r}.")
         check_integer("num_arms", self.num_arms, 2)
         check_interval("gap", self.gap, 0.0, np.inf, low_closed=False, high_closed=False)
@@ -94,12 +110,22 @@ class SweepConfig:
             check_interval("df", self.df, 1.0 + self.eps, np.inf, low_closed=False, high_closed=False, where=moment)
         elif self.family == "two-point":
             check_interval("spike_prob", self.spike_prob, 0.0, 1.0, low_closed=False, high_closed=True)
-        check_integer("num_seeds", self.num_seeds, 2)
-        check_integer("seed_chunk", self.seed_chunk, 1)
-        check_integer("key", self.key, 0, maximum=2**32 - 1)
+        check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS)
+        check_layout(self.num_seeds, self.seed_chunk)
+        check_root_key(self.key)
+        for name in ("alphas", "qs", "horizons"):
+            values = getattr(self, name)
+            if not isinstance(values, (list, tuple)) or not values:
+                raise ValueError(f"{name} must be a non-empty list of numbers; got {name}={values!r}.")
+        real_array("alphas", list(self.alphas))
+        real_array("qs", list(self.qs))
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
         check_memory_budget(self.memory_budget)
         AdaRETC(eps=self.eps, alpha=np.asarray(self.alphas)[:, None], q=np.asarray(self.qs)[None, :])
+        memory_plan(
+            jax.random.key(int(self.key)), self.policy(), self.instance(), list(self.horizons),
+            max(count for _, count in self.chunks()), memory_budget=self.memory_budget,
+        )
 
     def policy(self) -> AdaRETC:
         return AdaRETC(

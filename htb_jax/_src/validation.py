@@ -4,6 +4,12 @@ Every check here looks only at *concrete* values (Python numbers, NumPy arrays,
 committed ``jax.Array``s).  Tracers, ``None`` and other placeholders pass
 through unchecked, because pytree machinery (``jax.tree.map``, ``vmap`` axis
 specs, unflattening under ``jit``) rebuilds our dataclasses with such leaves.
+
+What a number must be is checked before its range: a string, a bool, a
+complex number or an array of such is a ``TypeError`` naming the argument
+(NumPy would silently turn ``"0.8"`` into 0.8 and ``True`` into 1), a ragged
+nested list a ``ValueError``.  Every message names the argument, what it must
+be and the value given.
 """
 
 from __future__ import annotations
@@ -12,7 +18,70 @@ import numbers
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _has_tracer(value: Any) -> bool:
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(value))
+
+
+def _is_real_dtype(dtype: Any) -> bool:
+    return bool(jnp.issubdtype(dtype, jnp.integer) or jnp.issubdtype(dtype, jnp.floating))
+
+
+def real_array(name: str, value: Any, what: str = "a real number or an array of real numbers") -> np.ndarray | None:
+    """``value`` as a NumPy array of real numbers; ``None`` for tracers and placeholders.
+
+    Args:
+      name: parameter name used in the message.
+      value: the value given.
+      what: what ``value`` must be, for the message.
+
+    Raises:
+      TypeError: for strings, bools, complex numbers, typed keys and arrays
+        (or lists) of such.
+      ValueError: for a ragged nested sequence.
+    """
+    if value is None or isinstance(value, jax.core.Tracer):
+        return None
+    got = f"got {name}={_shown(value)} ({type(value).__name__})"
+    if isinstance(value, (str, bytes, bool, np.bool_)):
+        raise TypeError(f"{name} must be {what}; {got}.")
+    if isinstance(value, (list, tuple)):
+        if _has_tracer(value):
+            return None
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be {what} (a nested sequence of equal lengths); {got}.") from None
+        if arr.dtype == object and all(
+            isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_)) for x in arr.flat
+        ):
+            arr = arr.astype(np.float64)  # Python ints beyond int64
+    elif isinstance(value, (numbers.Number, np.ndarray, np.generic, jax.Array)):
+        if isinstance(value, jax.Array) and jnp.issubdtype(value.dtype, jax.dtypes.prng_key):
+            raise TypeError(f"{name} must be {what}; got a random key of shape {value.shape}.")
+        if isinstance(value, numbers.Integral) and not isinstance(value, np.generic):
+            arr = np.asarray(value if -(2**63) <= value < 2**63 else float(value))
+        else:
+            try:
+                arr = np.asarray(value)
+            except (TypeError, ValueError, jax.errors.ConcretizationTypeError):
+                return None
+    else:
+        return None
+    if not _is_real_dtype(arr.dtype):
+        kind = {"b": "bools", "c": "complex numbers", "U": "strings", "S": "bytes"}.get(arr.dtype.kind, "objects")
+        raise TypeError(f"{name} must be {what}; {got}, which holds {kind} (dtype {arr.dtype}).")
+    return arr
 
 
 def concrete(value: Any) -> np.ndarray | None:
@@ -29,6 +98,34 @@ def concrete(value: Any) -> np.ndarray | None:
 
 def _fmt(x: float) -> str:
     return f"{x:.6g}"
+
+
+def check_broadcast(what: str, **values: Any) -> tuple[int, ...]:
+    """The common batch shape of ``values`` (arrays, numbers or tracers), or ``ValueError``.
+
+    Args:
+      what: the object they parametrise, e.g. ``"Pareto"``.
+      **values: the parameters by name.
+
+    Raises:
+      ValueError: naming every parameter and its shape, if the shapes do not
+        broadcast.
+    """
+    shapes = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        try:
+            shapes[name] = tuple(jnp.shape(value))
+        except (TypeError, ValueError):
+            continue  # not array-like: a placeholder, or refused by the type checks
+    try:
+        return tuple(np.broadcast_shapes(*shapes.values()))
+    except ValueError:
+        listed = ", ".join(f"{name} of shape {shape}" for name, shape in shapes.items())
+        raise ValueError(
+            f"the parameters of {what} must broadcast to one batch shape; got {listed}."
+        ) from None
 
 
 def check_interval(
@@ -58,16 +155,28 @@ def check_interval(
       high_closed: whether ``high`` belongs to the interval.
       where: context appended to the message, e.g. ``"for eps=0.5"``.
       slack: relative tolerance at closed ends.
+
+    Raises:
+      TypeError: if ``value`` is not real (see :func:`real_array`).
+      ValueError: if an entry lies outside the interval, or ``value`` does
+        not broadcast against the bounds.
     """
-    v = concrete(value)
+    v = real_array(name, value)
     if v is None:
         return
     lo, hi = concrete(low), concrete(high)
     if lo is None or hi is None:
         return
-    v_b, lo_b, hi_b = np.broadcast_arrays(
-        np.asarray(v, np.float64), np.asarray(lo, np.float64), np.asarray(hi, np.float64)
-    )
+    ctx = f" {where}" if where else ""
+    try:
+        v_b, lo_b, hi_b = np.broadcast_arrays(
+            np.asarray(v, np.float64), np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+        )
+    except ValueError:
+        raise ValueError(
+            f"{name} of shape {v.shape} does not broadcast against the shape {np.broadcast_shapes(lo.shape, hi.shape)} "
+            f"of its admissible range{ctx}."
+        ) from None
     tol_lo = slack * np.maximum(1.0, np.abs(lo_b))
     tol_hi = slack * np.maximum(1.0, np.abs(hi_b))
     ok_lo = (v_b >= lo_b - tol_lo) if low_closed else (v_b > lo_b)
@@ -77,7 +186,6 @@ def check_interval(
         return
     idx = tuple(int(i) for i in np.argwhere(~ok)[0]) if v_b.ndim else ()
     at = f" (entry {list(idx)})" if idx else ""
-    ctx = f" {where}" if where else ""
     lo_s = "[" if low_closed else "("
     hi_s = "]" if high_closed else ")"
     raise ValueError(
@@ -87,20 +195,50 @@ def check_interval(
 
 
 def check_integer(name: str, value: Any, minimum: int, *, maximum: int | None = None) -> None:
-    """Raises ``ValueError`` unless every entry of ``value`` is an integer in range."""
-    v = concrete(value)
-    if v is None:
+    """Raises unless every entry of ``value`` is an integer in ``[minimum, maximum]``.
+
+    Integral floats (``1e6``) are integers; ``1500.7``, ``inf`` and NaN are not.
+
+    Raises:
+      TypeError: if ``value`` is not real (a string, a bool, ...; see :func:`real_array`).
+      ValueError: for a non-integral or out-of-range entry.
+    """
+    bounds = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        if value < minimum or (maximum is not None and value > maximum):
+            raise ValueError(f"{name} must be an integer {bounds}; got {name}={int(value)}.")
         return
-    arr = np.asarray(v)
+    scalar = not isinstance(value, (list, tuple)) and getattr(value, "ndim", 0) == 0
+    arr = real_array(name, value, f"an integer {bounds}" if scalar else f"integers {bounds}")
+    if arr is None:
+        return
     if arr.dtype.kind not in "iu":
         as_f = arr.astype(np.float64)
-        if not np.all(np.isfinite(as_f)) or not np.all(as_f == np.floor(as_f)):
-            shown = v.item() if v.ndim == 0 else v.tolist()
-            raise ValueError(f"{name} must be an integer; got {name}={shown!r}.")
-    bounds = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        bad = ~np.isfinite(as_f) | (as_f != np.floor(np.where(np.isfinite(as_f), as_f, 0.0)))
+        if np.any(bad):
+            got = (arr[bad].flat[0] if arr.ndim else arr).item()
+            raise ValueError(f"{name} must be an integer {bounds}; got {name}={got!r}.")
     low_bad = arr < minimum
     high_bad = (arr > maximum) if maximum is not None else np.zeros_like(low_bad)
     bad = low_bad | high_bad
     if np.any(bad):
         got = arr[bad].flat[0]
-        raise ValueError(f"{name} must be an integer {bounds}; got {name}={got}.")
+        shown = int(got) if float(got) == np.floor(float(got)) and abs(float(got)) < 2**63 else got
+        raise ValueError(f"{name} must be an integer {bounds}; got {name}={shown}.")
+
+
+def check_float32(name: str, value: Any) -> None:
+    """``ValueError`` unless every entry of ``value`` lies in the float32 range.
+
+    Rewards are float32: a location beyond ``3.4e38`` would become ``inf``.
+    """
+    v = real_array(name, value)
+    if v is None:
+        return
+    big = np.abs(np.asarray(v, np.float64)) > FLOAT32_MAX
+    if np.any(big):
+        got = np.asarray(v, np.float64)[big].flat[0]
+        raise ValueError(
+            f"{name} must lie in [-{FLOAT32_MAX:.8g}, {FLOAT32_MAX:.8g}] (rewards are float32, so a larger "
+            f"value would be inf); got {name}={_fmt(got)}."
+        )
