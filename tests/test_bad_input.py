@@ -143,6 +143,8 @@ LIBRARY = {
     # the regret proxy
     "tau str": (TypeError, r"tau must be a real number.*got tau='0.1' \(str\)",
                 lambda: htb.regret_proxy(KEY, htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), NU, 100, 4, "0.1")),
+    "proxy T str": (TypeError, r"horizon \(T\) must be an integer in \[1, 10{18}\]; got horizon \(T\)='100' \(str\)",
+                    lambda: htb.regret_proxy(KEY, htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), NU, "100", 4, 0.1)),
     # the sweep and frontier configurations
     "sweep alphas str": (TypeError, r"alphas must be a real number.*got alphas=\['0.8'\]",
                          lambda: SweepConfig(alphas=("0.8",)).validate()),

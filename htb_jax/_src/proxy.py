@@ -117,6 +117,8 @@ def _check_tau(tau: Any) -> None:
 
 
 def _check_horizon(horizon: Any) -> int:
+    if not isinstance(horizon, jax.core.Tracer):
+        check_integer("horizon (T)", horizon, 1, maximum=10**18)  # a string or bool: TypeError
     h = concrete(horizon)
     if h is None or np.ndim(h) != 0:
         raise ValueError(f"horizon must be a concrete integer (it fixes the number of blocks); got {horizon!r}.")
