@@ -18,6 +18,7 @@ import time
 
 import jax
 import numpy as np
+import pytest
 
 import htb_jax as htb
 from htb_jax._src import cli
@@ -182,3 +183,25 @@ def test_sweep_in_two_processes_killed_then_resumed_equals_one(tmp_path, capsys)
     resumed = {os.path.basename(p) for _, p in _changes(tmp_path / "resumed-changes0.json")}
     assert {"manifest.json", "chunk-00000.npz"} <= killed, killed
     assert {"manifest.json", "sweep.npz", "sweep.csv", "sweep.png"} <= resumed, resumed
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--coordinator", "127.0.0.1:1234"], "missing --num-processes, --process-id"),
+        (["--num-processes", "2", "--process-id", "0"], "missing --coordinator"),
+        (["--coordinator", "127.0.0.1", "--num-processes", "2", "--process-id", "0"],
+         "--coordinator must be HOST:PORT with a port in [1, 65535]; got '127.0.0.1'"),
+        (["--coordinator", "host:70000", "--num-processes", "2", "--process-id", "0"], "got 'host:70000'"),
+        (["--coordinator", "host:1234", "--num-processes", "1", "--process-id", "0"],
+         "--num-processes must be an integer >= 2; got 1"),
+        (["--coordinator", "host:1234", "--num-processes", "2", "--process-id", "2"],
+         "--process-id must be an integer in [0, 1]; got 2"),
+    ],
+)
+@pytest.mark.parametrize("command", ["sweep", "frontier"])
+def test_bad_process_flags_print_one_line_and_exit_2(command, flags, message, tmp_path, capsys):
+    assert cli.main([command, "--out", str(tmp_path / "out"), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out").exists()

@@ -11,8 +11,8 @@ import sys
 import jax
 
 import htb_jax  # noqa: F401  (enables x64 before anything is traced)
+from htb_jax._src import distributed, resumable
 from htb_jax._src import frontier as frontier_lib
-from htb_jax._src import resumable
 from htb_jax._src import sweep as sweep_lib
 
 
@@ -175,6 +175,7 @@ def _sweep_parser(sub) -> None:
     p.add_argument("--key", type=int, default=unset, help=f"root random key (default {d.key})")
     p.add_argument("--memory-budget", type=_bytes, default=unset, help="bytes per device per call, e.g. 512MiB (default: 2GiB on CPU, half a GPU's memory)")
     p.add_argument("--out", default=unset, help="output directory (default htb-jax-sweep)")
+    distributed.add_arguments(p)
 
 
 def _read_toml(path: str) -> dict:
@@ -254,6 +255,7 @@ def _frontier_parser(sub) -> None:
     p.add_argument("--seed-chunk", type=int, default=d.seed_chunk, help="seeds per compiled call (default %(default)s)")
     p.add_argument("--key", type=int, default=d.key, help="root random key (default %(default)s)")
     p.add_argument("--out", default="htb-jax-frontier", help="output directory (default %(default)s)")
+    distributed.add_arguments(p)
 
 
 def _check_output_dir(path: str) -> None:
@@ -308,13 +310,16 @@ def _run_frontier(args) -> int:
         f"{config.num_seeds} seeds in {len(layout)} chunks; output in {args.out}",
         file=sys.stderr,
     )
-    _output_dir(args.out)
+    if jax.process_index() == 0:  # under jax.distributed, process 0 writes
+        _output_dir(args.out)
     result = frontier_lib.run_t_frontier(config, out_dir=args.out)
     if result.runs.resumed_chunks:
         print(f"resumed: {result.runs.resumed_chunks} of {len(layout)} chunks read back from {args.out}", file=sys.stderr)
     table = frontier_lib.t_frontier_table(result)
     print(table)
     paths = {name: os.path.join(args.out, name) for name in ("frontier.png", "frontier.csv", "table.md", "runs.npz")}
+    if jax.process_index() != 0:
+        return 0
     frontier_lib.plot_t_frontier(result, paths["frontier.png"])
     frontier_lib.write_csv(result.rows, paths["frontier.csv"])
     frontier_lib.save_runs(result.runs, paths["runs.npz"])
@@ -326,7 +331,7 @@ def _run_frontier(args) -> int:
 
 def _run_sweep(args) -> int:
     settings = _read_toml(args.config) if args.config else {}
-    flags = {k: v for k, v in vars(args).items() if k not in ("command", "config")}
+    flags = {k: v for k, v in vars(args).items() if k not in ("command", "config", *distributed.FLAGS)}
     settings.update(flags)  # flags win over the file
     out = settings.pop("out", "htb-jax-sweep")
     config = sweep_lib.SweepConfig(**settings)
@@ -340,14 +345,15 @@ def _run_sweep(args) -> int:
         f"{len(config.chunks())} chunks; output in {out}",
         file=sys.stderr,
     )
-    _output_dir(out)
+    if jax.process_index() == 0:  # under jax.distributed, process 0 writes
+        _output_dir(out)
     result = sweep_lib.run_sweep(config, out_dir=out)
     if result.resumed_chunks:
         print(f"resumed: {result.resumed_chunks} of {len(config.chunks())} chunks read back from {out}", file=sys.stderr)
     rows = sweep_lib.table_rows(result)
     print(sweep_lib.format_table(rows))
     paths = {name: os.path.join(out, name) for name in ("sweep.csv", "sweep.npz", "sweep.png")}
-    if jax.process_index() != 0:  # under jax.distributed, process 0 writes
+    if jax.process_index() != 0:
         return 0
     with open(os.path.join(out, resumable.MANIFEST)) as f:
         manifest = json.load(f)
@@ -372,6 +378,9 @@ def main(argv=None) -> int:
               "(see 'htb-jax --help')", file=sys.stderr)
         return 2
     try:
+        # Joining the other processes comes first: checking a configuration already uses the devices.
+        if distributed.check_arguments(args.coordinator, args.num_processes, args.process_id):
+            distributed.initialize(args.coordinator, args.num_processes, args.process_id)
         return _run_frontier(args) if args.command == "frontier" else _run_sweep(args)
     except (ValueError, TypeError, OSError) as e:
         message = f"{e.filename or ''}: {e.strerror or e}" if isinstance(e, OSError) else str(e)

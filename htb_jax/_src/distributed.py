@@ -18,6 +18,7 @@ import re
 
 import jax
 
+FLAGS = ("coordinator", "num_processes", "process_id")  # argparse destinations
 _ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-]+):(?P<port>[0-9]+)$")
 # A run whose processes cannot all meet within this many seconds stops with an error.
 INITIALIZATION_TIMEOUT_S = 300
@@ -57,9 +58,15 @@ def check_arguments(coordinator, num_processes, process_id) -> bool:
 def initialize(coordinator: str, num_processes: int, process_id: int) -> None:
     """``jax.distributed.initialize`` with Gloo collectives on CPU; call before any JAX computation."""
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.distributed.initialize(
-        coordinator_address=coordinator,
-        num_processes=num_processes,
-        process_id=process_id,
-        initialization_timeout=INITIALIZATION_TIMEOUT_S,
-    )
+    try:
+        jax.distributed.initialize(
+            coordinator_address=coordinator,
+            num_processes=num_processes,
+            process_id=process_id,
+            initialization_timeout=INITIALIZATION_TIMEOUT_S,
+        )
+    except Exception as e:  # the coordinator's errors are several pages of gRPC status
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(
+            f"process {process_id} of {num_processes} could not join the others through {coordinator}: {first}"
+        ) from None
