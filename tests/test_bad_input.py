@@ -246,9 +246,13 @@ CLI = [
 
 @pytest.mark.parametrize("extra,message", CLI)
 def test_sweep_refuses_before_printing_or_writing(tmp_path, capsys, extra, message):
-    out = tmp_path / "out"
+    _assert_refused([*SMALL, "--out", str(tmp_path / "out"), *extra], tmp_path / "out", capsys, message)
+
+
+def _assert_refused(argv, out, capsys, message):
+    """One line on stderr, nothing on stdout, status 2, and no output directory."""
     try:
-        status = main([*SMALL, "--out", str(out), *extra])
+        status = main(argv)
     except SystemExit as e:  # argparse's usage errors
         status = e.code
     captured = capsys.readouterr()
@@ -269,16 +273,7 @@ def test_sweep_refuses_before_printing_or_writing(tmp_path, capsys, extra, messa
     ],
 )
 def test_frontier_refuses_before_printing_or_writing(tmp_path, capsys, extra, message):
-    out = tmp_path / "out"
-    try:
-        status = main(["frontier", "--out", str(out), *extra])
-    except SystemExit as e:
-        status = e.code
-    captured = capsys.readouterr()
-    assert status == 2
-    assert captured.err.startswith(f"htb-jax: error: {message}"), captured.err
-    assert len(captured.err.strip().splitlines()) == 1 and captured.out == ""
-    assert not out.exists()
+    _assert_refused(["frontier", "--out", str(tmp_path / "out"), *extra], tmp_path / "out", capsys, message)
 
 
 def test_bare_command_is_a_usage_error_on_stderr(capsys):

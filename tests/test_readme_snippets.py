@@ -69,7 +69,7 @@ _NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?")
 def _python_blocks():
     """The README's python blocks, but the multi-host one (it needs jax.distributed)."""
     blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
-    return [b for b in blocks if "jax.distributed.initialize()" not in b]
+    return [b for b in blocks if "jax.distributed.initialize(" not in b]
 
 
 def _statements(block):
@@ -197,3 +197,24 @@ def test_student_t_sweep_table_is_current(tmp_path, monkeypatch, capsys):
     assert "resumed: 4 of 4 chunks read back from htb-jax-sweep-student" in err
     assert main([*argv, "--seeds", "800"]) == 2
     assert capsys.readouterr().err.strip() == refusal
+
+
+def test_two_process_sweep_table_is_one_process_output(tmp_path, monkeypatch, capsys):
+    # The README's two-process run printed the table one process prints for the same settings
+    # (tests/test_distributed.py checks the two against each other on a smaller sweep).
+    from htb_jax._src.cli import main
+
+    section = README.split('$ ARGS="')[1]
+    args = section.split('"')[0].split()
+    shown = section.split("```")[0]
+    table = [line for line in shown.splitlines() if line.startswith("|")]
+    banner = next(line for line in shown.splitlines() if line.startswith("AdaR-ETC sweep:"))
+    assert len(table) == 2 + 9 and args[args.index("--num-processes") + 1] == "2"
+    for flag in ("--coordinator", "--num-processes"):
+        i = args.index(flag)
+        del args[i : i + 2]
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", *args]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip().splitlines() == table
+    assert err.splitlines()[0] == banner
