@@ -320,6 +320,6 @@ def test_no_manifest_is_left_by_a_run_that_computed_nothing(tmp_path, monkeypatc
 
 def test_messages_name_the_argument_and_the_value():
     # Spot check of the form: "<name> must be <form>; got <name>=<value>."
-    message = _raises(ValueError, "", lambda: htb.simulate(KEY, POLICY, NU, 1500.7, 2))
+    message = _raises(ValueError, "horizon", lambda: htb.simulate(KEY, POLICY, NU, 1500.7, 2))
     assert re.fullmatch(r"horizon \(T\) must be an integer in \[1, 1000000000000000000\]; got horizon \(T\)=1500.7\.",
                         message)
