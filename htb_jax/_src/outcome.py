@@ -18,7 +18,9 @@ class Outcome:
 
     Attributes:
       regret: f64[...] pseudo-regret at the horizon,
-        ``sum_i Delta_i n_i + (T - L) Delta_committed``, exact from the means.
+        ``sum_i Delta_i n_i + (T - L) Delta_committed``, from the means and
+        the integer pull counts by :func:`pseudo_regret` (the exact sum
+        rounded once: the same float64 on every machine).
       pulls: i64[..., K] pulls of each arm over the whole horizon.
       committed: i32[...] the arm committed to after exploration, or -1 when
         exploration used the whole horizon (``L_T = T``).
