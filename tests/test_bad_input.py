@@ -67,8 +67,13 @@ LIBRARY = {
     # float32 rewards
     "loc overflow": (ValueError, r"Pareto loc must lie in \[-3.40\d*e\+38, 3.40\d*e\+38\] \(rewards are float32.*"
                      r"got Pareto loc=1e\+39", lambda: htb.Pareto(loc=1e39, shape=1.5)),
-    "spike overflow": (ValueError, r"TwoPoint high must lie in .*float32.*got TwoPoint high=2e\+299",
+    "spike overflow": (ValueError, r"spike_prob must be at least 2 gap / 3.4028235e\+38 = 5.87747e-39 for gap=1 "
+                       r"\(the spike 2 gap / spike_prob is a float32 reward\); got spike_prob=1e-299",
                        lambda: htb.lower_bound_pair(2, 1.0, 1e-299)),
+    "high overflow": (ValueError, r"TwoPoint high must lie in .*float32.*got TwoPoint high=2e\+299",
+                      lambda: htb.TwoPoint(low=0.0, high=2e299, p=0.5)),
+    "scale underflow": (ValueError, r"a positive StudentT scale must be at least 1.1754944e-38 \(rewards are float32.*"
+                        r"got StudentT scale=1e-50", lambda: htb.StudentT(df=3.0, loc=0.0, scale=1e-50)),
     "gap collapse": (ValueError, r"arms 0 and 1 have means 100000000.1 and 100000000 \(gap 0.1\), but rewards are "
                      r"float32, whose spacing there is 8.*gap 0",
                      lambda: htb.simulate(KEY, POLICY, htb.equal_gap(htb.Pareto(loc=1e8, shape=1.5), 3, 0.1), 100, 2)),
@@ -240,7 +245,7 @@ CLI = [
     (["--seeds", "1000000000000"], "num_seeds must be an integer in [2, 4294967296]; got num_seeds=1000000000000."),
     (["--seeds", "4000000000"], "seed_chunk must be at least 40000 for num_seeds=4000000000"),
     (["--memory-budget", "1"], "memory_budget must be at least"),
-    (["--family", "two-point", "--spike-prob", "1e-300"], "TwoPoint high must lie in"),
+    (["--family", "two-point", "--spike-prob", "1e-300"], "spike_prob must be at least 2 gap / 3.4028235e+38"),
 ]
 
 

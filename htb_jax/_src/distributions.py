@@ -37,7 +37,13 @@ from jax.scipy import special
 
 from htb_jax._src import binomial, pytree, quadrature
 from htb_jax._src import bits as bits_lib
-from htb_jax._src.validation import check_broadcast, check_float32, check_interval, real_array
+from htb_jax._src.validation import (
+    check_broadcast,
+    check_float32,
+    check_float32_scale,
+    check_interval,
+    real_array,
+)
 
 _F32 = jnp.float32
 _F64 = jnp.float64
@@ -71,6 +77,8 @@ class Distribution:
         for name, value in values.items():
             if name != "p":
                 check_float32(f"{family} {name}", value)
+            if name == "scale":
+                check_float32_scale(f"{family} {name}", value)
 
     # -- shapes --------------------------------------------------------------
     @property

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src.distributions import Dirac, Distribution, TwoPoint
-from htb_jax._src.validation import check_integer, check_interval, concrete
+from htb_jax._src.validation import FLOAT32_MAX, check_integer, check_interval, concrete
 
 
 def num_arms(instance: Distribution) -> int:
@@ -144,6 +144,17 @@ def lower_bound_pair(
     check_integer("arm", arm, 1, maximum=num_arms - 1)
     check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
     check_interval("spike_prob", spike_prob, 0.0, 1.0, low_closed=False, high_closed=True)
+    g, b = concrete(gap), concrete(spike_prob)
+    if g is not None and b is not None:
+        g, b = np.broadcast_arrays(np.asarray(g, np.float64), np.asarray(b, np.float64))
+        with np.errstate(over="ignore"):
+            too_rare = 2.0 * g / b > FLOAT32_MAX
+        if np.any(too_rare):
+            least = 2.0 * g[too_rare].flat[0] / FLOAT32_MAX
+            raise ValueError(
+                f"spike_prob must be at least 2 gap / 3.4028235e+38 = {least:.6g} for gap={g[too_rare].flat[0]:.6g} "
+                f"(the spike 2 gap / spike_prob is a float32 reward); got spike_prob={b[too_rare].flat[0]:.6g}."
+            )
     gap, beta = jnp.broadcast_arrays(
         jnp.asarray(gap, jnp.float64), jnp.asarray(spike_prob, jnp.float64)
     )

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # smallest normal float32
 
 
 def _shown(value: Any, limit: int = 60) -> str:
@@ -225,6 +226,24 @@ def check_integer(name: str, value: Any, minimum: int, *, maximum: int | None = 
         got = arr[bad].flat[0]
         shown = int(got) if float(got) == np.floor(float(got)) and abs(float(got)) < 2**63 else got
         raise ValueError(f"{name} must be an integer {bounds}; got {name}={shown}.")
+
+
+def check_float32_scale(name: str, value: Any) -> None:
+    """``ValueError`` for a positive scale below the smallest normal float32.
+
+    Rewards are float32: a scale below ``1.2e-38`` would round to 0 (or lose
+    its precision as a subnormal) and every reward would be its location.
+    """
+    v = real_array(name, value)
+    if v is None:
+        return
+    v = np.asarray(v, np.float64)
+    small = (v > 0) & (v < FLOAT32_TINY)
+    if np.any(small):
+        raise ValueError(
+            f"a positive {name} must be at least {FLOAT32_TINY:.8g} (rewards are float32, so a smaller scale "
+            f"would vanish); got {name}={_fmt(v[small].flat[0])}."
+        )
 
 
 def check_float32(name: str, value: Any) -> None:
