@@ -46,10 +46,15 @@ def _floats(text: str) -> tuple[float, ...]:
     return tuple(float(x) for x in _numbers(text))
 
 
+def _integral(x: float | int) -> float | int:
+    """An integral float as an int; anything else as it is (for ``validate`` to refuse)."""
+    return int(x) if isinstance(x, float) and x.is_integer() else x
+
+
 def _ints(text: str) -> tuple[float | int, ...]:
     """Comma-separated integers (``1e6`` allowed); a fractional or infinite entry is kept for
     ``validate`` to refuse with the admissible range, never truncated."""
-    return tuple(int(x) if isinstance(x, float) and x.is_integer() else x for x in _numbers(text))
+    return tuple(_integral(x) for x in _numbers(text))
 
 
 def _int(text: str) -> float | int:
@@ -199,17 +204,14 @@ def _read_toml(path: str) -> dict:
         if kind is None:
             raise ValueError(f"unknown key {name!r} in {path} (known: {', '.join(_SWEEP_KEYS)})")
         try:
-            if kind == "floats":
+            if kind in ("floats", "ints"):
                 values = value if isinstance(value, list) else [value]
                 if not values or any(isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in values):
                     raise TypeError
-                settings[name] = tuple(x for v in values for x in (_floats(v) if isinstance(v, str) else (float(v),)))
-            elif kind == "ints":
-                values = value if isinstance(value, list) else [value]
-                if not values or any(isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in values):
-                    raise TypeError
-                numbers = [x for v in values for x in (_ints(v) if isinstance(v, str) else (v,))]
-                settings[name] = tuple(int(x) if isinstance(x, float) and x.is_integer() else x for x in numbers)
+                if kind == "floats":
+                    settings[name] = tuple(x for v in values for x in (_floats(v) if isinstance(v, str) else (float(v),)))
+                else:
+                    settings[name] = tuple(_integral(x) for v in values for x in (_ints(v) if isinstance(v, str) else (v,)))
             elif kind == "bytes":
                 settings[name] = _bytes(value)
             elif kind is str:

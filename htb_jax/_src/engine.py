@@ -25,11 +25,10 @@ import numpy as np
 
 from htb_jax._src import memory as memory_lib
 from htb_jax._src.distributions import Distribution
-from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.outcome import pseudo_regret
 from htb_jax._src.reward_table import TableReader, seed_keys
 from htb_jax._src.rounding import log_spaced_rounds
-from htb_jax._src.sharding import gather, seed_sharded_program
+from htb_jax._src.sharding import gather, program_args, seed_sharded_program
 
 # Chunk working memory beyond which larger chunks run no faster (the memory budget may lower it).
 _CPU_SEED_CHUNK_BYTES = 512 * 2**20
@@ -267,9 +266,7 @@ def prepare_engine(
     )
     static = _Static(spec, num_checkpoints, plan.seeds_per_device, plan.seed_chunk, record)
     program = seed_sharded_program(_engine_kernel, static, tuple(devices), seed_axis=3)
-    gaps = jax.device_get(instance_gaps(instance))  # op by op: no fused multiply-add in the means
-    args = (key, policy, instance, gaps, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
-    return program, args, plan
+    return program, program_args(key, policy, instance, horizons, first_seed), plan
 
 
 def run_engine(key, policy, instance, horizons, num_seeds, *, memory_budget=None, **kwargs):

@@ -56,7 +56,7 @@ from htb_jax._src.resumable import (
 )
 from htb_jax._src.simulate import memory_plan, simulate
 from htb_jax._src.sweep import progress_bar, write_csv
-from htb_jax._src.validation import check_integer, check_interval
+from htb_jax._src.validation import check_integer, check_interval, check_nonempty
 
 AGREEMENT = 0.05  # |measured - theory| tolerance besides the confidence interval
 
@@ -329,9 +329,7 @@ class TFrontierConfig:
                 low_closed=True, high_closed=False, where=f"for eps={e:g}",
             )
         for name in ("eps_values", "horizons"):
-            values = getattr(self, name)
-            if not isinstance(values, (list, tuple)) or not values:
-                raise ValueError(f"{name} must be a non-empty list of numbers; got {name}={values!r}.")
+            check_nonempty(name, getattr(self, name))
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
         check_integer("fit_from", self.fit_from, 1, maximum=10**18)
         check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS)

@@ -152,7 +152,7 @@ def lower_bound_pair(
         if np.any(too_rare):
             least = 2.0 * g[too_rare].flat[0] / FLOAT32_MAX
             raise ValueError(
-                f"spike_prob must be at least 2 gap / 3.4028235e+38 = {least:.6g} for gap={g[too_rare].flat[0]:.6g} "
+                f"spike_prob must be at least 2 gap / {FLOAT32_MAX:.8g} = {least:.6g} for gap={g[too_rare].flat[0]:.6g} "
                 f"(the spike 2 gap / spike_prob is a float32 reward); got spike_prob={b[too_rare].flat[0]:.6g}."
             )
     gap, beta = jnp.broadcast_arrays(

@@ -216,12 +216,11 @@ def median_of_means(
             f"got num_blocks={int(blocks)}."
         )
     if max_blocks is None:
-        concrete_blocks = concrete(num_blocks)
-        if concrete_blocks is None:
+        if blocks is None:
             raise ValueError(
                 "num_blocks is traced, so median_of_means needs a static max_blocks >= num_blocks."
             )
-        max_blocks = int(concrete_blocks.max())
+        max_blocks = int(blocks.max())
     check_integer("max_blocks", max_blocks, 1)
     n = jnp.asarray(length if n is None else n, jnp.int64)
     return _median_of_means(x, jnp.asarray(num_blocks, jnp.int64), n, max_blocks)

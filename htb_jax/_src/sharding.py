@@ -24,6 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from htb_jax._src.instances import gaps as instance_gaps
+
 SEED_AXIS_NAME = "seeds"
 
 
@@ -88,6 +90,17 @@ def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: in
     run.lower = lambda *args: program.lower(*place(*args))
     run.mesh = mesh
     return run
+
+
+def program_args(key, policy, instance, horizons, first_seed) -> tuple:
+    """The arguments of a :func:`seed_sharded_program`: ``(key, policy, instance, gaps, horizons, first_seed)``.
+
+    The gaps ``f64[F, K]`` are computed here, outside the program and one
+    operation at a time, so that no fused multiply-add (which XLA forms on
+    some machines only) enters a mean such as TwoPoint's ``low + p (high - low)``.
+    """
+    return (key, policy, instance, jax.device_get(instance_gaps(instance)), jnp.asarray(horizons),
+            jnp.asarray(first_seed, jnp.int64))
 
 
 def gather(outputs):

@@ -42,7 +42,6 @@ from htb_jax._src.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.empirical_etc import EmpiricalETC
 from htb_jax._src.instances import check_float32_resolution, check_instance
-from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.memory import MemoryPlan, check_memory_budget, default_memory_budget, plan_seed_chunk
 from htb_jax._src.outcome import Outcome, pseudo_regret
@@ -56,7 +55,7 @@ from htb_jax._src.reward_table import (
     table_words,
 )
 from htb_jax._src.rounding import log_spaced_rounds
-from htb_jax._src.sharding import gather, seed_sharded_program
+from htb_jax._src.sharding import gather, program_args, seed_sharded_program
 from htb_jax._src.validation import check_integer, concrete, real_array
 
 # Chunk working memory beyond which larger chunks run no faster (the memory budget may lower it).
@@ -557,10 +556,6 @@ def _prepare(
             f"sampler='block_sums' needs a family with closed-form block sums (TwoPoint, Dirac, "
             f"Gaussian); got {type(instance).__name__}."
         )
-    # Gaps outside the program: op by op, so no fused multiply-add (as XLA forms on some
-    # machines only) enters a mean such as TwoPoint's low + p (high - low).
-    gaps = jax.device_get(instance_gaps(flat_instance))  # f64[F, K]
-    args = (key, flat, flat_instance, gaps, jnp.asarray(horizons), jnp.asarray(first_seed, jnp.int64))
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
         block_sums = sampler == "block_sums" or (sampler == "auto" and has_block_sums)
         needed = 0 if block_sums else int(_schedule_maxima(flat, jnp.asarray(horizons), k))
@@ -584,6 +579,7 @@ def _prepare(
         )
         static = dataclasses.replace(static, num_seeds=plan.seeds_per_device, seed_chunk=plan.seed_chunk)
         program = seed_sharded_program(_fast_path_kernel, static, devices, seed_axis=0)
+        args = program_args(key, flat, flat_instance, horizons, first_seed)
 
         def run_fast():
             parts = [p[:num_seeds] for p in gather(program(*args))]

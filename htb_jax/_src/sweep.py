@@ -36,7 +36,7 @@ from htb_jax._src.resumable import (
     seed_chunks,
 )
 from htb_jax._src.simulate import memory_plan, simulate
-from htb_jax._src.validation import check_integer, check_interval, real_array
+from htb_jax._src.validation import check_integer, check_interval, check_nonempty, real_array
 
 FAMILIES = ("pareto", "student-t", "gaussian", "two-point")
 
@@ -114,16 +114,14 @@ class SweepConfig:
         check_layout(self.num_seeds, self.seed_chunk)
         check_root_key(self.key)
         for name in ("alphas", "qs", "horizons"):
-            values = getattr(self, name)
-            if not isinstance(values, (list, tuple)) or not values:
-                raise ValueError(f"{name} must be a non-empty list of numbers; got {name}={values!r}.")
+            check_nonempty(name, getattr(self, name))
         real_array("alphas", list(self.alphas))
         real_array("qs", list(self.qs))
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
         check_memory_budget(self.memory_budget)
-        AdaRETC(eps=self.eps, alpha=np.asarray(self.alphas)[:, None], q=np.asarray(self.qs)[None, :])
+        policy = self.policy()  # refuses an (alpha, q) outside the admissible range for eps
         memory_plan(
-            jax.random.key(int(self.key)), self.policy(), self.instance(), list(self.horizons),
+            jax.random.key(int(self.key)), policy, self.instance(), list(self.horizons),
             max(count for _, count in self.chunks()), memory_budget=self.memory_budget,
         )
 

@@ -101,6 +101,12 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
+def check_nonempty(name: str, values: Any) -> None:
+    """``ValueError`` unless ``values`` is a non-empty list or tuple (a setting such as ``alphas``)."""
+    if not isinstance(values, (list, tuple)) or not values:
+        raise ValueError(f"{name} must be a non-empty list of numbers; got {name}={values!r}.")
+
+
 def check_broadcast(what: str, **values: Any) -> tuple[int, ...]:
     """The common batch shape of ``values`` (arrays, numbers or tracers), or ``ValueError``.
 
