@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from decimal import Decimal, getcontext
 from fractions import Fraction
 
@@ -72,6 +73,24 @@ def adar_etc_loop(rewards, means, horizon: int, exploration: int, num_blocks: in
         pulls[arm] += 1
         regret += best - means[arm]
     return regret, pulls, committed
+
+
+def host_fuses_multiply_add() -> bool:
+    """Whether XLA computes ``a * b + c`` with one rounding on this host (a CPU with FMA, and no
+    ``XLA_FLAGS=--xla_cpu_max_isa`` below AVX2).  The README promises every output bit for bit
+    only between hosts that do."""
+    import jax
+
+    a = b = 1.0 + 2.0**-30
+    c = -(1.0 + 2.0**-29)  # a * b + c = 2^-60 exactly; rounding a * b first gives 0
+    return float(jax.jit(lambda a, b, c: a * b + c)(a, b, c)) != 0.0
+
+
+def child_xla_flags(*flags: str) -> str:
+    """This process's ``XLA_FLAGS`` (the code generation it compares against) without a forced
+    device count, plus ``flags``: for subprocesses whose results must equal this process's."""
+    own = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith("--xla_force_host_platform_device_count")]
+    return " ".join([*own, *flags])
 
 
 @pytest.fixture

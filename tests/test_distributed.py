@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
+from conftest import child_xla_flags
 from htb_jax._src import cli
 
 TIMEOUT_S = 240  # per launch of the two processes; both are killed when it runs out
@@ -82,8 +83,7 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def _two_processes(commands, tmp_path, env=None):
     """Starts both commands (stdout and stderr to files); kills both on the way out, whatever happens."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu", **(env or {}))
-    env.pop("XLA_FLAGS", None)  # one CPU device per process
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=child_xla_flags(), **(env or {}))  # one device each
     procs, logs = [], []
     try:
         for i, command in enumerate(commands):

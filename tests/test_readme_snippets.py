@@ -19,6 +19,8 @@ import re
 import numpy as np
 import pytest
 
+from conftest import host_fuses_multiply_add
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 
@@ -62,6 +64,15 @@ NOT_OUTPUTS = [
 ]
 NOT_RUN = [
     "htb.run_on_rewards(policy, rewards, means, horizon)",  # a signature, no data
+]
+# Outputs the README shows as a CPU with FMA computes them, and promises only there: the regret
+# proxy reads the float32 rewards, which change in the last bit without FMA (README, "The same
+# numbers on another machine"), and the tuning amplifies that (the tuned alpha at lam = 0.5 moves
+# from 0.848 to 0.814 under XLA_FLAGS=--xla_cpu_max_isa=SSE4_2).  Checked where the host fuses.
+FMA_ONLY = [
+    "proxy(0.8), jax.grad(proxy)(0.8)",
+    "res.alpha",
+    "res.worst_case, res.reference",
 ]
 _NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?")
 
@@ -123,6 +134,7 @@ def _blocks_with_statements():
 def test_every_commented_statement_is_checked():
     commented = {source for block in _blocks_with_statements() for _, source, comment in block if comment}
     checked = {s for s, _, _ in OUTPUTS}
+    assert set(FMA_ONLY) <= checked
     assert commented - checked - set(NOT_OUTPUTS) - set(NOT_RUN) == set()
     assert checked - commented == set()
 
@@ -155,12 +167,14 @@ def test_block_outputs_are_current(index):
     namespace: dict = {}
     exec(PRELUDE, namespace)
     failures = []
+    fuses = host_fuses_multiply_add()
     for node, source, comment in _blocks_with_statements()[index]:
         if source in NOT_RUN:
             continue
         if isinstance(node, ast.Expr):
             value = eval(compile(ast.Expression(node.value), "<README>", "eval"), namespace)
-            failures += _check(source, value, comment, namespace)
+            if fuses or source not in FMA_ONLY:
+                failures += _check(source, value, comment, namespace)
         else:
             exec(compile(ast.Module([node], []), "<README>", "exec"), namespace)
     assert failures == []

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
+from conftest import child_xla_flags
 
 SCRIPT = textwrap.dedent(
     """
@@ -37,7 +38,7 @@ SCRIPT = textwrap.dedent(
 
 def test_four_devices_equal_one(tmp_path):
     out = tmp_path / "sharded.npz"
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    env = dict(os.environ, XLA_FLAGS=child_xla_flags("--xla_force_host_platform_device_count=4"), JAX_PLATFORMS="cpu")
     subprocess.run([sys.executable, "-c", SCRIPT, str(out)], env=env, check=True, timeout=600)
     sharded = np.load(out)
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
