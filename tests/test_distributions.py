@@ -101,14 +101,61 @@ def test_two_sided_tails_at_probability_below_1e_12(dist):
         _assert_uniform(law.cdf(x_lo) * 2.0**41)
 
 
-def test_student_t_tail_through_the_boosted_gamma():
-    # T = Z sqrt(df / (2G)) U^(-1/df); conditioned on U < 2^-40, T * 2^(-40/df) is t(df) again.
-    d = htb.StudentT(loc=0.0, df=2.5)
+def test_student_t_laws_from_near_cauchy_to_near_gaussian():
+    # One program for df from 1.01 (tail index near Cauchy's) to 1e4 (near Gaussian): KS at
+    # level 1e-6 per df, and the ECDF at the quantiles of PROBS within 5 standard errors.
+    dfs = np.array([1.01, 2.5, 30.0, 1e4])
+    x = np.asarray(htb.StudentT(loc=0.0, df=jnp.asarray(dfs)).sample(jax.random.key(14), (N,)), np.float64)
+    for j, df in enumerate(dfs):
+        law = stats.t(df)
+        ecdf = np.mean(x[:, j, None] <= law.ppf(PROBS)[None, :], axis=0)
+        np.testing.assert_array_less(np.abs(ecdf - PROBS), 5 * np.sqrt(PROBS * (1 - PROBS) / N))
+        assert stats.kstest(x[:, j], law.cdf).pvalue > 1e-6, df
+
+
+def _student_t_tail_cdf(x, df, c):
+    """``P(|T| <= x | W < c)`` for Bailey's ``T = R cos(Theta)``: ``W < c`` iff ``R > r_c``, and
+    ``P(|T| > x | W < c) = (2/pi) int_0^(pi/2) min(1, S(x / cos(theta)) / c) dtheta`` with
+    ``S(r) = (1 + r^2/df)^(-df/2)``, the integrand 1 up to ``theta* = arccos(min(1, x / r_c))``
+    (Gauss-Legendre, 400 nodes, beyond it)."""
+    x = np.asarray(x, np.float64)[:, None]
+    r_c = math.sqrt(df * math.expm1(-2.0 / df * math.log(c)))
+    lo = np.arccos(np.minimum(1.0, x / r_c))
+    nodes, weights = np.polynomial.legendre.leggauss(400)
+    theta = lo + (np.pi / 2 - lo) * (nodes + 1) / 2
+    ratio = x / np.cos(theta)
+    log_s = -df / 2 * np.log1p(ratio**2 / df)
+    tail = lo[:, 0] + (np.pi / 2 - lo[:, 0]) / 2 * (np.exp(log_s - math.log(c)) * weights).sum(-1)
+    return 1.0 - 2.0 / np.pi * tail
+
+
+@pytest.mark.parametrize("df", [1.2, 2.5])
+def test_student_t_tail_at_probability_below_1e_12(df):
+    # Word 0 below 2^24 (its uniform W < 2^-40, probability 9e-13): |T| against the exact
+    # conditional law of Bailey's construction (KS at level 1e-6), the sign a fair coin.
+    d = htb.StudentT(loc=0.0, df=df)
     rng = np.random.default_rng(9)
-    words = rng.bit_generator.random_raw((N, 3))  # full 64-bit words
-    words[:, 1] >>= np.uint64(40)
-    t = np.asarray(d.from_bits(jnp.asarray(words)), np.float64) / 2.0 ** (40 / 2.5)
-    assert stats.kstest(t, stats.t(2.5).cdf).pvalue > 1e-6
+    words = rng.bit_generator.random_raw((N, 2))  # full 64-bit words
+    words[:, 0] >>= np.uint64(40)
+    t = np.asarray(d.from_bits(jnp.asarray(words)), np.float64)
+    assert np.all(np.isfinite(t))
+    assert stats.kstest(np.abs(t), lambda x: _student_t_tail_cdf(x, df, 2.0**-40)).pvalue > 1e-6
+    assert abs(np.mean(t > 0) - 0.5) < 5 * 0.5 / math.sqrt(N)
+    # The deepest word, W = 2^-65 with |cos(Theta)| ~ 1: |T| = sqrt(df (2^(130/df) - 1)), finite
+    # even as df -> 1.  Float32 rounds log W (45.1) to a relative 2^-24 and exp multiplies that by
+    # its argument, 45.1/df: hence a relative tolerance of 2 * 50 ulps.
+    for nu in (df, 1.0001):
+        top = float(htb.StudentT(loc=0.0, df=nu).from_bits(jnp.array([[0, 2**64 - 1]], jnp.uint64))[0])
+        assert top == pytest.approx(math.sqrt(nu * math.expm1(130 / nu * math.log(2))), rel=100 * 2.0**-24)
+
+
+def test_student_t_sine_kernel_within_3_ulps():
+    from htb_jax._src.distributions import _sin_quarter_turn
+
+    x = np.linspace(0.0, np.pi / 2, 100_001).astype(np.float32)[1:]
+    got = np.asarray(jax.jit(_sin_quarter_turn)(jnp.asarray(x)), np.float64)
+    want = np.sin(x.astype(np.float64))
+    assert np.max(np.abs(got - want) / want) < 3 * 2.0**-24
 
 
 def test_two_point_spike_probability_is_exact_at_1e_12():
