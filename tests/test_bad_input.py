@@ -120,7 +120,7 @@ LIBRARY = {
     "memory_budget str": (TypeError, r"memory_budget must be an integer number of bytes.*got memory_budget='1GiB' \(str\)",
                           lambda: htb.simulate(KEY, POLICY, NU, 100, 2, memory_budget="1GiB")),
     "instance": (TypeError, r"instance must be a distribution of htb_jax.*got str", lambda: htb.simulate(KEY, POLICY, "x", 100, 2)),
-    "sampler": (ValueError, r"sampler must be one of auto, per_pull, block_sums; got 'exact'",
+    "sampler": (ValueError, r"sampler must be one of auto, per_pull, block_sums, order_statistic; got 'exact'",
                 lambda: htb.simulate(KEY, POLICY, NU, 100, 2, sampler="exact")),
     "engine": (TypeError, r"engine must be True or False; got engine='yes'",
                lambda: htb.simulate(KEY, POLICY, NU, 100, 2, engine="yes")),

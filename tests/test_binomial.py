@@ -83,3 +83,125 @@ def test_huge_n_mean():
     n, p = 2.0**53, 0.3
     x = _draw(4, n, p, size=50_000)
     assert abs(x.mean() - n * p) < 5 * np.sqrt(n * p * (1 - p) / 50_000)
+
+
+# -- quantiles: exact brackets against exact arithmetic ---------------------------------------
+
+quantile = jax.jit(binomial.binomial_quantile, static_argnames="tile")
+tail = jax.jit(binomial.tail)
+
+
+def _exact_cdf(n, p):
+    """P(X <= x) for x = 0..n with Fractions (p taken exactly as its float64 value)."""
+    from fractions import Fraction
+    from math import comb
+
+    p = Fraction(p)
+    pmf = [comb(n, x) * p**x * (1 - p) ** (n - x) for x in range(n + 1)]
+    cdf, total = [], Fraction(0)
+    for term in pmf:
+        total += term
+        cdf.append(total)
+    return cdf
+
+
+def _levels(count, key):
+    """Levels u in (0, 1) with both tails down to 1e-15 and 1 - u exact for the small side."""
+    rng = np.random.default_rng(key)
+    small = 10.0 ** rng.uniform(-15, np.log10(0.5), count)
+    upper = rng.random(count) < 0.5
+    return np.where(upper, 1 - small, small), np.where(upper, small, 1 - small)
+
+
+@pytest.mark.parametrize(
+    "n, p",
+    [
+        (9, 0.3),  # sequential search from 0
+        (40, 0.2),  # mean 8: search from 0, up to the deep upper tail
+        (60, 0.25),  # mean 15: corrected normal start, steps both ways
+        (200, 0.5),  # symmetric, start from the normal quantile
+        (150, 0.93),  # p > 1/2: X = n - Y at level v
+        (120, 0.999),  # p > 1/2 with a mean of Y below 10
+        (300, 1e-16),  # almost never a success: P(X >= 1) = 3e-14
+    ],
+)
+def test_quantile_against_fractions(n, p):
+    # The quantile x = min{x : F(x) >= u} brackets u: F(x - 1) < u <= F(x), with F in exact
+    # rational arithmetic.  Both tails reach 1e-15, where a float64 "u" alone would round
+    # 1 - 1e-15 and a search on one tail only would lose the level.  An off-by-one in the
+    # start or in the step direction, or the wrong tail compared with the wrong level, fails.
+    from fractions import Fraction
+
+    cdf = _exact_cdf(n, p)
+    u, v = _levels(400, n)
+    x = np.asarray(quantile(u, v, float(n), p)).astype(int)
+    for xi, ui, vi in zip(x, u, v, strict=True):
+        level = 1 - Fraction(vi) if vi < 0.5 else Fraction(ui)  # the level as given, exactly
+        assert cdf[xi] >= level, (xi, ui, vi)
+        assert xi == 0 or cdf[xi - 1] < level, (xi, ui, vi)
+
+
+def _mp_tail(x, n, p, upper):
+    """The tail of Binomial(n, p) beyond x by 40-digit summation of the pmf from x outward."""
+    import mpmath
+
+    mpmath.mp.dps = 40
+    p = mpmath.mpf(p)
+    q = 1 - p
+    k = x + 1 if upper else x
+    log_pmf = (mpmath.loggamma(n + 1) - mpmath.loggamma(k + 1) - mpmath.loggamma(n - k + 1)
+               + k * mpmath.log(p) + (n - k) * mpmath.log(q))
+    term = mpmath.exp(log_pmf)
+    total = term
+    while term > total * mpmath.mpf(10) ** -30:
+        if upper:
+            term, k = term * (n - k) / (k + 1) * p / q, k + 1
+        else:
+            term, k = term * k / (n - k + 1) * q / p, k - 1
+        total += term
+    return total
+
+
+@pytest.mark.parametrize(
+    "n, p",
+    [
+        (10**18, 1e-16),  # mean 100 at n = 10^18: the corner of the frontier's horizons
+        (10**15, 1e-11),  # mean 10^4
+        (10**12, 1e-6),  # mean 10^6, sd 10^3
+        (10**6, 2e-5),  # mean 20: deep lower tail from the corrected start
+    ],
+)
+def test_quantile_and_tail_at_huge_n_against_mpmath(n, p):
+    # tail() against 40-digit sums to 1e-12 relative (it is accurate to about 1e-13; summing
+    # lgamma(n) in float64 instead would lose every digit at n = 10^15).  The quantile then
+    # brackets its level with those reference tails: F(x - 1) < u <= F(x), written on the
+    # smaller tail of each side.
+    import mpmath
+
+    mean, sd = n * p, np.sqrt(n * p * (1 - p))
+    points = np.unique(np.clip(np.floor(mean + np.array([-8.0, -1.0, 0.0, 2.0, 8.0]) * sd), 0, n - 1))
+    upper, value, _ = tail(jnp.asarray(points), jnp.full(points.shape, float(n)), jnp.full(points.shape, p))
+    for x, up, got in zip(points, np.asarray(upper), np.asarray(value), strict=True):
+        expected = _mp_tail(int(x), n, p, bool(up))
+        assert abs(got / float(expected) - 1) < 1e-12, (x, up, got, float(expected))
+    u, v = _levels(6, n)
+    x = np.asarray(quantile(u, v, float(n), p)).astype(int)
+    for xi, ui, vi in zip(x, u, v, strict=True):
+        level_small = mpmath.mpf(vi) if vi < 0.5 else mpmath.mpf(ui)
+        if vi < 0.5:  # F(x) >= u  <=>  P(X > x) <= v, and P(X > x - 1) > v
+            assert _mp_tail(xi, n, p, True) <= level_small
+            assert _mp_tail(xi - 1, n, p, True) > level_small
+        else:  # F(x - 1) = 0 < u at x = 0
+            assert _mp_tail(xi, n, p, False) >= level_small
+            assert xi == 0 or _mp_tail(xi - 1, n, p, False) < level_small
+
+
+def test_quantile_is_monotone_and_covers_the_trivial_lanes():
+    u = np.linspace(1e-6, 1 - 1e-6, 2001)
+    for n, p in [(10**6, 0.5), (10**6, 3e-7), (77, 0.6)]:
+        x = np.asarray(quantile(u, 1 - u, float(n), p))
+        assert np.all(np.diff(x) >= 0) and x[0] >= 0 and x[-1] <= n
+    n = jnp.array([0.0, 5.0, 5.0, 12.0])
+    p = jnp.array([0.3, 0.0, 1.0, 0.5])
+    x = np.asarray(quantile(jnp.full(4, 0.5), jnp.full(4, 0.5), n, p, tile=2))
+    np.testing.assert_array_equal(x, [0.0, 0.0, 5.0, 6.0])

@@ -182,17 +182,19 @@ def _ks_pvalue(a, b):
     return stats.ks_2samp(np.ravel(a), np.ravel(b)).pvalue
 
 
-def test_gaussian_block_sums_equal_per_pull_in_law():
+def test_gaussian_samplers_equal_per_pull_in_law():
     # Two-sample Kolmogorov-Smirnov on the MoM estimates of each arm (400 seeds per sampler,
-    # independent keys), at level 1e-3 per arm; the laws are equal, so a failure has probability
-    # below 2e-3.
+    # independent keys), at level 1e-3 per arm and sampler; the laws are equal, so a failure has
+    # probability below 4e-3.  A wrong order statistic (the mean of the block means, or the
+    # median's rank off by B/4) moves the law by far more than KS resolves at 400 seeds.
     instance = htb.equal_gap(htb.Gaussian(loc=0.0, scale=2.0), num_arms=2, gap=0.2)
     policy = htb.AdaRETC.order_free()
     per_pull = htb.simulate(jax.random.key(21), policy, instance, 20_000, 400, sampler="per_pull")
-    blocks = htb.simulate(jax.random.key(22), policy, instance, 20_000, 400, sampler="block_sums")
-    np.testing.assert_array_equal(per_pull.exploration, blocks.exploration)
-    for arm in range(2):
-        assert _ks_pvalue(per_pull.estimates[:, arm], blocks.estimates[:, arm]) > 1e-3
+    for i, sampler in enumerate(("block_sums", "order_statistic")):
+        other = htb.simulate(jax.random.key(22 + 10 * i), policy, instance, 20_000, 400, sampler=sampler)
+        np.testing.assert_array_equal(per_pull.exploration, other.exploration)
+        for arm in range(2):
+            assert _ks_pvalue(per_pull.estimates[:, arm], other.estimates[:, arm]) > 1e-3, (sampler, arm)
 
 
 # Two spiky arms whose Median-of-Means a spike moves about half of the time.  At T = 10500,
@@ -232,19 +234,19 @@ def test_two_point_commit_frequency_is_the_exact_binomial_law():
     seeds = 4000
     runs = {
         sampler: htb.simulate(jax.random.key(26 + i), policy, _SPIKY, _SPIKY_T, seeds, sampler=sampler)
-        for i, sampler in enumerate(("block_sums", "per_pull"))
+        for i, sampler in enumerate(("block_sums", "per_pull", "order_statistic"))
     }
     for sampler, out in runs.items():
         np.testing.assert_array_equal(out.exploration, 2975)
         # Each frequency within 4 standard errors sqrt(P (1 - P) / seeds) of its exact value
-        # (0.025 for the commit, 0.032 for P(MoM = low)): six checks, each failing by chance
+        # (0.025 for the commit, 0.032 for P(MoM = low)): nine checks, each failing by chance
         # with probability 6e-5.
         observed = float(np.mean(np.asarray(out.committed) == 0))
         assert abs(observed - wrong) <= 4 * math.sqrt(wrong * (1 - wrong) / seeds), (sampler, observed, wrong)
         for arm, rate in enumerate(low_rates):
             low = float(np.mean(np.asarray(out.estimates[:, arm]) == float(_SPIKY.low[arm])))
             assert abs(low - rate) <= 4 * math.sqrt(rate * (1 - rate) / seeds), (sampler, arm, low, rate)
-    # The two samplers against each other: a chi-square test of homogeneity of each arm's
+    # The three samplers against each other: a chi-square test of homogeneity of each arm's
     # estimates, at level 1e-3 (the laws are equal: a failure has probability 2e-3).
     from scipy import stats
 
@@ -272,17 +274,20 @@ def test_sampler_choice_and_errors(pareto_instance):
     policy = htb.AdaRETC.order_free()
     gaussian = htb.equal_gap(htb.Gaussian(loc=0.0), num_arms=3, gap=0.3)
     auto = htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3)
+    order = htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3, sampler="order_statistic")
     blocks = htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3, sampler="block_sums")
     per_pull = htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3, sampler="per_pull")
-    np.testing.assert_array_equal(auto.estimates, blocks.estimates)
+    np.testing.assert_array_equal(auto.estimates, order.estimates)
     assert not np.array_equal(auto.estimates, per_pull.estimates)
+    assert not np.array_equal(auto.estimates, blocks.estimates)
     auto = htb.simulate(jax.random.key(24), policy, pareto_instance, 5000, 3)
     per_pull = htb.simulate(jax.random.key(24), policy, pareto_instance, 5000, 3, sampler="per_pull")
     np.testing.assert_array_equal(auto.estimates, per_pull.estimates)
-    with pytest.raises(ValueError, match=r"sampler must be one of auto, per_pull, block_sums; got 'exact'"):
+    with pytest.raises(ValueError, match=r"sampler must be one of auto, per_pull, block_sums, order_statistic; got 'exact'"):
         htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3, sampler="exact")
-    with pytest.raises(ValueError, match=r"sampler='block_sums' needs a family .*; got Pareto"):
-        htb.simulate(jax.random.key(24), policy, pareto_instance, 5000, 3, sampler="block_sums")
+    for sampler in ("block_sums", "order_statistic"):
+        with pytest.raises(ValueError, match=rf"sampler='{sampler}' needs a family .*; got Pareto"):
+            htb.simulate(jax.random.key(24), policy, pareto_instance, 5000, 3, sampler=sampler)
     with pytest.raises(ValueError, match=r"per-sample simulation supports at most"):
         htb.simulate(jax.random.key(24), policy, pareto_instance, 10**15, 1)
 

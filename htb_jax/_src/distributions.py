@@ -21,7 +21,9 @@ Each family provides:
 * where the sum of ``s`` i.i.d. draws has a closed-form law (:class:`TwoPoint`
   and :class:`Dirac` through the binomial law, :class:`Gaussian`),
   ``block_sums_from_bits(words, size)``: one Median-of-Means block sum per
-  64-bit word, whatever ``s``.
+  64-bit word, whatever ``s``; and ``block_mean_quantile(u, v, size)``: the
+  quantile of a block mean, from which the Median-of-Means estimate is drawn
+  as one order statistic.
 """
 
 from __future__ import annotations
@@ -142,6 +144,23 @@ class Distribution:
           f64[broadcast(words.shape, size.shape, batch_shape)].
         """
         raise NotImplementedError(f"{type(self).__name__} has no closed-form block sums.")
+
+    def block_mean_quantile(self, u: jax.Array, v: jax.Array, size: jax.Array) -> jax.Array:
+        """Quantile of the mean of ``size`` i.i.d. draws (``has_block_sums`` families).
+
+        The generalized inverse ``F^-(u) = min{m : P(M <= m) >= u}`` of the
+        block mean ``M`` (its sum computed as :meth:`block_sums_from_bits` does,
+        then divided by ``size``), so that ``F^-(U_(k))`` has the law of the
+        ``k``-th smallest of ``B`` block means (:mod:`htb_jax._src.order_statistic`).
+
+        Args:
+          u, v: f64[...] the level and ``1 - u``, each with full relative precision.
+          size: int or f64[...] draws per block, ``>= 1``.
+
+        Returns:
+          f64[broadcast(u.shape, size.shape, batch_shape)], nondecreasing in ``u``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no closed-form block means.")
 
     # -- moments -------------------------------------------------------------
     def mean(self) -> jax.Array:
@@ -481,6 +500,14 @@ class Gaussian(Distribution):
         loc, scale = _f32(self.loc).astype(_F64), _f32(self.scale).astype(_F64)
         return size * loc + scale * jnp.sqrt(size) * z
 
+    def block_mean_quantile(self, u, v, size):
+        """``loc + scale Phi^-1(u) / sqrt(size)``, ``Phi^-1`` from the smaller of ``u`` and ``v``."""
+        size = _f64(size)
+        u, v = _f64(u), _f64(v)
+        z = jnp.where(u < 0.5, special.ndtri(u), -special.ndtri(v))
+        loc, scale = _f32(self.loc).astype(_F64), _f32(self.scale).astype(_F64)
+        return (size * loc + scale * jnp.sqrt(size) * z) / jnp.maximum(size, 1.0)
+
     def mean(self):
         return jnp.broadcast_to(_f64(self.loc), self.batch_shape)
 
@@ -595,6 +622,19 @@ class TwoPoint(Distribution):
         spikes = binomial.binomial_from_words(words, size, _f64(self.p))
         low, high = _f32(self.low).astype(_F64), _f32(self.high).astype(_F64)
         return low * (size - spikes) + high * spikes
+
+    def block_mean_quantile(self, u, v, size):
+        """``(low (s - X) + high X) / s`` at the binomial quantile ``X`` (:func:`binomial.binomial_quantile`).
+
+        The mean is increasing in ``X`` when ``high >= low``; otherwise the
+        quantile at ``u`` takes ``X`` at level ``v = 1 - u``.
+        """
+        size = _f64(size)
+        low, high = _f32(self.low).astype(_F64), _f32(self.high).astype(_F64)
+        rising = high >= low
+        u, v = _f64(u), _f64(v)
+        spikes = binomial.binomial_quantile(jnp.where(rising, u, v), jnp.where(rising, v, u), size, _f64(self.p))
+        return (low * (size - spikes) + high * spikes) / jnp.maximum(size, 1.0)
 
     def mean(self):
         p = _f64(self.p)

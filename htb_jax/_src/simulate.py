@@ -14,10 +14,12 @@ block counts and block sizes are traced, so a new ``alpha``, ``q``, ``eps_bar``
 The exploration rewards come either pull by pull from the reward table
 (``sampler="per_pull"``), or, for families whose sums have a closed-form law
 (:class:`TwoPoint`, :class:`Dirac`, :class:`Gaussian`), one exact draw per
-Median-of-Means block (``sampler="block_sums"``): an AdaR-ETC run then costs
-O(K B_T) whatever its exploration length, so horizons of 10^15 to 10^18 cost
-no more than 10^6.  ``sampler="auto"`` (the default) takes block sums where
-they exist.
+Median-of-Means block (``sampler="block_sums"``, O(K B_T) per run), or the
+Median-of-Means estimate itself as one order statistic
+(``sampler="order_statistic"``: one Beta level and one quantile per arm, O(K)
+per run; see :mod:`htb_jax._src.order_statistic`), so horizons of 10^15 to
+10^18 cost no more than 10^3.  ``sampler="auto"`` (the default) takes the
+order statistic where it exists.  The three agree in law, not draw by draw.
 
 **Engine** (every other policy, or any policy with ``engine=True``): the
 round-by-round loop of :mod:`htb_jax._src.engine`.  AdaR-ETC through the
@@ -37,7 +39,7 @@ import numpy as np
 
 from htb_jax._src import adar_etc as adar_etc_lib
 from htb_jax._src import engine as engine_lib
-from htb_jax._src import mom
+from htb_jax._src import mom, order_statistic
 from htb_jax._src.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.empirical_etc import EmpiricalETC
@@ -62,7 +64,7 @@ from htb_jax._src.validation import check_integer, concrete, real_array
 _CPU_SEED_CHUNK_BYTES = 16 * 2**20
 _ACCELERATOR_SEED_CHUNK_BYTES = 4 * 2**30
 _FAST_PATH_TYPES = (AdaRETC, EmpiricalETC)
-SAMPLERS = ("auto", "per_pull", "block_sums")
+SAMPLERS = ("auto", "per_pull", "block_sums", "order_statistic")
 MAX_ENGINE_HORIZON = 2**31 - 1
 MAX_PULL_CHUNK = 2**20  # pulls per arm per streaming step (the default is at most 8192)
 
@@ -132,7 +134,7 @@ class _Static:
     num_checkpoints: int
     num_seeds: int = 0
     seed_chunk: int = 1
-    block_sums: bool = False
+    sampler: str = "per_pull"
 
 
 def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
@@ -175,12 +177,17 @@ def _regret_curve(checkpoints, exploration, horizon, committed, gaps, num_arms):
     return pseudo_regret(gaps[:, None, None, :], pulls)
 
 
-def _commit(means, blocks, exploration, horizon, pulls, gaps, checkpoints):
-    """Median of block means, commit and exact regret (at the horizon and the checkpoints).
+def _median(means, blocks):
+    """f32[..., F, C, K] Median-of-Means estimates from block means f64[..., F, Bmax, K, C]."""
+    return jnp.swapaxes(mom.median_of_block_means(means, blocks, jnp.float32), -1, -2)
+
+
+def _commit(estimates, exploration, horizon, pulls, gaps, checkpoints):
+    """Commit on the estimates and the exact regret (at the horizon and the checkpoints).
 
     Args:
-      means: f64[..., F, Bmax, K, C] block means (C = configurations).
-      blocks, exploration, horizon: i64[C].
+      estimates: f32[..., F, C, K] the commit estimates (C = configurations).
+      exploration, horizon: i64[C].
       pulls: i64[C, K] exploration pulls.
       gaps: f64[F, K].
       checkpoints: i64[C, N].
@@ -190,8 +197,6 @@ def _commit(means, blocks, exploration, horizon, pulls, gaps, checkpoints):
       exploration i64[..., F, C], estimates f32[..., F, C, K],
       checkpoints i64[..., F, C, N], regret_curve f64[..., F, C, N].
     """
-    estimates = mom.median_of_block_means(means, blocks, jnp.float32)  # [..., F, K, C]
-    estimates = jnp.swapaxes(estimates, -1, -2)  # [..., F, C, K]
     explore_all = exploration >= horizon  # [C]
     best = jnp.argmax(estimates, axis=-1)  # first maximum: ties to the lowest index
     committed = jnp.where(explore_all, -1, best).astype(jnp.int32)
@@ -220,7 +225,7 @@ def _run_on_rewards_kernel(policy, rewards, means, horizons, *, static: _Static)
     means = jnp.asarray(means, jnp.float64)[None, :]
     gaps = jnp.max(means, axis=-1, keepdims=True) - means
     checkpoints = log_spaced_rounds(horizon, static.num_checkpoints)
-    return _commit(block_means, blocks, exploration, horizon, pulls, gaps, checkpoints)
+    return _commit(_median(block_means, blocks), exploration, horizon, pulls, gaps, checkpoints)
 
 
 _run_on_rewards_program = jax.jit(_run_on_rewards_kernel, static_argnames=("static",))
@@ -236,8 +241,10 @@ def _fast_path_kernel(key, policy, instance, gaps, horizons, first_seed, *, stat
     checkpoints = log_spaced_rounds(horizon, static.num_checkpoints)
 
     def seed_chunk(keys):
-        if static.block_sums:
-            means = _block_sum_means(keys, arms, block_size, blocks, static.max_blocks)
+        if static.sampler == "order_statistic":
+            estimates = _order_statistic_estimates(keys, arms, block_size, blocks)
+        elif static.sampler == "block_sums":
+            estimates = _median(_block_sum_means(keys, arms, block_size, blocks, static.max_blocks), blocks)
         else:
 
             def draw_chunk(j):
@@ -245,7 +252,8 @@ def _fast_path_kernel(key, policy, instance, gaps, horizons, first_seed, *, stat
                 return arms.from_bits(words[:, None])  # [c, F, K, chunk]
 
             means = mom.stream_block_means(draw_chunk, steps, block_size, blocks, chunk, static.max_blocks)
-        return _commit(means, blocks, exploration, horizon, pulls, gaps, checkpoints)
+            estimates = _median(means, blocks)
+        return _commit(estimates, exploration, horizon, pulls, gaps, checkpoints)
 
     keys = seed_keys(key, static.num_seeds, first_seed).reshape(-1, static.seed_chunk)
     parts = jax.lax.map(seed_chunk, keys)
@@ -272,10 +280,30 @@ def _block_sum_means(keys, arms, block_size, blocks, max_blocks: int):
     return sums / jnp.maximum(block_size, 1)
 
 
+def _order_statistic_estimates(keys, arms, block_size, blocks):
+    """Median-of-Means estimates drawn as one order statistic each (:mod:`order_statistic`).
+
+    Args:
+      keys: key[c] seed keys.
+      arms: the instance, parameters f64[F, K, 1].
+      block_size: i64[K, C]; blocks: i64[C].
+
+    Returns:
+      f32[c, F, C, K].
+    """
+    k = block_size.shape[0]
+    u, v = jax.vmap(lambda key: order_statistic.levels(key, k, blocks))(keys)  # [c, K, C]
+    means = arms.block_mean_quantile(u[:, None], v[:, None], block_size)  # [c, F, K, C]
+    return jnp.swapaxes(means.astype(jnp.float32), -1, -2)
+
+
 def _fast_path_bytes_per_seed(instances, configs, static: _Static, words) -> int:
     """Working memory of one seed in a chunk: the drawn words and rewards of one streaming
-    step plus the running block sums (per-pull), or the block words and sums (block sums)."""
-    if static.block_sums:
+    step plus the running block sums (per-pull), the block words and sums (block sums), or
+    the levels, quantile tiles and estimates (order statistics)."""
+    if static.sampler == "order_statistic":
+        return instances * static.num_arms * configs * 400
+    if static.sampler == "block_sums":
         return instances * static.num_arms * configs * static.max_blocks * 160
     return instances * static.num_arms * (
         static.pull_chunk * (8 * words + 28) + configs * (static.max_blocks + 1) * 48
@@ -426,10 +454,14 @@ def simulate(
         every output is sharded over a one-axis ``Mesh`` of them.
       sampler: fast-path exploration rewards: ``"per_pull"`` (the reward
         table, at most ``2^32`` pulls per arm), ``"block_sums"`` (one exact
-        draw per Median-of-Means block; :class:`TwoPoint`, :class:`Dirac` and
-        :class:`Gaussian` only) or ``"auto"``: block sums where the family has
-        them.  The two samplers agree in law, not pull by pull; the engine
-        always reads the reward table.
+        draw per Median-of-Means block), ``"order_statistic"`` (each
+        estimate drawn as the ``ceil(B/2)``-th of ``B`` block means, exactly
+        in law: one Beta level per seed, arm and ``B``, shared by every grid
+        point, instance and horizon with that ``B``, and the block mean's
+        quantile there) or ``"auto"``: the order statistic where the family
+        has it.  The last two take :class:`TwoPoint`, :class:`Dirac` and
+        :class:`Gaussian` only.  The samplers agree in law, not draw by
+        draw; the engine always reads the reward table.
       memory_budget: bytes per device the program may use (an integer
         ``>= 1``; default :func:`default_memory_budget`: 2 GiB on a CPU, half
         the memory of an accelerator).  The seeds run in chunks of the
@@ -551,14 +583,14 @@ def _prepare(
     chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
     blocks = max_blocks(k, horizons)
     has_block_sums = type(instance).has_block_sums
-    if sampler == "block_sums" and not has_block_sums:
+    if sampler in ("block_sums", "order_statistic") and not has_block_sums:
         raise ValueError(
-            f"sampler='block_sums' needs a family with closed-form block sums (TwoPoint, Dirac, "
+            f"sampler={sampler!r} needs a family with closed-form block sums (TwoPoint, Dirac, "
             f"Gaussian); got {type(instance).__name__}."
         )
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
-        block_sums = sampler == "block_sums" or (sampler == "auto" and has_block_sums)
-        needed = 0 if block_sums else int(_schedule_maxima(flat, jnp.asarray(horizons), k))
+        chosen = ("order_statistic" if has_block_sums else "per_pull") if sampler == "auto" else sampler
+        needed = 0 if chosen != "per_pull" else int(_schedule_maxima(flat, jnp.asarray(horizons), k))
         if math.ceil(needed / chunk) * chunk > MAX_PULLS:
             raise ValueError(
                 f"the schedule needs {needed} pulls per arm; per-sample simulation supports at most "
@@ -567,7 +599,7 @@ def _prepare(
             )
         configs = flat.eps.shape[0] * horizons.shape[0]
         instances = flat_instance.batch_shape[0]
-        static = _Static(k, chunk, blocks, num_checkpoints, block_sums=block_sums)
+        static = _Static(k, chunk, blocks, num_checkpoints, sampler=chosen)
         preferred = _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
         plan = plan_seed_chunk(
             math.ceil(num_seeds / len(devices)),

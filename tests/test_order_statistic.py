@@ -1,0 +1,83 @@
+"""The Median-of-Means as one order statistic: Beta levels by CDF, gammas, words and coupling."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+import htb_jax as htb
+from htb_jax._src import order_statistic
+
+N = 20_000
+levels = jax.jit(order_statistic.levels, static_argnums=1)
+
+
+def _levels(blocks, seeds=N, key=0):
+    keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(jax.random.key(key), jnp.arange(seeds, dtype=jnp.uint32))
+    u, v = jax.vmap(lambda k: levels(k, 2, jnp.asarray(blocks)))(keys)
+    return np.asarray(u), np.asarray(v)
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3, 8, 25, 400])
+def test_levels_are_beta_order_statistics(blocks):
+    # U_(k) of B uniforms, k = ceil(B/2), is Beta(k, B - k + 1).  KS against the exact CDF on
+    # 20,000 seeds x 2 arms at level 1e-4 per case; a rank off by one (k = floor(B/2) + 1 for
+    # even B, or Beta(k, B - k)) is rejected at these sizes for B <= 25 (at B = 8 the KS
+    # distance of the wrong rank is about 0.09, against a critical value of 0.014).
+    u, v = _levels([blocks])
+    k = -(-blocks // 2)
+    assert stats.kstest(u.ravel(), stats.beta(k, blocks - k + 1).cdf).pvalue > 1e-4
+    # u + v = 1 to rounding (two quotients rounded once each: 2 ulps of 1).
+    np.testing.assert_allclose(u + v, 1.0, rtol=0, atol=2.0**-51)
+    assert np.all((u > 0) & (v > 0))
+
+
+def test_uniform_level_resolves_both_tails():
+    # B = 1 (the empirical mean): the level is the uniform itself, computed from the side it is
+    # closest to, so P(U < 1e-3) and P(1 - U < 1e-3) are honoured from the small side.
+    u, v = _levels([1], seeds=200_000, key=1)
+    for tail in (u, v):
+        rate = float(np.mean(tail < 1e-3))
+        assert abs(rate - 1e-3) < 4 * np.sqrt(1e-3 / u.size)
+    assert np.min(np.minimum(u, v)) < 1e-4 and np.min(v) > 0
+
+
+@pytest.mark.parametrize("shape", [1.0, 2.0, 5.0, 137.0])
+def test_gammas_by_cdf(shape):
+    # Marsaglia-Tsang with counter-based trial words (Gamma(1): the exponential): KS at 1e-4.
+    keys = jax.random.bits(jax.random.key(2), (2, N), jnp.uint32)
+    g = np.asarray(jax.jit(order_statistic.gammas)(keys[0], keys[1], jnp.uint32(0), jnp.full(N, shape)))
+    assert stats.kstest(g, stats.gamma(shape).cdf).pvalue > 1e-4
+
+
+def test_levels_depend_on_arm_and_block_count_only():
+    key = jax.random.key(3)
+    u, _ = levels(key, 3, jnp.asarray([172, 8, 172, 1]))
+    u = np.asarray(u)
+    np.testing.assert_array_equal(u[:, 0], u[:, 2])  # the same B: the same level
+    assert len(np.unique(u)) == 3 * 3  # arms and different B are independent draws
+    alone, _ = levels(key, 3, jnp.asarray([8]))
+    np.testing.assert_array_equal(np.asarray(alone)[:, 0], u[:, 1])  # whatever else is asked
+
+
+def test_grid_points_share_the_level_through_a_monotone_coupling():
+    # At one horizon every alpha has the same B_T, so each seed and arm reads one level U; a
+    # Gaussian block mean is loc + scale Phi^-1(U) / sqrt(s), so (estimate - loc) sqrt(s) / scale
+    # is the same z at every block size s (to float32 rounding of the estimate).
+    policy = htb.AdaRETC(eps=1.0, alpha=jnp.array([2 / 3, 0.694, 0.7246]), q=0.0)
+    nu = htb.Gaussian(loc=jnp.array([0.0, 0.5]), scale=2.0)
+    horizon = 10**6
+    out = htb.simulate(jax.random.key(4), policy, nu, [horizon, 10**7], 50)
+    pulls = np.asarray(out.exploration)[:, 0, 0] // 2
+    blocks = int(htb.num_blocks(2, horizon))
+    size = pulls // blocks
+    assert len(set(size.tolist())) == 3  # three different block sizes
+    z = (np.asarray(out.estimates)[:, 0] - np.array([0.0, 0.5])) * np.sqrt(size)[:, None, None] / 2.0
+    # The estimates (|m| < 8) are rounded to float32, 2^-21 at most: z moves by 2^-21 sqrt(15) / 2.
+    assert np.max(np.abs(np.asarray(out.estimates))) < 8 and size.max() <= 15
+    np.testing.assert_allclose(z[1], z[0], rtol=0, atol=2e-6)
+    np.testing.assert_allclose(z[2], z[0], rtol=0, atol=2e-6)
+    # Another horizon has another B_T: an independent level (correlation near 0).
+    z_other = (np.asarray(out.estimates)[0, 1] - np.array([0.0, 0.5])) * np.sqrt(size[0])
+    assert abs(np.corrcoef(z[0].ravel(), z_other.ravel())[0, 1]) < 0.4
