@@ -4,7 +4,8 @@
     python tests/reproducibility_probe.py OUT.npz
 
 Covers the fast path (per-pull Pareto rewards streamed over several chunks, a policy grid),
-exact block sums (two-point spikes, Gaussian arms, horizons to 10^15), and the round-by-round
+the Median-of-Means drawn as one order statistic (the default for two-point spikes and
+Gaussian arms, horizons to 10^15), exact block sums (two-point spikes), and the round-by-round
 engine (UCB1, ForceMoM, AdaR-ETC).
 """
 
@@ -18,7 +19,7 @@ import htb_jax as htb
 
 FIELDS = ("regret", "pulls", "committed", "exploration", "estimates", "checkpoints", "regret_curve")
 # Integer-valued rewards (block sums of two-point arms are binomial counts): their estimates too.
-INTEGER_REWARDS = ("spikes",)
+INTEGER_REWARDS = ("spikes", "spikes_block_sums")
 
 
 def run() -> dict[str, np.ndarray]:
@@ -30,6 +31,9 @@ def run() -> dict[str, np.ndarray]:
     runs = {
         "pareto": htb.simulate(key, grid, pareto, [1000, 30000], 16, pull_chunk=256),
         "spikes": htb.simulate(key, htb.AdaRETC(1.0, jnp.array([2 / 3, 0.9]), 0.0), spikes, [10**3, 10**15], 16),
+        "spikes_block_sums": htb.simulate(
+            key, htb.AdaRETC(1.0, jnp.array([2 / 3, 0.9]), 0.0), spikes, [10**3, 10**12], 8, sampler="block_sums"
+        ),
         "gauss": htb.simulate(key, grid, gauss, [10**6, 10**12], 16),
         "ucb1": htb.simulate(key, htb.UCB1(), pareto, 2000, 8),
         "force_mom": htb.simulate(key, htb.ForceMoM(0.6), pareto, 2000, 8),

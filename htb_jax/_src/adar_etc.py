@@ -51,8 +51,11 @@ def num_blocks(num_arms: Any, horizon: Any) -> jax.Array:
       i64[horizon.shape].
     """
     check_arms_and_horizon(num_arms, horizon)
-    k = jnp.asarray(num_arms, jnp.float64)
-    t = jnp.asarray(horizon, jnp.float64)
+    return _num_blocks(jnp.asarray(num_arms, jnp.float64), jnp.asarray(horizon, jnp.float64))
+
+
+@jax.jit
+def _num_blocks(k: jax.Array, t: jax.Array) -> jax.Array:
     return snapped_ceil(8.0 * (jnp.log(k) + 3.0 * jnp.log(t))).astype(jnp.int64)
 
 

@@ -30,6 +30,7 @@ both tend to the theory as ``T -> inf``, and the share of ``K B_T`` in ``L_T``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import sys
 import time
@@ -92,8 +93,12 @@ class SpikeFamily:
 
     def instances(self):
         """TwoPoint of batch shape ``(F + 1, K)``: the family, then the fixed instance."""
-        betas = jnp.asarray((*self.spike_probs, self.fixed_spike), jnp.float64)
-        return lower_bound_pair(self.num_arms, self.gap, betas)[1]
+        return _spike_instances(self.num_arms, self.gap, (*self.spike_probs, self.fixed_spike))
+
+
+@functools.cache
+def _spike_instances(num_arms: int, gap: float, betas: tuple[float, ...]):
+    return lower_bound_pair(num_arms, gap, jnp.asarray(betas, jnp.float64))[1]
 
 
 @dataclasses.dataclass(frozen=True)

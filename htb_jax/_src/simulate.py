@@ -29,6 +29,7 @@ engine equals the fast path bit for bit.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -242,7 +243,7 @@ def _fast_path_kernel(key, policy, instance, gaps, horizons, first_seed, *, stat
 
     def seed_chunk(keys):
         if static.sampler == "order_statistic":
-            estimates = _order_statistic_estimates(keys, arms, block_size, blocks)
+            estimates = _order_statistic_estimates(keys, arms, block_size, blocks, horizons.shape[0])
         elif static.sampler == "block_sums":
             estimates = _median(_block_sum_means(keys, arms, block_size, blocks, static.max_blocks), blocks)
         else:
@@ -280,19 +281,25 @@ def _block_sum_means(keys, arms, block_size, blocks, max_blocks: int):
     return sums / jnp.maximum(block_size, 1)
 
 
-def _order_statistic_estimates(keys, arms, block_size, blocks):
+def _order_statistic_estimates(keys, arms, block_size, blocks, num_horizons: int):
     """Median-of-Means estimates drawn as one order statistic each (:mod:`order_statistic`).
 
     Args:
       keys: key[c] seed keys.
       arms: the instance, parameters f64[F, K, 1].
-      block_size: i64[K, C]; blocks: i64[C].
+      block_size: i64[K, C]; blocks: i64[C], configurations g-major (``C = G H``).  ``B``
+        depends on the horizon alone (``B_T``, or 1 for the empirical mean), so the levels are
+        drawn once per horizon and shared by the grid.
+      num_horizons: static ``H``.
 
     Returns:
       f32[c, F, C, K].
     """
-    k = block_size.shape[0]
-    u, v = jax.vmap(lambda key: order_statistic.levels(key, k, blocks))(keys)  # [c, K, C]
+    k, configs = block_size.shape
+    per_horizon = blocks.reshape(-1, num_horizons)[0]  # [H]
+    u, v = jax.vmap(lambda key: order_statistic.levels(key, k, per_horizon))(keys)  # [c, K, H]
+    grid = configs // num_horizons
+    u, v = jnp.tile(u, (1, 1, grid)), jnp.tile(v, (1, 1, grid))  # [c, K, C], g-major
     means = arms.block_mean_quantile(u[:, None], v[:, None], block_size)  # [c, F, K, C]
     return jnp.swapaxes(means.astype(jnp.float32), -1, -2)
 
@@ -316,8 +323,9 @@ def _fast_path_output_bytes(instances, configs, num_arms, num_checkpoints) -> in
     return instances * configs * (20 + 12 * num_arms + 16 * num_checkpoints)
 
 
+@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
 def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_shape):
-    """[*seed, F, G*H, ...] arrays -> grid + instance + horizon + seed (+ trailing)."""
+    """[*seed, F, G*H, ...] arrays -> grid + instance + horizon + seed (+ trailing), one program."""
     lead = len(seed_shape)
     f = int(np.prod(instance_shape, dtype=int))
     g = int(np.prod(grid_shape, dtype=int))
