@@ -1,31 +1,37 @@
-"""AdaR-ETC sweep: htb_jax against a vectorised NumPy implementation, in one run.
+"""AdaR-ETC sweep: htb_jax against the strongest plain-NumPy sweep we could write, in one run.
 
-Workload (issue spec): K = 10 Pareto(1.5) arms, gap 0.5, T = 10^6, a 16-point
-(alpha, q) grid at eps = 1, 1000 seeds.  Prints simulated rounds/s and drawn
-samples/s for both, their ratio, the raw jax.random sampling rate, and where
-htb_jax's time goes (exact median selection against an XLA sort of the same
-block means).
+Workload (issue 12): K = 10 Pareto(1.5) arms, gap 0.5, T = 10^6, a 16-point
+(alpha, q) grid at eps = 1, 1000 seeds.  Both sides run in this process with
+the default device settings a user gets (no ``XLA_FLAGS``: on a CPU, one JAX
+device using XLA's intra-op threads; NumPy on one thread per core,
+``benchmarks/numpy_adar_etc.py``), and each timed repeat runs every side in
+turn, so that a shared machine's load reaches all of them alike.  Also
+printed: htb_jax with every CPU core its own JAX device (a subprocess with
+``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>``), the NumPy sweep
+on one thread, the previous NumPy baseline, where htb_jax's time goes (the
+JAX profiler, ``--profile``), and the exact median selection against an XLA
+sort (``--selection``).
 
-    python benchmarks/bench_sweep.py [--seeds 1000] [--repeats 3]
-
-On a CPU the script exposes every core as a JAX device (unless XLA_FLAGS is
-already set), so that htb_jax shards the seeds over the cores; jax.random and
-NumPy run as they would for a user.
+    python benchmarks/bench_sweep.py [--seeds 1000] [--repeats 5] [--profile] [--selection]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
+import subprocess
+import sys
 import time
 
-os.environ.setdefault("XLA_FLAGS", f"--xla_force_host_platform_device_count={os.cpu_count()}")
+import jax
+import jax.numpy as jnp
+import numpy as np
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from numpy_adar_etc import sweep as numpy_sweep  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy_adar_etc  # noqa: E402
+from profiling import format_ops, top_ops  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import mom  # noqa: E402
@@ -33,102 +39,178 @@ from htb_jax._src import mom  # noqa: E402
 K, SHAPE, GAP, HORIZON, EPS = 10, 1.5, 0.5, 10**6, 1.0
 ALPHAS = np.linspace(2 / 3, 0.95, 4)
 QS = np.linspace(0.0, 1 / 3, 4)
+FORCED_DEVICES_FLAG = "--xla_force_host_platform_device_count"
 
 
-def best_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn())
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    seeds = args.seeds
-
-    alpha, q = np.meshgrid(ALPHAS, QS, indexing="ij")
-    alpha, q = alpha.ravel(), q.ravel()
-    grid = alpha.size
+def workload(horizon: int = HORIZON):
+    alpha, q = (a.ravel() for a in np.meshgrid(ALPHAS, QS, indexing="ij"))
     policy = htb.AdaRETC(eps=EPS, alpha=jnp.asarray(alpha), q=jnp.asarray(q))
     instance = htb.equal_gap(htb.Pareto(loc=0.0, shape=SHAPE), num_arms=K, gap=GAP)
-    rounds = seeds * grid * HORIZON
+    return policy, instance, alpha, q
 
-    print(f"backend: {jax.default_backend()} ({len(jax.devices())} x {jax.devices()[0].device_kind}), "
-          f"jax {jax.__version__}")
-    print(f"workload: K={K} Pareto({SHAPE}) arms, gap {GAP}, T={HORIZON:.0e}, {grid}-point (alpha, q) grid "
-          f"at eps={EPS}, {seeds} seeds\n")
 
-    # htb_jax
+def jax_call(seeds: int, horizon: int = HORIZON, devices=None):
+    policy, instance, _, _ = workload(horizon)
     key = jax.random.key(0)
+    return lambda: htb.simulate(key, policy, instance, horizon, seeds, devices=devices)
+
+
+def timed(fn) -> float:
     start = time.perf_counter()
-    out = htb.simulate(key, policy, instance, HORIZON, seeds)
-    jax.block_until_ready(out.regret)
-    first_call = time.perf_counter() - start
-    t_jax = best_time(lambda: htb.simulate(key, policy, instance, HORIZON, seeds).regret, args.repeats)
-    per_arm = int(np.max(np.asarray(htb.exploration_pulls(policy.exploration_length(K, HORIZON), K))))
-    chunk = htb._src.simulate.default_pull_chunk(K, HORIZON)
-    drawn_jax = seeds * K * chunk * math.ceil(per_arm / chunk)
+    jax.block_until_ready(fn())
+    return time.perf_counter() - start
 
-    # NumPy
-    rng = np.random.default_rng(0)
+
+def forced_devices_seconds(seeds: int, repeats: int, horizon: int) -> tuple[float, int] | None:
+    """htb_jax's best time with every CPU core a JAX device (a subprocess: the flag is read at import)."""
+    if jax.default_backend() != "cpu" or FORCED_DEVICES_FLAG in os.environ.get("XLA_FLAGS", ""):
+        return None
+    env = dict(os.environ, XLA_FLAGS=f"{FORCED_DEVICES_FLAG}={os.cpu_count()}".strip())
+    cmd = [sys.executable, os.path.abspath(__file__), "--jax-only", "--seeds", str(seeds),
+           "--repeats", str(repeats), "--horizon", str(horizon)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return result["seconds"], result["devices"]
+
+
+def run(seeds: int = 1000, repeats: int = 5, *, horizon: int = HORIZON, numpy_side: bool = True,
+        previous_baseline: bool = True, forced_devices: bool = True, profile: bool = False,
+        selection: bool = False) -> dict:
+    """Times the sweep; returns every figure (seconds, rates, ratios) in a dict."""
+    policy, instance, alpha, q = workload(horizon)
+    grid = alpha.size
+    rounds = seeds * grid * horizon
     means = np.asarray(instance.mean())
-    t_np, drawn_np = math.inf, 0
-    for _ in range(args.repeats):
+    call = jax_call(seeds, horizon)
+    r = {"seeds": seeds, "grid": grid, "horizon": horizon, "rounds": rounds,
+         "backend": jax.default_backend(), "devices": len(jax.devices()),
+         "device_kind": jax.devices()[0].device_kind, "jax": jax.__version__, "numpy": np.__version__,
+         "cores": os.cpu_count()}
+
+    r["jax_first_call"] = timed(call)
+    np_threads = os.cpu_count() or 1
+    sides = {"jax": call}
+    if numpy_side:
+        sides["numpy"] = lambda: numpy_adar_etc.sweep(0, means, SHAPE, horizon, EPS, alpha, q, seeds,
+                                                      threads=np_threads)
+        sides["numpy_1_thread"] = lambda: numpy_adar_etc.sweep(0, means, SHAPE, horizon, EPS, alpha, q, seeds,
+                                                               threads=1)
+        sides["numpy"]()  # warm-up (thread pool, page faults)
+    best = {name: math.inf for name in sides}
+    for _ in range(repeats):
+        for name, fn in sides.items():
+            best[name] = min(best[name], timed(fn))
+    out = call()
+    regret_jax = np.asarray(out.regret)
+    r["jax_seconds"] = best["jax"]
+    r["jax_rounds_per_s"] = rounds / best["jax"]
+    per_arm = int(np.max(np.asarray(htb.exploration_pulls(policy.exploration_length(K, horizon), K))))
+    chunk = htb._src.simulate.default_pull_chunk(K, horizon)
+    r["jax_drawn"] = seeds * K * chunk * math.ceil(per_arm / chunk)
+    if numpy_side:
+        regret_np, drawn_np = sides["numpy"]()
+        r["numpy_threads"] = np_threads
+        r["numpy_seconds"] = best["numpy"]
+        r["numpy_1_thread_seconds"] = best["numpy_1_thread"]
+        r["numpy_drawn"] = drawn_np
+        r["ratio"] = best["numpy"] / best["jax"]
+        se = np.sqrt(regret_jax.var(-1, ddof=1) / seeds + regret_np.var(-1, ddof=1) / seeds)
+        z = np.abs(regret_jax.mean(-1) - regret_np.mean(-1)) / np.where(se > 0, se, 1.0)
+        r["agreement_max_z"] = float(z.max())
+        r["commit_best_jax"] = float(np.mean(np.asarray(out.committed) == 0))
+    if previous_baseline and numpy_side:
         start = time.perf_counter()
-        regret_np, drawn_np = numpy_sweep(rng, means, SHAPE, HORIZON, EPS, alpha, q, seeds)
-        t_np = min(t_np, time.perf_counter() - start)
+        numpy_adar_etc.sweep_reference(np.random.default_rng(0), means, SHAPE, horizon, EPS, alpha, q, seeds)
+        r["numpy_previous_seconds"] = time.perf_counter() - start
+    if forced_devices:
+        forced = forced_devices_seconds(seeds, repeats, horizon)
+        if forced is not None:
+            r["jax_forced_seconds"], r["jax_forced_devices"] = forced
+    if profile:
+        r["profile"] = top_ops(call, 12)
+    if selection:
+        r.update(selection_figures(seeds, grid, horizon, repeats))
+    return r
 
-    # raw jax.random, same number of variates, as a user would call it (default device)
-    n = drawn_jax
-    uniform = jax.jit(lambda k: jax.random.uniform(k, (n,), jnp.float32))
-    pareto = jax.jit(lambda k: jax.random.pareto(k, SHAPE, (n,), jnp.float32))
-    jax.block_until_ready(uniform(key)), jax.block_until_ready(pareto(key))
-    t_uniform = best_time(lambda: uniform(key), args.repeats)
-    t_pareto = best_time(lambda: pareto(key), args.repeats)
 
-    # Median selection alone, on block means of the sweep's shape and layout (per seed:
-    # [blocks, K, grid]), in the same chunks of seeds, on one device: exact bisection
-    # against an XLA sort of the same rows.
-    blocks = int(htb.num_blocks(K, HORIZON))
+def selection_figures(seeds: int, grid: int, horizon: int, repeats: int) -> dict:
+    """The exact median selection alone against an XLA sort of the same block means (one device),
+    on the sweep's shape and layout (per seed ``[blocks, K, grid]``), in chunks of 8 seeds."""
+    key = jax.random.key(0)
+    blocks = int(htb.num_blocks(K, horizon))
     chunk = 8
-    block_means = jax.random.normal(key, (seeds // chunk, chunk, blocks, K, grid), jnp.float64)
+    block_means = jax.random.normal(key, (max(1, seeds // chunk), chunk, blocks, K, grid), jnp.float64)
     counts = jnp.full((K, grid), blocks)
     select = jax.jit(lambda m: jax.lax.map(lambda c: mom.median_of_block_means(c, counts, jnp.float32), m))
     sort = jax.jit(lambda m: jax.lax.map(
         lambda c: jnp.sort(c.astype(jnp.float32), axis=-3)[:, (blocks + 1) // 2 - 1], m))
     np.testing.assert_array_equal(np.asarray(select(block_means)), np.asarray(sort(block_means)))
-    t_select = best_time(lambda: select(block_means), args.repeats)
-    t_sort = best_time(lambda: sort(block_means), 1)
-    rows_selected = seeds * K * grid
-    one = jax.devices()[:1]
-    jax.block_until_ready(htb.simulate(key, policy, instance, HORIZON, seeds, devices=one).regret)
-    t_one = best_time(lambda: htb.simulate(key, policy, instance, HORIZON, seeds, devices=one).regret, args.repeats)
+    t_select = min(timed(lambda: select(block_means)) for _ in range(repeats))
+    t_sort = timed(lambda: sort(block_means))
+    return {"selection_blocks": blocks, "selection_rows": block_means.shape[0] * chunk * K * grid,
+            "selection_seconds": t_select, "sort_seconds": t_sort}
 
-    mean_jax = np.asarray(htb.summarize(out).mean)
-    se = np.sqrt(np.asarray(out.regret).var(-1, ddof=1) / seeds + regret_np.var(-1, ddof=1) / seeds)
-    z = np.abs(mean_jax - regret_np.mean(-1)) / np.where(se > 0, se, 1.0)
 
-    rows = [
-        ("htb_jax", t_jax, rounds / t_jax, drawn_jax / t_jax),
-        ("numpy", t_np, rounds / t_np, drawn_np / t_np),
+def report(r: dict) -> str:
+    lines = [
+        f"backend: {r['backend']} ({r['devices']} x {r['device_kind']}), jax {r['jax']}, NumPy {r['numpy']}, "
+        f"{r['cores']} cores; default device settings (XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r})",
+        f"workload: K={K} Pareto({SHAPE}) arms, gap {GAP}, T={r['horizon']:.0e}, {r['grid']}-point (alpha, q) grid "
+        f"at eps={EPS}, {r['seeds']} seeds",
+        "",
+        f"{'':34s} {'seconds':>9s} {'rounds/s':>12s}",
+        f"{'htb_jax (' + str(r['devices']) + ' device)':34s} {r['jax_seconds']:9.3f} {r['jax_rounds_per_s']:12.3e}",
     ]
-    print(f"{'':10s} {'seconds':>9s} {'rounds/s':>12s} {'drawn samples/s':>16s}")
-    for name, t, r, d in rows:
-        print(f"{name:10s} {t:9.3f} {r:12.3e} {d:16.3e}")
-    print(f"\nratio htb_jax / numpy (rounds/s): {t_np / t_jax:.2f}x   (target >= 1.0)")
-    print(f"htb_jax first call (compilation included): {first_call:.2f} s")
-    print(f"\nraw jax.random.uniform f32: {n / t_uniform:.3e} samples/s; jax.random.pareto f32: {n / t_pareto:.3e}")
-    print(f"htb_jax drawn samples/s / raw uniform rate: {drawn_jax / t_jax / (n / t_uniform):.2f}   (target >= 0.5)")
-    print(f"\nmedian of {blocks} block means, {rows_selected} times (one device): exact bisection "
-          f"{t_select:.3f} s, XLA sort {t_sort:.3f} s ({t_sort / t_select:.1f}x slower)")
-    print(f"the same sweep on one device: {t_one:.3f} s, of which the median selection is about "
-          f"{100 * t_select / t_one:.0f}%")
-    print(f"\nagreement: max |mean regret difference| over the grid = {z.max():.2f} standard errors")
+    if "numpy_seconds" in r:
+        lines.append(f"{'numpy, ' + str(r['numpy_threads']) + ' threads':34s} {r['numpy_seconds']:9.3f} "
+                     f"{r['rounds'] / r['numpy_seconds']:12.3e}")
+        lines.append(f"{'numpy, 1 thread':34s} {r['numpy_1_thread_seconds']:9.3f} "
+                     f"{r['rounds'] / r['numpy_1_thread_seconds']:12.3e}")
+    if "numpy_previous_seconds" in r:
+        lines.append(f"{'previous numpy baseline (1 run)':34s} {r['numpy_previous_seconds']:9.3f} "
+                     f"{r['rounds'] / r['numpy_previous_seconds']:12.3e}")
+    if "jax_forced_seconds" in r:
+        name = f"htb_jax, {r['jax_forced_devices']} forced CPU devices"
+        lines.append(f"{name:34s} {r['jax_forced_seconds']:9.3f} {r['rounds'] / r['jax_forced_seconds']:12.3e}")
+    lines.append("")
+    if "ratio" in r:
+        lines.append(f"ratio htb_jax / numpy (rounds/s, default settings): {r['ratio']:.2f}x   (target >= 2.0)")
+        if "jax_forced_seconds" in r:
+            lines.append(f"ratio with {FORCED_DEVICES_FLAG}={r['jax_forced_devices']}: "
+                         f"{r['numpy_seconds'] / r['jax_forced_seconds']:.2f}x")
+    lines.append(f"htb_jax first call (compilation included): {r['jax_first_call']:.2f} s")
+    lines.append(f"drawn samples: htb_jax {r['jax_drawn']:.3e} (whole streaming chunks), "
+                 + (f"numpy {r['numpy_drawn']:.3e}" if "numpy_drawn" in r else ""))
+    if "agreement_max_z" in r:
+        lines.append(f"agreement: max |mean regret difference| over the grid = {r['agreement_max_z']:.2f} standard "
+                     f"errors; commits to the best arm: htb_jax {r['commit_best_jax']:.4f}")
+    if "selection_seconds" in r:
+        lines.append(f"\nmedian of {r['selection_blocks']} block means, {r['selection_rows']} times (one device): "
+                     f"exact bisection {r['selection_seconds']:.3f} s, XLA sort {r['sort_seconds']:.3f} s "
+                     f"({r['sort_seconds'] / r['selection_seconds']:.1f}x slower)")
+    if "profile" in r:
+        lines.append("\nwhere htb_jax's time goes (JAX profiler, one call, self time per XLA operation):")
+        lines.append(format_ops(*r["profile"]))
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--horizon", type=int, default=HORIZON)
+    parser.add_argument("--profile", action="store_true", help="print the JAX profiler's top operations")
+    parser.add_argument("--selection", action="store_true", help="time the median selection against a sort")
+    parser.add_argument("--jax-only", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.jax_only:
+        call = jax_call(args.seeds, args.horizon)
+        timed(call)
+        seconds = min(timed(call) for _ in range(args.repeats))
+        print(json.dumps({"seconds": seconds, "devices": len(jax.devices())}))
+        return
+    print(report(run(args.seeds, args.repeats, horizon=args.horizon, profile=args.profile,
+                     selection=args.selection)))
 
 
 if __name__ == "__main__":
