@@ -1,55 +1,73 @@
-"""Round-by-round engine against per-round Python loops, in one run.
+"""Round-by-round engine against SMPyBandits and per-round Python loops, in one run.
 
-Workload (issue spec): UCB1 and Robust UCB (median of means) with K = 10 arms,
-T = 10^4 rounds, 256 seeds, on equal-gap Pareto(2.5) arms (gap 0.1).  Prints
-seed-rounds/s of the engine and of a per-round Python loop in the style of
-classic bandit libraries (``benchmarks/python_loop_bandits.py``), and their
-ratio; the loops run fewer seeds (their rate is per seed-round).  If
-SMPyBandits is importable it is timed too, on the same arms.
+Workload (issue 12): UCB1 on K = 10 equal-gap Gaussian arms (unit variance,
+gap 0.1), T = 10^4 rounds, 256 seeds, with the default device settings a user
+gets (no ``XLA_FLAGS``: on a CPU one JAX device).  In the same run: SMPyBandits
+0.9.7's ``UCB`` on the same arms (``pip install SMPyBandits==0.9.7``; the
+script aliases ``scipy.special.btdtri``, which recent SciPy removed), and
+per-round Python loops in the style of classic bandit libraries
+(``benchmarks/python_loop_bandits.py``) for UCB1 and Robust UCB with the
+median of means; the Python sides run fewer seeds (their rates are per
+seed-round).  Also printed: the engine with every CPU core its own JAX device
+(a subprocess with ``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>``)
+and, with ``--profile``, the JAX profiler's top operations of the UCB1 run.
 
-    python benchmarks/bench_engine.py [--loop-seeds 8]
+    python benchmarks/bench_engine.py [--seeds 256] [--loop-seeds 8] [--smpy-seeds 4] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
+import subprocess
+import sys
 import time
 
-os.environ.setdefault("XLA_FLAGS", f"--xla_force_host_platform_device_count={os.cpu_count()}")
+import jax
+import numpy as np
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-from python_loop_bandits import RobustUCBMoMLoop, UCB1Loop, run  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profiling import format_ops, top_ops  # noqa: E402
+from python_loop_bandits import RobustUCBMoMLoop, UCB1Loop, gaussian_draw, run  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 
-K, T, SEEDS, SHAPE, GAP = 10, 10**4, 256, 2.5, 0.1
-VARIANCE = SHAPE / ((SHAPE - 1) ** 2 * (SHAPE - 2))  # of a Pareto(2.5) arm: 2.22
-SMPY_REFERENCE = 41_000  # SMPyBandits 0.9.7 UCB, seed-rounds/s on this machine (issue)
+K, T, SEEDS, GAP, SCALE = 10, 10**4, 256, 0.1, 1.0
+FORCED_DEVICES_FLAG = "--xla_force_host_platform_device_count"
 
 
-def engine_rate(policy, instance, devices, repeats=2):
-    key = jax.random.key(0)
-    jax.block_until_ready(htb.simulate(key, policy, instance, T, SEEDS, devices=devices).regret)
+def instance():
+    return htb.equal_gap(htb.Gaussian(loc=0.0, scale=SCALE), num_arms=K, gap=GAP)
+
+
+def policies():
+    return {"UCB1": htb.UCB1(), "Robust UCB (MoM)": htb.RobustUCB(1.0, v=SCALE**2, estimator="mom")}
+
+
+def engine_rate(policy, seeds: int, horizon: int, repeats: int = 3, devices=None):
+    nu = instance()
+    jax.block_until_ready(htb.simulate(jax.random.key(0), policy, nu, horizon, seeds, devices=devices).regret)
     best = math.inf
     for i in range(repeats):
         start = time.perf_counter()
-        out = htb.simulate(jax.random.key(i + 1), policy, instance, T, SEEDS, devices=devices)
+        out = htb.simulate(jax.random.key(i + 1), policy, nu, horizon, seeds, devices=devices)
         jax.block_until_ready(out.regret)
         best = min(best, time.perf_counter() - start)
-    return SEEDS * T / best, np.asarray(out.regret)
+    return seeds * horizon / best, np.asarray(out.regret)
 
 
-def loop_rate(make, means, seeds):
+def loop_rate(make, seeds: int, horizon: int):
+    means = np.asarray(instance().mean())
     rng = np.random.default_rng(0)
     start = time.perf_counter()
-    regrets = [run(make(), means, SHAPE, T, rng) for _ in range(seeds)]
-    return seeds * T / (time.perf_counter() - start), np.asarray(regrets)
+    regrets = [run(make(), means, gaussian_draw(SCALE), horizon, rng) for _ in range(seeds)]
+    return seeds * horizon / (time.perf_counter() - start), np.asarray(regrets)
 
 
-def smpybandits_rate(means, seeds):
+def smpybandits_ucb():
+    """SMPyBandits' UCB behind the loop's ``choose``/``update`` interface, or None if not installed."""
     try:
         import scipy.special
 
@@ -70,48 +88,102 @@ def smpybandits_rate(means, seeds):
         def update(self, arm, reward):
             self.policy.getReward(arm, reward)
 
-    return loop_rate(Adapter, means, seeds)[0]
+    return Adapter
+
+
+def forced_devices_rate(seeds: int, horizon: int) -> tuple[float, int] | None:
+    """The engine's UCB1 rate with every CPU core a JAX device (a subprocess: the flag is read at import)."""
+    if jax.default_backend() != "cpu" or FORCED_DEVICES_FLAG in os.environ.get("XLA_FLAGS", ""):
+        return None
+    env = dict(os.environ, XLA_FLAGS=f"{FORCED_DEVICES_FLAG}={os.cpu_count()}")
+    cmd = [sys.executable, os.path.abspath(__file__), "--engine-only", "--seeds", str(seeds), "--horizon", str(horizon)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return result["rate"], result["devices"]
+
+
+def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, smpy_seeds: int = 4,
+                  repeats: int = 3, forced_devices: bool = True, profile: bool = False) -> dict:
+    """Every figure of the benchmark, in a dict."""
+    r = {"seeds": seeds, "horizon": horizon, "backend": jax.default_backend(), "devices": len(jax.devices()),
+         "device_kind": jax.devices()[0].device_kind, "jax": jax.__version__, "cores": os.cpu_count()}
+    rows = []
+    for (name, policy), make, n_loop in zip(
+        policies().items(),
+        (lambda: UCB1Loop(K), lambda: RobustUCBMoMLoop(K, 1.0, SCALE**2)),
+        (loop_seeds, max(1, loop_seeds // 4)),
+        strict=True,
+    ):
+        rate, regret = engine_rate(policy, seeds, horizon, repeats)
+        rate_loop, regret_loop = loop_rate(make, n_loop, horizon) if n_loop > 0 else (math.nan, np.zeros(2))
+        rows.append(dict(name=name, engine=rate, loop=rate_loop, regret=regret, regret_loop=regret_loop))
+    r["rows"] = rows
+    adapter = smpybandits_ucb()
+    if adapter is not None and smpy_seeds > 0:
+        r["smpy_rate"], r["smpy_regret"] = loop_rate(adapter, smpy_seeds, horizon)
+        r["ratio_smpy"] = rows[0]["engine"] / r["smpy_rate"]
+    if forced_devices:
+        forced = forced_devices_rate(seeds, horizon)
+        if forced is not None:
+            r["forced_rate"], r["forced_devices"] = forced
+    if profile:
+        nu, policy = instance(), policies()["UCB1"]
+        r["profile"] = top_ops(lambda: htb.simulate(jax.random.key(1), policy, nu, horizon, seeds).regret, 12)
+    return r
+
+
+def report(r: dict) -> str:
+    horizon = r["horizon"]
+    lines = [
+        f"backend: {r['backend']} ({r['devices']} x {r['device_kind']}), jax {r['jax']}, {r['cores']} cores; "
+        f"default device settings (XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r})",
+        f"workload: K={K} Gaussian arms (scale {SCALE}), gap {GAP}, T={horizon}, {r['seeds']} seeds",
+        "",
+        f"{'policy':18s} {'engine':>12s} {'Python loop':>12s} {'ratio':>8s}   (seed-rounds/s)",
+    ]
+    for row in r["rows"]:
+        lines.append(f"{row['name']:18s} {row['engine']:12.3e} {row['loop']:12.3e} {row['engine'] / row['loop']:7.0f}x")
+    if "smpy_rate" in r:
+        lines.append(f"{'SMPyBandits UCB':18s} {'':12s} {r['smpy_rate']:12.3e}")
+        lines.append(f"\nengine UCB1 / SMPyBandits 0.9.7 UCB, same arms, same run: {r['ratio_smpy']:.0f}x   "
+                     "(target >= 1000x)")
+    else:
+        lines.append("\nSMPyBandits not installed: pip install SMPyBandits==0.9.7 for the target's comparison")
+    if "forced_rate" in r:
+        line = (f"engine UCB1 with {FORCED_DEVICES_FLAG}={r['forced_devices']}: {r['forced_rate']:.3e} seed-rounds/s")
+        if "smpy_rate" in r:
+            line += f" ({r['forced_rate'] / r['smpy_rate']:.0f}x SMPyBandits)"
+        lines.append(line)
+    lines.append("\nagreement (mean regret / T, +- 2 s.e.):")
+
+    def fmt(x):
+        return f"{x.mean() / horizon:.4f} +- {2 * x.std(ddof=1) / math.sqrt(x.size) / horizon:.4f}"
+
+    for row in r["rows"]:
+        lines.append(f"  {row['name']:18s} engine {fmt(row['regret'])}   loop {fmt(row['regret_loop'])}")
+    if "smpy_regret" in r:
+        lines.append(f"  {'SMPyBandits UCB':18s} {fmt(r['smpy_regret'])}")
+    if "profile" in r:
+        lines.append("\nwhere the engine's UCB1 time goes (JAX profiler, one call, self time per XLA operation):")
+        lines.append(format_ops(*r["profile"]))
+    return "\n".join(lines)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=SEEDS)
+    parser.add_argument("--horizon", type=int, default=T)
     parser.add_argument("--loop-seeds", type=int, default=8)
+    parser.add_argument("--smpy-seeds", type=int, default=4)
+    parser.add_argument("--profile", action="store_true", help="print the JAX profiler's top operations")
+    parser.add_argument("--engine-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    instance = htb.equal_gap(htb.Pareto(loc=0.0, shape=SHAPE), num_arms=K, gap=GAP)
-    means = np.asarray(instance.mean())
-    all_devices, one = jax.devices(), jax.devices()[:1]
-    print(f"backend: {jax.default_backend()} ({len(all_devices)} devices), jax {jax.__version__}")
-    print(f"workload: K={K} Pareto({SHAPE}) arms, gap {GAP}, T={T}, {SEEDS} seeds\n")
-
-    rows = []
-    for name, policy, make, loop_seeds in [
-        ("UCB1", htb.UCB1(), lambda: UCB1Loop(K), args.loop_seeds),
-        ("Robust UCB (MoM)", htb.RobustUCB(1.0, v=2.25, estimator="mom"),
-         lambda: RobustUCBMoMLoop(K, 1.0, 2.25), max(1, args.loop_seeds // 4)),
-    ]:
-        rate_all, regret = engine_rate(policy, instance, all_devices)
-        rate_one, _ = engine_rate(policy, instance, one)
-        rate_loop, regret_loop = loop_rate(make, means, loop_seeds)
-        rows.append((name, rate_all, rate_one, rate_loop, regret, regret_loop))
-
-    print(f"{'policy':18s} {'engine':>12s} {'engine 1 dev':>13s} {'Python loop':>12s} {'ratio':>8s}   (seed-rounds/s)")
-    for name, rate_all, rate_one, rate_loop, _, _ in rows:
-        print(f"{name:18s} {rate_all:12.3e} {rate_one:13.3e} {rate_loop:12.3e} {rate_all / rate_loop:7.0f}x")
-    print("\ntargets: UCB1 >= 100x the loop, Robust UCB (MoM) >= 20x the loop")
-
-    ucb_rate = rows[0][1]
-    smpy = smpybandits_rate(means, 4)
-    if smpy is not None:
-        print(f"SMPyBandits UCB, same arms, measured now: {smpy:.3e} seed-rounds/s -> engine UCB1 is "
-              f"{ucb_rate / smpy:.0f}x")
-    print(f"SMPyBandits 0.9.7 UCB, reference figure {SMPY_REFERENCE:.1e} seed-rounds/s -> engine UCB1 is "
-          f"{ucb_rate / SMPY_REFERENCE:.0f}x (target >= 1000x)")
-
-    print("\nagreement (mean regret / T, +- 2 s.e.):")
-    for name, _, _, _, regret, regret_loop in rows:
-        def fmt(r):
-            return f"{r.mean() / T:.4f} +- {2 * r.std(ddof=1) / math.sqrt(r.size) / T:.4f}"
-        print(f"  {name:18s} engine {fmt(regret)}   loop {fmt(regret_loop)}")
+    if args.engine_only:
+        rate, _ = engine_rate(htb.UCB1(), args.seeds, args.horizon)
+        print(json.dumps({"rate": rate, "devices": len(jax.devices())}))
+        return
+    print(report(run_benchmark(args.seeds, args.horizon, loop_seeds=args.loop_seeds, smpy_seeds=args.smpy_seeds,
+                               profile=args.profile)))
 
 
 if __name__ == "__main__":

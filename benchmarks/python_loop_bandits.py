@@ -61,13 +61,24 @@ class RobustUCBMoMLoop:
         self.samples[arm].append(reward)
 
 
-def run(policy, means: np.ndarray, shape: float, horizon: int, rng: np.random.Generator) -> float:
-    """Plays ``horizon`` rounds on Pareto(shape) arms with the given means; returns the pseudo-regret."""
-    offset = 1.0 - shape / (shape - 1.0)
+def run(policy, means: np.ndarray, draw, horizon: int, rng: np.random.Generator) -> float:
+    """Plays ``horizon`` rounds; ``draw(rng, mean)`` is one reward of the arm with that mean.
+    Returns the pseudo-regret."""
     best = means.max()
     regret = 0.0
     for _ in range(horizon):
         arm = policy.choose()
-        policy.update(arm, rng.pareto(shape) + offset + means[arm])
+        policy.update(arm, draw(rng, means[arm]))
         regret += best - means[arm]
     return regret
+
+
+def gaussian_draw(scale: float):
+    """One ``N(mean, scale^2)`` reward per call."""
+    return lambda rng, mean: rng.normal(mean, scale)
+
+
+def pareto_draw(shape: float):
+    """One shifted Pareto(shape) reward with the given mean per call."""
+    offset = 1.0 - shape / (shape - 1.0)
+    return lambda rng, mean: rng.pareto(shape) + offset + mean
