@@ -6,8 +6,9 @@ case, over an instance family, of the normalized regret ``R_T / U_eps(nu)``
 point mass at ``Delta``, arm 1 the spike law ``(1 - beta) delta_0 + beta
 delta_{2 Delta / beta}`` with ``beta`` on a log grid (so spike heights
 ``2 Delta / beta`` range over a log grid too; ``R_T / U_eps`` does not depend
-on ``Delta``).  Its rewards have exact block sums, so horizons to 10^15 and
-beyond cost O(K B_T) per run.  Heavy-tailed members (:class:`ParetoFamily`,
+on ``Delta``).  Its Median-of-Means estimates are drawn as one order statistic
+each (``sampler="order_statistic"``), so horizons to 10^18 cost O(K) per run
+after an O(K B_T) level per seed and horizon.  Heavy-tailed members (:class:`ParetoFamily`,
 equal-gap Pareto arms over gaps x tail indices) are simulated pull by pull
 and join the same worst case (``free_exponent(..., also=...)``) at the
 horizons they reach.  The **distribution-dependent exponent** ``c`` is the
