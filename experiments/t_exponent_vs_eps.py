@@ -23,7 +23,7 @@ OUT = pathlib.Path(__file__).resolve().parent / "t_exponent_vs_eps"
 EPS = (0.25, 0.5, 0.75, 1.0)
 HORIZONS = tuple(10**e for e in range(3, 19))
 FIT_FROM = 10**10
-SEEDS = 128
+SEEDS = 1280
 # Spike probabilities down to 1e-16: the hardest instance at T = 10^18 for small eps.
 FAMILY = frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,))
 
@@ -39,7 +39,7 @@ def main() -> None:
     if "--refit" in sys.argv[1:]:  # fit the recorded runs again (no simulation)
         runs = frontier.load_runs(OUT / "runs.npz", FAMILY)
     else:
-        runs = frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=32)
+        runs = frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)
     order_free = len(EPS)
     entries = [("known eps, alpha*(eps)", g, e, htb.theory.balanced_exponent(e)) for g, e in enumerate(EPS)]
     entries += [("order-free", order_free, e, htb.theory.order_free_exponent(e)) for e in EPS]
