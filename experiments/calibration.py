@@ -23,7 +23,7 @@ EPS_BAR = (0.25, 0.5, 1.0)
 EPS = (0.25, 0.5, 0.75, 1.0)
 HORIZONS = tuple(10**e for e in range(3, 19))
 FIT_FROM = 10**10
-SEEDS = 128
+SEEDS = 1280
 # Spike probabilities down to 1e-16: the hardest instance at T = 10^18 for small eps.
 FAMILY = frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,))
 
@@ -37,7 +37,7 @@ def main() -> None:
     if "--refit" in sys.argv[1:]:  # fit the recorded runs again (no simulation)
         runs = frontier.load_runs(OUT / "runs.npz", FAMILY)
     else:
-        runs = frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=32)
+        runs = frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)
     labels = [f"eps_bar={b:g}" for b in EPS_BAR]
     entries = [(labels[g], g, e, profile(e, b)) for g, b in enumerate(EPS_BAR) for e in EPS]
     rows = frontier.eps_profile_rows(runs, entries, FIT_FROM)
