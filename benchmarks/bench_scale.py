@@ -46,9 +46,9 @@ def timed(call, repeats: int) -> tuple[float, float]:
     return first, best
 
 
-def seeds_table(max_seeds: int, repeats: int) -> str:
+def seeds_table(max_seeds: int, repeats: int, horizon: int = 10**5) -> str:
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=10, gap=0.5)
-    policy, horizon = htb.AdaRETC.order_free(), 10**5
+    policy = htb.AdaRETC.order_free()
     lines = [
         "| seeds | seed chunk x chunks (per device) | first call (s) | best (s) | seeds/s | simulated rounds/s |",
         "|---:|---:|---:|---:|---:|---:|",
@@ -67,7 +67,7 @@ def seeds_table(max_seeds: int, repeats: int) -> str:
     return "\n".join(lines)
 
 
-def horizons_table(seeds: int, repeats: int, max_exponent: int) -> str:
+def horizons_table(seeds: int, repeats: int, max_exponent: int, min_exponent: int = 3) -> str:
     _, nu = htb.lower_bound_pair(num_arms=10, gap=0.1, spike_prob=1e-3)
     policy = htb.AdaRETC.order_free()
     lines = [
@@ -75,7 +75,7 @@ def horizons_table(seeds: int, repeats: int, max_exponent: int) -> str:
         "|---:|---:|---:|---:|---:|---:|",
     ]
     print("\n".join(lines), flush=True)
-    for e in range(3, max_exponent + 1):
+    for e in range(min_exponent, max_exponent + 1):
         horizon = 10**e
         call = lambda h=horizon: htb.simulate(jax.random.key(1), policy, nu, h, seeds, sampler="block_sums")  # noqa: E731
         first, best = timed(call, repeats)
@@ -87,11 +87,12 @@ def horizons_table(seeds: int, repeats: int, max_exponent: int) -> str:
     return "\n".join(lines)
 
 
-def budget_table(seeds: int, engine_seeds: int) -> str:
+def budget_table(seeds: int, engine_seeds: int, *, horizon: int = 10**5, engine_horizon: int = 2000,
+                 budgets=(2 * MiB, 8 * MiB, 32 * MiB, 128 * MiB, None)) -> str:
     pareto = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=10, gap=0.5)
     cases = [
-        ("fast path, AdaR-ETC, T=1e5", htb.AdaRETC.order_free(), pareto, 10**5, seeds),
-        ("engine, ForceMoM(0.6), T=2000", htb.ForceMoM(0.6), pareto, 2000, engine_seeds),
+        (f"fast path, AdaR-ETC, T={horizon:.0e}".replace("e+0", "e"), htb.AdaRETC.order_free(), pareto, horizon, seeds),
+        (f"engine, ForceMoM(0.6), T={engine_horizon}", htb.ForceMoM(0.6), pareto, engine_horizon, engine_seeds),
     ]
     lines = [
         "| program | seeds | budget | seed chunk x chunks | estimated peak | measured peak | measured / budget | wall (s) |",
@@ -101,7 +102,7 @@ def budget_table(seeds: int, engine_seeds: int) -> str:
     one = jax.devices()[:1]
     for name, policy, nu, horizon, s in cases:
         reference = None
-        for budget in (2 * MiB, 8 * MiB, 32 * MiB, 128 * MiB, None):
+        for budget in budgets:
             try:
                 plan = htb.memory_plan(jax.random.key(0), policy, nu, horizon, s, devices=one,
                                        memory_budget=budget, measure=True)

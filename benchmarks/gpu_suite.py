@@ -1,0 +1,360 @@
+"""The GPU suite: every benchmark at a size that fills the device, checked against the CPU path.
+
+One command runs, on the default JAX backend,
+
+1. the AdaR-ETC sweep benchmark (``bench_sweep.py``: 16-point grid, K = 10
+   Pareto(1.5) arms, T = 10^6) against the NumPy sweep, and against htb_jax on
+   two CPU cores of the same host (a subprocess pinned to cores 0 and 1);
+2. the round-by-round engine benchmark (``bench_engine.py``: UCB1 and Robust
+   UCB (MoM) on K = 10 Gaussian arms, T = 10^4) against SMPyBandits and Python
+   loops;
+3. the scaling benchmark (``bench_scale.py``: seeds, horizons, memory budget);
+4. the full-size T-frontier (``experiments/t_frontier.py``'s configuration,
+   horizons 10^3 .. 10^18, at ``--frontier-seeds`` seeds),
+
+then checks a subset of seeds of the sweep, the engine and the frontier against
+the same programs on the CPU with the same key:
+
+* equal bit for bit where the README promises it on any machine: the reward
+  words (threefry), the exploration lengths ``L_T``, the checkpoints, and the
+  regret of every seed whose pull counts are equal;
+* statistically otherwise (the GPU's elementary functions round differently
+  in the last bit, so a near-tie can go the other way): the mean regret of
+  every configuration within 5 standard errors of the two samples (two-sample,
+  unpaired, so conservative for these mostly identical draws), and the
+  fraction of seeds with equal pull counts at least 0.9.
+
+It prints a block ready for ``BENCHMARKS.md`` (date, device, versions, every
+figure) and exits with status 1 if a check fails.  ``--size auto`` (the
+default) is ``full`` on a GPU and ``toy`` elsewhere; the toy size runs in
+seconds on a CPU (``tests/test_gpu_suite.py``), so the suite cannot rot.
+
+    python benchmarks/gpu_suite.py [--size auto|toy|full] [--frontier-seeds N] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_engine  # noqa: E402
+import bench_scale  # noqa: E402
+import bench_sweep  # noqa: E402
+
+import htb_jax as htb  # noqa: E402
+from htb_jax._src import frontier  # noqa: E402
+from htb_jax._src.reward_table import seed_keys, table_words  # noqa: E402
+
+MiB = 2**20
+Z_TOLERANCE = 5.0  # standard errors, for the statistical checks
+SAME_PULLS_MIN = 0.9  # least fraction of seeds whose pull counts must be equal across backends
+ENGINE_TARGET = 1e9  # UCB1 seed-rounds/s on one H100/H200 (issue 12)
+SWEEP_TARGET = 50.0  # GPU sweep rounds/s over the 2-core CPU figure of the same configuration
+
+
+@dataclasses.dataclass(frozen=True)
+class Size:
+    sweep_seeds: int
+    sweep_horizon: int
+    numpy_seeds: int
+    repeats: int
+    engine_seeds: int
+    engine_horizon: int
+    robust_seeds: int
+    robust_ucb: bool
+    loop_seeds: int
+    smpy_seeds: int
+    scale_max_seeds: int
+    scale_horizon: int
+    horizon_seeds: int
+    horizon_exponents: tuple[int, int]
+    budget_seeds: int
+    budget_engine_seeds: int
+    budget_horizon: int
+    budget_engine_horizon: int
+    budgets: tuple
+    frontier_seeds: int
+    frontier_chunk: int
+    check_seeds: int
+    cpu_2core: bool
+
+
+SIZES = {
+    "toy": Size(
+        sweep_seeds=8, sweep_horizon=10**4, numpy_seeds=8, repeats=1,
+        engine_seeds=8, engine_horizon=100, robust_seeds=8, robust_ucb=False, loop_seeds=1, smpy_seeds=0,
+        scale_max_seeds=1, scale_horizon=10**3, horizon_seeds=4, horizon_exponents=(3, 3),
+        budget_seeds=4, budget_engine_seeds=2, budget_horizon=10**3, budget_engine_horizon=50, budgets=(None,),
+        frontier_seeds=4, frontier_chunk=4, check_seeds=8, cpu_2core=False,
+    ),
+    "full": Size(
+        sweep_seeds=10**6, sweep_horizon=10**6, numpy_seeds=10**4, repeats=3,
+        engine_seeds=10**6, engine_horizon=10**4, robust_seeds=10**5, robust_ucb=True, loop_seeds=2, smpy_seeds=2,
+        scale_max_seeds=10**6, scale_horizon=10**5, horizon_seeds=10**5, horizon_exponents=(3, 15),
+        budget_seeds=10**5, budget_engine_seeds=4096, budget_horizon=10**5, budget_engine_horizon=2000,
+        budgets=(32 * MiB, 512 * MiB, 8192 * MiB, None),
+        frontier_seeds=10**5, frontier_chunk=10**4, check_seeds=256, cpu_2core=True,
+    ),
+}
+
+
+def frontier_config(size: str, seeds: int, chunk: int) -> frontier.TFrontierConfig:
+    """``experiments/t_frontier.py``'s configuration (full), or a toy one with the same structure."""
+    if size == "full":
+        return frontier.TFrontierConfig(
+            alphas_per_eps=4, horizons=tuple(10**e for e in range(3, 19)), fit_from=10**10,
+            num_seeds=seeds, seed_chunk=chunk,
+            family=frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,)),
+        )
+    return frontier.TFrontierConfig(
+        eps_values=(1.0,), alphas_per_eps=1, horizons=(10**3, 10**4, 10**5), fit_from=10**4,
+        num_seeds=seeds, seed_chunk=chunk, family=frontier.SpikeFamily(spike_probs=(1e-2, 0.5)),
+    )
+
+
+# -- checks ------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Check:
+    name: str
+    passed: bool
+    detail: str
+
+
+def equal_check(name: str, a, b) -> Check:
+    a, b = np.asarray(a), np.asarray(b)
+    same = a.shape == b.shape and np.array_equal(a, b)
+    detail = "equal bit for bit" if same else f"differ in {np.mean(a != b) if a.shape == b.shape else 'shape'}"
+    return Check(name, bool(same), detail)
+
+
+def mean_check(name: str, a, b) -> Check:
+    """Means over the last (seed) axis agree within Z_TOLERANCE standard errors, cell by cell."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    na, nb = a.shape[-1], b.shape[-1]
+    diff = np.abs(a.mean(-1) - b.mean(-1))
+    se = np.sqrt(a.var(-1, ddof=1) / na + b.var(-1, ddof=1) / nb)
+    scale = np.maximum(np.abs(a.mean(-1)), 1.0)
+    degenerate = se == 0
+    z = np.where(degenerate, 0.0, diff / np.where(degenerate, 1.0, se))
+    ok = bool(np.all(z <= Z_TOLERANCE) and np.all(diff[degenerate] <= 1e-12 * scale[degenerate]))
+    return Check(name, ok, f"max |mean difference| {float(z.max()):.2f} s.e. (tolerance {Z_TOLERANCE:g}); "
+                           f"identical seeds {float(np.mean(a == b)):.3f}")
+
+
+def pulls_checks(name: str, accel, cpu) -> list[Check]:
+    """Pull counts equal for most seeds; regret equal bit for bit wherever the pull counts are."""
+    pulls_a, pulls_c = np.asarray(accel.pulls), np.asarray(cpu.pulls)
+    same = np.all(pulls_a == pulls_c, axis=-1)  # [..., S]
+    frac = float(np.mean(same))
+    regret_a, regret_c = np.asarray(accel.regret), np.asarray(cpu.regret)
+    regret_same = bool(np.array_equal(regret_a[same], regret_c[same]))
+    return [
+        Check(f"{name}: seeds with equal pull counts", frac >= SAME_PULLS_MIN,
+              f"{frac:.3f} (at least {SAME_PULLS_MIN})"),
+        Check(f"{name}: regret given equal pull counts", regret_same,
+              "equal bit for bit" if regret_same else "differs"),
+    ]
+
+
+def cpu_devices():
+    try:
+        return jax.devices("cpu")
+    except RuntimeError:  # JAX_PLATFORMS excludes the CPU
+        return None
+
+
+def check_against_cpu(size: Size, config: frontier.TFrontierConfig, frontier_runs) -> list[Check]:
+    cpu = cpu_devices()
+    if cpu is None:
+        return [Check("CPU backend visible", False, "jax.devices('cpu') failed: run without JAX_PLATFORMS=cuda")]
+    n = size.check_seeds
+    key = jax.random.key(0)
+    checks = []
+
+    # Reward words: threefry is integer arithmetic, the same bits on every backend.
+    keys = seed_keys(key, 4)
+    words = jax.jit(lambda ks: jax.vmap(lambda k: table_words(k, 10, 0, 256, 2))(ks))
+    accel_words = np.asarray(words(keys))
+    cpu_words = np.asarray(words(jax.device_put(keys, cpu[0])))  # runs where its input lives
+    checks.append(equal_check("reward words (threefry), 4 seeds x 10 arms x 256 pulls x 2 words",
+                              accel_words, cpu_words))
+
+    # Sweep (fast path), first n seeds.
+    policy, instance, _, _ = bench_sweep.workload(size.sweep_horizon)
+    accel = htb.simulate(key, policy, instance, size.sweep_horizon, n)
+    ref = htb.simulate(key, policy, instance, size.sweep_horizon, n, devices=cpu)
+    checks.append(equal_check("sweep: exploration L_T", accel.exploration, ref.exploration))
+    checks.append(equal_check("sweep: checkpoints", accel.checkpoints, ref.checkpoints))
+    checks += pulls_checks("sweep", accel, ref)
+    checks.append(mean_check("sweep: mean regret per grid point", accel.regret, ref.regret))
+
+    # Engine: UCB1, first n seeds.
+    nu = bench_engine.instance()
+    accel = htb.simulate(key, htb.UCB1(), nu, size.engine_horizon, n)
+    ref = htb.simulate(key, htb.UCB1(), nu, size.engine_horizon, n, devices=cpu)
+    checks.append(equal_check("engine UCB1: checkpoints", accel.checkpoints, ref.checkpoints))
+    checks += pulls_checks("engine UCB1", accel, ref)
+    checks.append(mean_check("engine UCB1: mean regret", accel.regret, ref.regret))
+
+    # T-frontier: the first n seeds of the full run against the same seeds on the CPU.
+    m = min(n, config.num_seeds)
+    ref = htb.simulate(jax.random.key(int(config.key)), frontier.t_frontier_policy(config),
+                       config.family.instances(), list(config.horizons), m, devices=cpu)
+    checks.append(equal_check("frontier: exploration L_T", frontier_runs.exploration,
+                              np.asarray(ref.exploration[:, 0, :, 0])))
+    accel_regret = frontier_runs.regret[..., :m]
+    checks.append(mean_check("frontier: mean regret per (alpha, member, T)", accel_regret, ref.regret))
+    return checks
+
+
+# -- the suite ---------------------------------------------------------------------------------
+
+def cpu_2core_sweep(seeds: int, horizon: int, repeats: int) -> float | None:
+    """htb_jax's sweep rate (rounds/s) on two cores of this host's CPU: a subprocess pinned to
+    cores 0 and 1 with JAX_PLATFORMS=cpu and default XLA settings."""
+    if not hasattr(os, "sched_setaffinity") or (os.cpu_count() or 1) < 2:
+        return None
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["JAX_PLATFORMS"] = "cpu"
+    cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_sweep.py"),
+           "--jax-only", "--seeds", str(seeds), "--repeats", str(repeats), "--horizon", str(horizon)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True,
+                          preexec_fn=lambda: os.sched_setaffinity(0, {0, 1}))
+    seconds = json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
+    return seeds * bench_sweep.ALPHAS.size * bench_sweep.QS.size * horizon / seconds
+
+
+def run_suite(size_name: str, frontier_seeds: int | None = None) -> tuple[str, list[Check]]:
+    size = SIZES[size_name]
+    if frontier_seeds:
+        size = dataclasses.replace(size, frontier_seeds=frontier_seeds,
+                                   frontier_chunk=min(size.frontier_chunk, frontier_seeds))
+    started = time.perf_counter()
+    walls = {}
+    dev = jax.devices()[0]
+    print(f"gpu_suite --size {size_name}: backend {jax.default_backend()}, {len(jax.devices())} x "
+          f"{dev.device_kind}", file=sys.stderr, flush=True)
+
+    t = time.perf_counter()
+    sweep = bench_sweep.run(size.sweep_seeds, size.repeats, horizon=size.sweep_horizon,
+                            numpy_seeds=size.numpy_seeds, previous_baseline=False, forced_devices=False,
+                            selection=size_name == "full")
+    cpu2 = cpu_2core_sweep(1000, size.sweep_horizon, size.repeats) if size.cpu_2core else None
+    walls["sweep"] = time.perf_counter() - t
+    print(f"  sweep done ({walls['sweep']:.0f} s)", file=sys.stderr, flush=True)
+
+    t = time.perf_counter()
+    engine = bench_engine.run_benchmark(size.engine_seeds, size.engine_horizon, loop_seeds=size.loop_seeds,
+                                        smpy_seeds=size.smpy_seeds, repeats=size.repeats, forced_devices=False,
+                                        robust_seeds=size.robust_seeds, robust_ucb=size.robust_ucb)
+    walls["engine"] = time.perf_counter() - t
+    print(f"  engine done ({walls['engine']:.0f} s)", file=sys.stderr, flush=True)
+
+    t = time.perf_counter()
+    scale_seeds = bench_scale.seeds_table(size.scale_max_seeds, size.repeats, size.scale_horizon)
+    lo, hi = size.horizon_exponents
+    scale_horizons = bench_scale.horizons_table(size.horizon_seeds, size.repeats, hi, lo)
+    scale_memory = bench_scale.budget_table(size.budget_seeds, size.budget_engine_seeds, horizon=size.budget_horizon,
+                                            engine_horizon=size.budget_engine_horizon, budgets=size.budgets)
+    walls["scale"] = time.perf_counter() - t
+    print(f"  scaling done ({walls['scale']:.0f} s)", file=sys.stderr, flush=True)
+
+    t = time.perf_counter()
+    config = frontier_config(size_name, size.frontier_seeds, size.frontier_chunk)
+    result = frontier.run_t_frontier(config, progress=False)
+    walls["frontier"] = time.perf_counter() - t
+    print(f"  frontier done ({walls['frontier']:.0f} s)", file=sys.stderr, flush=True)
+
+    t = time.perf_counter()
+    checks = check_against_cpu(size, config, result.runs)
+    walls["checks"] = time.perf_counter() - t
+    walls["total"] = time.perf_counter() - started
+
+    block = render(size_name, size, sweep, cpu2, engine, scale_seeds, scale_horizons, scale_memory,
+                   config, result, checks, walls)
+    return block, checks
+
+
+def render(size_name, size, sweep, cpu2, engine, scale_seeds, scale_horizons, scale_memory, config, result,
+           checks, walls) -> str:
+    dev = jax.devices()[0]
+    import jaxlib
+
+    today = datetime.date.today().isoformat()
+    lines = [
+        f"### {today}, {jax.default_backend().upper()}: {len(jax.devices())} x {dev.device_kind}, "
+        f"jax {jax.__version__}, jaxlib {jaxlib.__version__}, NumPy {np.__version__}, "
+        f"{os.cpu_count()} host cores ({platform.machine()})",
+        "",
+        "```",
+        f"python benchmarks/gpu_suite.py --size {size_name}"
+        + (f" --frontier-seeds {size.frontier_seeds}" if size.frontier_seeds != SIZES[size_name].frontier_seeds else ""),
+        "```",
+        "",
+        f"Total wall time {walls['total']:.0f} s (sweep {walls['sweep']:.0f} s, engine {walls['engine']:.0f} s, "
+        f"scaling {walls['scale']:.0f} s, frontier {walls['frontier']:.0f} s, CPU checks {walls['checks']:.0f} s).",
+        "",
+        "| measure | value | target |",
+        "|---|---:|---:|",
+        f"| sweep: htb_jax, {sweep['seeds']} seeds, simulated rounds/s | {sweep['jax_rounds_per_s']:.3e} | |",
+        f"| sweep: NumPy ({sweep['numpy_threads']} threads, {sweep['numpy_seeds']} seeds), simulated rounds/s "
+        f"| {sweep['numpy_rounds_per_s']:.3e} | |",
+        f"| sweep: htb_jax / NumPy | {sweep['ratio']:.1f}x | >= 2 |",
+    ]
+    if cpu2 is not None:
+        lines.append(f"| sweep: htb_jax on 2 host cores (1000 seeds), simulated rounds/s | {cpu2:.3e} | |")
+        lines.append(f"| sweep: {jax.default_backend()} / 2 host cores | {sweep['jax_rounds_per_s'] / cpu2:.1f}x "
+                     f"| >= {SWEEP_TARGET:g} |")
+    ucb = engine["rows"][0]
+    lines.append(f"| engine: UCB1, {ucb['seeds']} seeds, T={engine['horizon']}, seed-rounds/s | {ucb['engine']:.3e} "
+                 f"| {'>= 1e9' if jax.default_backend() != 'cpu' else ''} |")
+    if len(engine["rows"]) > 1:
+        rob = engine["rows"][1]
+        lines.append(f"| engine: Robust UCB (MoM), {rob['seeds']} seeds, seed-rounds/s | {rob['engine']:.3e} | |")
+    if "smpy_rate" in engine:
+        lines.append(f"| engine: UCB1 / SMPyBandits 0.9.7 UCB (same run) | {engine['ratio_smpy']:.0f}x | >= 1000 |")
+    lines.append(f"| T-frontier: {config.num_seeds} seeds, T to {max(config.horizons):.0e}, wall (s) "
+                 f"| {result.runs.seconds:.1f} | |")
+    lines += ["", "Sweep:", "", "```", bench_sweep.report(sweep), "```", "", "Engine:", "", "```",
+              bench_engine.report(engine), "```", "", "Scaling, seeds:", "", scale_seeds, "",
+              "Scaling, horizons (block sums):", "", scale_horizons, "", "Memory budget:", "", scale_memory, "",
+              "T-frontier:", "", frontier.t_frontier_table(result), "",
+              f"Checks against the CPU path, same key, first {size.check_seeds} seeds:", "",
+              "| check | result | detail |", "|---|---|---|"]
+    lines += [f"| {c.name} | {'pass' if c.passed else 'FAIL'} | {c.detail} |" for c in checks]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", choices=("auto", "toy", "full"), default="auto",
+                        help="full on a GPU, toy elsewhere (default auto)")
+    parser.add_argument("--frontier-seeds", type=int, default=None, help="seeds of the T-frontier run")
+    parser.add_argument("--out", default=None, help="also write the block to this file")
+    args = parser.parse_args(argv)
+    size = args.size if args.size != "auto" else ("full" if jax.default_backend() == "gpu" else "toy")
+    block, checks = run_suite(size, args.frontier_seeds)
+    print(block)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(block + "\n")
+    failed = [c for c in checks if not c.passed]
+    for c in failed:
+        print(f"FAILED: {c.name}: {c.detail}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
