@@ -2,7 +2,7 @@
 
 Section 5's distribution-free exponent is a supremum over all instances with a
 finite ``(1+eps)``-moment.  The T-frontier experiments search Theorem 1's
-two-point family (exact block sums, horizons to 10^18); this one adds
+two-point family (order statistics, horizons to 10^18); this one adds
 equal-gap Pareto instances (gaps 10^-4.5..10 times tail indices 1.75, 2.5, 4;
 members without the moment drop out for that ``eps``) and reports, for
 AdaR-ETC at ``alpha*(eps)``, the fitted worst-case slope over each family
