@@ -6,9 +6,9 @@ of this process is invisible), serves every notebook: before each one, htb_jax i
 (its dependencies stay), and the notebook's first cell must install it from ``HTB_JAX_SOURCE``,
 set to this checkout.  A real Jupyter kernel runs the notebook (``tests/notebook_runner.py``).
 The tables each notebook marks ``"exact"`` must equal the stored ones character for character,
-those marked ``"rounded"`` (reductions over seeds) to one unit of the last digit shown: where the
-README's reproducibility table promises it, on a CPU with FMA and the jax and jaxlib the stored
-run used (``python tests/notebook_runner.py`` stores new outputs).
+those marked ``"rounded"`` (reductions over seeds) to one unit of the last digit shown, on a CPU
+with FMA (where the README's reproducibility table promises them); with another jax or jaxlib than
+the stored run's, a difference says so (``python tests/notebook_runner.py`` stores new outputs).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def test_notebook_installs_htb_jax_and_reproduces_its_tables(path, fresh_python,
                         extra_cells=(f"print({WHERE!r} + str(pathlib.Path(htb.__file__).parent))",))
     where = pathlib.Path(text_output(code_cells(fresh)[-1]).removeprefix(WHERE).strip())
     assert where.is_relative_to(python.parent.parent), f"htb_jax came from {where}, not the fresh environment"
-    assert f"installing htb-jax @ {ROOT.as_uri()}" in text_output(code_cells(fresh)[0])
+    assert re.search(rf"installing htb-jax(\[cuda\])? @ {re.escape(ROOT.as_uri())}\n", text_output(code_cells(fresh)[0]))
     assert images(fresh)
     assert run_seconds(fresh) < 60, "a notebook's CPU configuration runs well under a minute"
 
@@ -90,16 +90,16 @@ def test_notebook_installs_htb_jax_and_reproduces_its_tables(path, fresh_python,
     now, then = versions(fresh), versions(stored)
     if now["devices"] != then["devices"]:
         pytest.skip(f"the stored outputs are a run on {then['devices']}; this kernel has {now['devices']}")
-    assert (now["jax"], now["jaxlib"]) == (then["jax"], then["jaxlib"]), (
-        f"{path.name} was stored with jax {then['jax']} and jaxlib {then['jaxlib']}, installed now: "
-        f"{now['jax']}, {now['jaxlib']}; store it again (python tests/notebook_runner.py)"
-    )
     if not host_fuses_multiply_add():
         pytest.skip("the stored outputs are promised bit for bit only on a CPU with FMA")
+    # Another jax or jaxlib draws the same numbers only in law: then a difference is expected.
+    versions_note = "" if (now["jax"], now["jaxlib"]) == (then["jax"], then["jaxlib"]) else (
+        f" (stored with jax {then['jax']} and jaxlib {then['jaxlib']}, run with {now['jax']} and {now['jaxlib']})"
+    )
     tables, stored_tables = checked_tables(fresh), checked_tables(stored)
-    assert [(i, check) for i, check, _ in tables] == [(i, check) for i, check, _ in stored_tables]
+    assert [(i, check) for i, check, _ in tables] == [(i, check) for i, check, _ in stored_tables], versions_note
     for (i, check, table), (_, _, recorded) in zip(tables, stored_tables, strict=True):
-        hint = f"code cell {i + 1} of {path.name} shows another table than the stored one; " \
+        hint = f"code cell {i + 1} of {path.name} shows another table than the stored one{versions_note}; " \
                f"store it again (python tests/notebook_runner.py) if the change is meant:\n{table}\n---\n{recorded}"
         if check == "exact":
             assert table == recorded, hint
