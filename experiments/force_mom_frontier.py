@@ -114,8 +114,8 @@ def main() -> None:
     rows = force_mom_rows(runs)
     rows += adar_etc_rows(checkpoints[checkpoints >= FIT_FROM // 10])
     table = (
-        f"Fits over t in [{FIT_FROM}, {T:.0e}] ({int(np.sum(checkpoints >= FIT_FROM))} checkpoints), {SEEDS} seeds (ForceMoM) and "
-        f"{ADAR_SEEDS} (AdaR-ETC), "
+        f"Fits over t in [{FIT_FROM}, {T:.0e}] ({int(np.sum(checkpoints >= FIT_FROM))} checkpoints), "
+        f"{SEEDS} seeds (ForceMoM) and {ADAR_SEEDS} (AdaR-ETC), "
         "95% bootstrap intervals; theory for ForceMoM is its claim (rho, 1 - rho eps/(1+eps)); 'finite T' is the "
         "slope the exploration schedule implies over the same horizons; 'off frontier' is "
         "c + d (1+eps)/eps - (1+eps)/eps (0 on Theorem 1's line, negative beyond it).\n\n"
