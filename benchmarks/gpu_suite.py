@@ -149,7 +149,7 @@ def mean_check(name: str, a, b) -> Check:
     degenerate = se == 0
     z = np.where(degenerate, 0.0, diff / np.where(degenerate, 1.0, se))
     ok = bool(np.all(z <= Z_TOLERANCE) and np.all(diff[degenerate] <= 1e-12 * scale[degenerate]))
-    return Check(name, ok, f"max |mean difference| {float(z.max()):.2f} s.e. (tolerance {Z_TOLERANCE:g}); "
+    return Check(name, ok, f"max mean difference {float(z.max()):.2f} s.e. (tolerance {Z_TOLERANCE:g}); "
                            f"identical seeds {float(np.mean(a == b)):.3f}")
 
 
