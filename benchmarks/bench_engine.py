@@ -165,6 +165,8 @@ def report(r: dict) -> str:
     lines.append("\nagreement (mean regret / T, +- 2 s.e.):")
 
     def fmt(x):
+        if x.size < 2:
+            return f"{x.mean() / horizon:.4f} (one seed)"
         return f"{x.mean() / horizon:.4f} +- {2 * x.std(ddof=1) / math.sqrt(x.size) / horizon:.4f}"
 
     for row in r["rows"]:
