@@ -30,7 +30,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-
 from jax.scipy import special
 
 from htb_jax._src import bits as bits_lib

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+
 from htb_jax._src import bits as bits_lib
 
 ORDER_STATISTIC_STREAM = 0x05D57  # fold_in tag of the order-statistic words
