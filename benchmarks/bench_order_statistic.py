@@ -15,27 +15,14 @@ configuration against the horizon, 10^3 .. 10^18, for both samplers.
 from __future__ import annotations
 
 import argparse
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from bench_scale import timed
 
 import htb_jax as htb
 from htb_jax._src import frontier
-
-
-def _timed(run, repeats: int) -> tuple[float, float, object]:
-    start = time.perf_counter()
-    out = run()
-    jax.block_until_ready(out.regret)
-    first = time.perf_counter() - start
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(run().regret)
-        best = min(best, time.perf_counter() - start)
-    return first, best, out
 
 
 def main() -> None:
@@ -54,13 +41,15 @@ def main() -> None:
         f"two-point instances x {len(config.horizons)} horizons x {args.seeds} seeds = {runs} runs\n"
     )
     print(f"{'sampler':<16} {'first call (s)':>15} {'best (s)':>10} {'runs/s':>11}")
-    results = {}
+    results, last = {}, {}
+
+    def run(sampler):
+        last[sampler] = htb.simulate(key, policy, instances, list(config.horizons), args.seeds, sampler=sampler)
+        return last[sampler]
+
     for sampler in ("block_sums", "order_statistic"):
-        first, best, out = _timed(
-            lambda s=sampler: htb.simulate(key, policy, instances, list(config.horizons), args.seeds, sampler=s),
-            args.repeats,
-        )
-        results[sampler] = (best, np.asarray(out.regret))
+        first, best = timed(lambda s=sampler: run(s), args.repeats)
+        results[sampler] = (best, np.asarray(last[sampler].regret))
         print(f"{sampler:<16} {first:>15.2f} {best:>10.3f} {runs / best:>11.3g}")
     ratio = results["block_sums"][0] / results["order_statistic"][0]
     print(f"\nratio block_sums / order_statistic (best): {ratio:.1f}x")
@@ -84,7 +73,7 @@ def main() -> None:
         horizon = 10**exponent
         best = {}
         for sampler in ("block_sums", "order_statistic"):
-            _, best[sampler], _ = _timed(
+            _, best[sampler] = timed(
                 lambda s=sampler, t=horizon: htb.simulate(key, single, spike, t, 1000, sampler=s), args.repeats
             )
         blocks = int(htb.num_blocks(2, horizon))
