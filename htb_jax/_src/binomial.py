@@ -30,10 +30,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy import special
 
 from htb_jax._src import bits as bits_lib
-from htb_jax._src import quadrature
+from htb_jax._src import order_statistic, quadrature
 
 _F64 = jnp.float64
 INVERSION_MEAN = 10.0
@@ -87,7 +86,7 @@ def log_pmf_ratio(k: jax.Array, m: jax.Array, n: jax.Array, p: jax.Array) -> jax
 
 def _uniform(a: jax.Array, b: jax.Array) -> jax.Array:
     """f64 in ``(0, 1)`` from two uint32 words, relative precision ``2^-53`` down to ``2^-64``."""
-    w = (a.astype(jnp.uint64) << jnp.uint64(32)) | b.astype(jnp.uint64)
+    w = bits_lib.join_words(a, b)
     return jnp.minimum(w.astype(_F64) * 2.0**-64 + 2.0**-65, 1.0 - 2.0**-53)
 
 
@@ -364,8 +363,7 @@ def _quantile_by_search(u, v, n, p, by_tail):
     q = 1.0 - p
     mean = n * p
     sd = jnp.sqrt(mean * q)
-    z = special.ndtri(jnp.minimum(u, v))
-    z = jnp.where(v < 0.5, -z, z)
+    z = order_statistic.normal_quantile(u, v)
     w = z + (q - p) / sd * (z * z - 1.0) / 6.0
     start = jnp.clip(jnp.round(mean + sd * w - 0.5), 0.0, n - 1.0)
     tail_n, tail_p = jnp.where(by_tail, n, 100.0), jnp.where(by_tail, p, 0.5)

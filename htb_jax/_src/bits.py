@@ -74,7 +74,11 @@ def threefry_words(key: jax.Array, counter_hi: jax.Array, counter_lo: jax.Array)
     hi, lo = jnp.broadcast_arrays(
         jnp.asarray(counter_hi, jnp.uint32), jnp.asarray(counter_lo, jnp.uint32)
     )
-    a, b = threefry2x32(data[0], data[1], hi, lo)
+    return join_words(*threefry2x32(data[0], data[1], hi, lo))
+
+
+def join_words(a: jax.Array, b: jax.Array) -> jax.Array:
+    """u64 ``(a << 32) | b`` from the two uint32 halves of a Threefry output."""
     return (a.astype(jnp.uint64) << jnp.uint64(32)) | b.astype(jnp.uint64)
 
 

@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy import special
 
-from htb_jax._src import binomial, pytree, quadrature
+from htb_jax._src import binomial, order_statistic, pytree, quadrature
 from htb_jax._src import bits as bits_lib
 from htb_jax._src.validation import (
     check_broadcast,
@@ -504,7 +504,7 @@ class Gaussian(Distribution):
         """``loc + scale Phi^-1(u) / sqrt(size)``, ``Phi^-1`` from the smaller of ``u`` and ``v``."""
         size = _f64(size)
         u, v = _f64(u), _f64(v)
-        z = jnp.where(u < 0.5, special.ndtri(u), -special.ndtri(v))
+        z = order_statistic.normal_quantile(u, v)
         loc, scale = _f32(self.loc).astype(_F64), _f32(self.scale).astype(_F64)
         return (size * loc + scale * jnp.sqrt(size) * z) / jnp.maximum(size, 1.0)
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax.scipy import special
 
 from htb_jax._src import bits as bits_lib
 
@@ -49,6 +50,19 @@ def _exponential(word: jax.Array) -> jax.Array:
     small = (word & jnp.uint64(2**63 - 1)).astype(_F64) * 2.0**-64 + 2.0**-65
     upper = (word >> jnp.uint64(63)) == 1
     return jnp.where(upper, -jnp.log1p(-small), -jnp.log(small))
+
+
+def normal_quantile(u: jax.Array, v: jax.Array) -> jax.Array:
+    """``Phi^-1(u)`` from the level pair ``(u, v = 1 - u)``, evaluated on the smaller of the two.
+
+    Args:
+      u, v: f64[...] the level and its complement, each with full relative precision.
+
+    Returns:
+      f64[...]: ``Phi^-1(u)`` for ``u < 1/2``, ``-Phi^-1(v)`` otherwise.
+    """
+    z = special.ndtri(jnp.minimum(u, v))
+    return jnp.where(u < 0.5, z, -z)
 
 
 def levels(seed_key: jax.Array, num_arms: int, blocks: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -74,8 +88,7 @@ def levels(seed_key: jax.Array, num_arms: int, blocks: jax.Array) -> tuple[jax.A
 
     def add(j, sums):  # E_(j+1)
         first, second = sums
-        a, b = bits_lib.threefry2x32(key0, key1, jnp.uint32(0), j.astype(jnp.uint32))
-        e = _exponential((a.astype(jnp.uint64) << jnp.uint64(32)) | b.astype(jnp.uint64))
+        e = _exponential(bits_lib.join_words(*bits_lib.threefry2x32(key0, key1, jnp.uint32(0), j.astype(jnp.uint32))))
         first = first + jnp.where(j < k, e, 0.0)
         second = second + jnp.where((j >= k) & (j <= blocks), e, 0.0)
         return first, second

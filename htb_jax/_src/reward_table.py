@@ -117,8 +117,7 @@ def block_words(seed_key, block_size: jax.Array, max_blocks: int) -> jax.Array:
     )
     arms = jnp.arange(size.shape[0], dtype=jnp.uint32)[:, None]
     blocks = jnp.arange(max_blocks, dtype=jnp.uint32)[:, None, None]
-    a, b = bits_lib.threefry2x32(k0, k1, jnp.broadcast_to(arms, size.shape), blocks)
-    return (a.astype(jnp.uint64) << jnp.uint64(32)) | b.astype(jnp.uint64)
+    return bits_lib.join_words(*bits_lib.threefry2x32(k0, k1, jnp.broadcast_to(arms, size.shape), blocks))
 
 
 def expand_pulls(instance: Distribution) -> Distribution:
