@@ -30,7 +30,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
-from htb_jax._src import force_mom, frontier, sweep
+from htb_jax._src import frontier, sweep
+from htb_jax._src.policies import force_mom
 
 OUT = pathlib.Path(__file__).resolve().parent / "force_mom_frontier"
 RHOS = (0.5, 0.6, 2 / 3)

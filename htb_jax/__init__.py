@@ -16,8 +16,6 @@ import jax as _jax
 _jax.config.update("jax_enable_x64", True)
 
 from htb_jax import frontier, theory  # noqa: E402
-from htb_jax._src.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls, num_blocks  # noqa: E402
-from htb_jax._src.anytime_adar_etc import AnytimeAdaRETC  # noqa: E402
 from htb_jax._src.distributions import (  # noqa: E402
     Dirac,
     Distribution,
@@ -28,7 +26,6 @@ from htb_jax._src.distributions import (  # noqa: E402
     StudentT,
     TwoPoint,
 )
-from htb_jax._src.empirical_etc import EmpiricalETC  # noqa: E402
 from htb_jax._src.engine import EngineSpec, PolicyKernel, RoundContext  # noqa: E402
 from htb_jax._src.exponents import (  # noqa: E402
     ExponentFit,
@@ -36,7 +33,6 @@ from htb_jax._src.exponents import (  # noqa: E402
     fit_worst_case_exponent,
     local_slopes,
 )
-from htb_jax._src.force_mom import ForceMoM  # noqa: E402
 from htb_jax._src.grids import powers_of_ten  # noqa: E402
 from htb_jax._src.instances import (  # noqa: E402
     equal_gap,
@@ -48,13 +44,17 @@ from htb_jax._src.instances import (  # noqa: E402
 from htb_jax._src.memory import MemoryPlan, default_memory_budget  # noqa: E402
 from htb_jax._src.mom import median_of_means  # noqa: E402
 from htb_jax._src.outcome import Outcome, Summary, summarize  # noqa: E402
+from htb_jax._src.policies.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls, num_blocks  # noqa: E402
+from htb_jax._src.policies.anytime_adar_etc import AnytimeAdaRETC  # noqa: E402
+from htb_jax._src.policies.empirical_etc import EmpiricalETC  # noqa: E402
+from htb_jax._src.policies.force_mom import ForceMoM  # noqa: E402
+from htb_jax._src.policies.robust_ucb import RobustUCB  # noqa: E402
+from htb_jax._src.policies.ucb1 import UCB1  # noqa: E402
 from htb_jax._src.proxy import ProxyTable, analytic_regret_bound, proxy_table, regret_proxy  # noqa: E402
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
-from htb_jax._src.robust_ucb import RobustUCB  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
 from htb_jax._src.simulate import memory_plan, run_on_rewards, simulate  # noqa: E402
 from htb_jax._src.tuning import TuningResult, admissible_schedule, tune_schedule  # noqa: E402
-from htb_jax._src.ucb1 import UCB1  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -10,7 +10,7 @@ from reference_policies import force_mom as force_mom_reference
 
 import htb_jax as htb
 from conftest import engine_arms
-from htb_jax._src import force_mom
+from htb_jax._src.policies import force_mom
 
 
 def test_same_arms_as_the_reference_loop():

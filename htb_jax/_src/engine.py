@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import memory as memory_lib
+from htb_jax._src import round_stream
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.outcome import pseudo_regret
 from htb_jax._src.reward_table import TableReader, seed_keys
@@ -68,6 +69,14 @@ class RoundContext(NamedTuple):
     horizon: jax.Array
     table: TableReader
 
+    def uniforms(self, num: int) -> tuple[jax.Array, jax.Array]:
+        """Round ``t``'s own uniforms ``(U, 1 - U)``, f64[num] each (see :mod:`~htb_jax._src.round_stream`).
+
+        A function of the seed's key and ``t`` alone: independent of the
+        reward table and of the arms played, the same for every policy.
+        """
+        return round_stream.uniforms(self.table.keys[0], self.t, num)
+
 
 class Summary(NamedTuple):
     """What a kernel reports after the last round.
@@ -90,6 +99,14 @@ class PolicyKernel(NamedTuple):
     ``scratch_bytes`` is the transient memory per seed beyond the state (for
     example an ETC commit's block sums); the engine sizes its seed chunks with
     it and the state's own size.
+
+    **Randomness.**  Rewards come only from ``ctx.table`` (the reward table,
+    common to every policy).  A randomised policy draws its own numbers in
+    ``act`` from ``ctx.uniforms(num)``: a counter-based stream indexed by the
+    seed and the round ``t`` alone (:mod:`~htb_jax._src.round_stream`), so it
+    never shifts the reward table and a plain-Python loop can reproduce the
+    draws by evaluating the same stream.  Within a round, use word ``j`` for
+    one purpose only (e.g. ``j = arm``).
     """
 
     init: Callable[[RoundContext], Any]

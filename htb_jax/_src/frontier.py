@@ -42,11 +42,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import theory
-from htb_jax._src.adar_etc import AdaRETC, num_blocks
 from htb_jax._src.distributions import Pareto
 from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
 from htb_jax._src.grids import powers_of_ten
 from htb_jax._src.instances import intrinsic_scale, lower_bound_pair
+from htb_jax._src.policies.adar_etc import AdaRETC, num_blocks
 from htb_jax._src.resumable import (
     MAX_SEEDS,
     ChunkStore,

@@ -58,11 +58,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import pytree
-from htb_jax._src.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls, num_blocks
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import intrinsic_scale
 from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls, num_blocks
 from htb_jax._src.reward_table import MAX_PULLS, _reward_table, seed_keys
 from htb_jax._src.validation import check_integer, check_interval, concrete
 

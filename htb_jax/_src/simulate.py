@@ -38,16 +38,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from htb_jax._src import adar_etc as adar_etc_lib
 from htb_jax._src import engine as engine_lib
 from htb_jax._src import mom, order_statistic
-from htb_jax._src.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls
 from htb_jax._src.distributions import Distribution
-from htb_jax._src.empirical_etc import EmpiricalETC
 from htb_jax._src.instances import check_float32_resolution, check_instance
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.memory import MemoryPlan, check_memory_budget, default_memory_budget, plan_seed_chunk
 from htb_jax._src.outcome import Outcome, pseudo_regret
+from htb_jax._src.policies import adar_etc as adar_etc_lib
+from htb_jax._src.policies.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls
+from htb_jax._src.policies.empirical_etc import EmpiricalETC
 from htb_jax._src.reward_table import (
     MAX_PULLS,
     MAX_SEEDS,

@@ -21,10 +21,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from htb_jax._src.adar_etc import AdaRETC
 from htb_jax._src.distributions import Distribution, Gaussian, Pareto, StudentT
 from htb_jax._src.instances import equal_gap, lower_bound_pair
 from htb_jax._src.memory import check_memory_budget
+from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.resumable import (
     MAX_SEEDS,
     ChunkStore,

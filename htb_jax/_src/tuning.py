@@ -36,10 +36,10 @@ import numpy as np
 import optax
 
 from htb_jax._src import theory
-from htb_jax._src.adar_etc import AdaRETC
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import intrinsic_scale
 from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.proxy import (
     _check_horizon,
     analytic_regret_bound,

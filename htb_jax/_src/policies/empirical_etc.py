@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import pytree
-from htb_jax._src.adar_etc import ExploreThenCommit, etc_kernel
+from htb_jax._src.policies.adar_etc import ExploreThenCommit, etc_kernel
 
 
 @pytree.dataclass

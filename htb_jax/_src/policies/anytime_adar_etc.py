@@ -18,8 +18,8 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import pytree
-from htb_jax._src.adar_etc import ExploreThenCommit, commit_estimates, commit_scratch_bytes
 from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
+from htb_jax._src.policies.adar_etc import ExploreThenCommit, commit_estimates, commit_scratch_bytes
 from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.validation import check_interval
 

@@ -1,0 +1,61 @@
+"""The policies' own random numbers: one counter-based stream per seed, indexed by round.
+
+A randomised policy (APE2's and MR-APE's perturbations) draws in round ``t``
+the words ``w_j = threefry2x32(key_t, (0, j))``, ``j = 0, 1, ..``, with
+``key_t = threefry2x32(fold_in(key_0, ROUND_STREAM), (t_hi, t_lo))`` for the
+seed's key ``key_0`` and the two 32-bit halves of ``t``.  The words are a
+function of the seed and the round alone: never of the reward table (a
+separate stream from the per-pull, block-sum and order-statistic words), of
+the arms played so far or of the policy.  Every policy therefore reads the
+same reward table, and a plain-Python loop reproduces a policy's draws from
+:func:`uniforms` evaluated at the same ``(seed key, t)``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from htb_jax._src import bits as bits_lib
+
+ROUND_STREAM = 0x40D5  # fold_in tag of the per-round policy words
+
+
+def words(seed_key: jax.Array, t: jax.Array, num: int) -> jax.Array:
+    """u64[num]: the words ``w_0 .. w_(num-1)`` of round ``t``.
+
+    Args:
+      seed_key: the seed's key ``key_0``.
+      t: i64[] the round (1-based; any non-negative int64).
+      num: static number of words.
+    """
+    data = jax.random.key_data(jax.random.fold_in(seed_key, ROUND_STREAM))
+    t = jnp.asarray(t, jnp.int64).astype(jnp.uint64)
+    key0, key1 = bits_lib.threefry2x32(
+        data[0], data[1], (t >> jnp.uint64(32)).astype(jnp.uint32), t.astype(jnp.uint32)
+    )
+    j = jnp.arange(num, dtype=jnp.uint32)
+    return bits_lib.join_words(*bits_lib.threefry2x32(key0, key1, jnp.zeros_like(j), j))
+
+
+def uniforms(seed_key: jax.Array, t: jax.Array, num: int) -> tuple[jax.Array, jax.Array]:
+    """Round ``t``'s uniforms as pairs ``(U, 1 - U)``, each with full relative precision.
+
+    The top bit of ``w_j`` picks the side and its other 63 bits give ``s =
+    (w' + 1/2) 2^-64`` in ``(0, 1/2)``; ``(U, 1 - U) = (s, 1 - s)`` or ``(1 -
+    s, s)``.  ``U`` is uniform on ``(0, 1)`` up to ``2^-64`` and never 0 or 1,
+    and both tails keep full relative precision (a heavy-tailed perturbation
+    ``F^-1(U)`` computes from whichever of ``U``, ``1 - U`` is small).
+
+    Args:
+      seed_key: the seed's key ``key_0``.
+      t: i64[] the round.
+      num: static number of uniforms.
+
+    Returns:
+      ``(u, v)``: f64[num] each, ``v = 1 - u`` (the smaller of the two exact).
+    """
+    w = words(seed_key, t, num)
+    small = (w & jnp.uint64(2**63 - 1)).astype(jnp.float64) * 2.0**-64 + 2.0**-65
+    upper = (w >> jnp.uint64(63)) == 1
+    return jnp.where(upper, 1.0 - small, small), jnp.where(upper, small, 1.0 - small)
