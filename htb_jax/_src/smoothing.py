@@ -1,0 +1,347 @@
+"""AdaR-ETC's exact Monte-Carlo regret with gradients that are slopes at a chosen scale.
+
+**Why the sample-path gradient fails.**  :func:`regret_proxy` differentiates
+a relaxation (interpolated block boundaries, soft commit) along one sample
+path.  Under heavy tails that derivative is dominated by the largest reward
+sitting on a block boundary, and it is the derivative of another function
+than ``simulate``'s regret: on seven Student-t(2.4) arms (means 0.25, 0, ..,
+0), ``T = 2 10^5``, 256 seeds, ``AdaRETC(eps=1, alpha, q=0.2)``, ``tau =
+0.05`` it gives -2.0e7, -2.9e6, -4.1e5 at ``alpha = 0.7, 0.8, 0.9`` where the
+common-random-number central differences of ``simulate`` at ``h = 10^-3``
+are -1.15e4, -943, -119 (``experiments/tune_frontier.py``).
+
+**What the regret is as a function of the schedule.**  ``(eps, alpha, q)``
+act on the run only through the integer exploration length ``L =
+min(T, K B_T + ceil(K^q T^beta))``: arm ``i`` gets ``n_i`` round-robin
+pulls and its Median-of-Means estimate reads the first ``B_T s_i`` of them,
+``s_i = floor(n_i / B_T)``.  So the regret of a seed is ``r(L) = sum_i
+Delta_i n_i + (T - L) Delta_commit(s)``: a step function of the schedule,
+and its mean over seeds is a sawtooth in ``L`` -- linear between the
+multiples of ``K B_T`` (the commit is fixed while ``s`` is), with a jump
+where ``s`` grows.  The slope of the mean regret therefore depends on the
+scale ``h`` it is measured at: within a tooth it is
+``dL/dtheta (sum_i Delta_i / K - C(s))`` (``C(s)`` the mean commit gap);
+across teeth it is dominated by the jumps.  No single gradient agrees with
+central differences at every ``h`` (at ``alpha = 0.9`` above, ``h = 10^-3``
+and ``10^-2`` give -118.7 +- 1.7 and -69.9 +- 1.4: ``L`` moves by 1 and by
+8 pulls, and which arm loses a pull depends on ``L mod K``).
+
+**The smoothed regret** (:func:`smoothed_regret`).  Its value is the exact
+mean regret of ``simulate`` on the same seeds (``sampler="per_pull"``: the
+reward table; ``"order_statistic"``: the Beta levels of
+:mod:`htb_jax._src.order_statistic`, for two-point, Dirac and Gaussian arms
+at any ``T``), seed by seed, with no bias.  Its derivative (a
+``jax.custom_jvp``) is, coordinate by coordinate, the common-random-number
+central difference of that exact regret at half-width ``h = width``:
+
+    d/dtheta_j = (R(theta + h e_j) - R(theta - h e_j)) / (2 h),
+
+which is the exact derivative along ``e_j`` of the box-smoothed regret
+``E_U R(theta + U e_j)``, ``U ~ Uniform[-h, h]`` (randomized smoothing with an
+antithetic pair and common random numbers; the seeds are the same on both
+sides, so the difference carries no between-seed noise beyond the seeds whose
+commit changes).  ``width`` is the scale at which the slope is measured: the
+scale of an optimizer's steps.  The coordinates are the policy's ``eps``,
+``alpha``, ``q`` (absolute half-width ``width``) and every float parameter of
+the instance (half-width ``instance_width |theta|``, or ``instance_width``
+where ``theta = 0``), so the worst instance can be searched by gradient too.
+A tangent that is symbolically zero costs nothing; non-finite differences
+(a perturbed parameter outside its family's range) are reported as 0.
+
+Compared in ``experiments/tune_frontier.py`` (table ``gradients.md``) with
+the pathwise proxy and with the block-scale envelope (the regret at the
+tooth starts ``L = K B_T s``, linearly interpolated in ``L``: randomized
+rounding of the block size, the expectation over a random block offset of
+one block): the envelope's slope is the slope across teeth, which has the
+wrong sign against ``h = 10^-3`` and ``10^-2`` differences wherever a tooth
+is wider than ``h`` in ``alpha`` (at ``T = 2 10^5``, ``K = 7``, one tooth
+spans ``alpha`` in ``[0.70, 1)``); the smoothed regret agrees with them at
+its own ``width`` by construction and exactly (same seeds, same arithmetic as
+``simulate``), and is what :func:`htb_jax.tune_schedule` descends (with a
+width that shrinks over the steps).
+
+**Cost.**  A value costs one exact evaluation per seed (``O(K B_T log
+B_T)`` from prefix sums, ``O(K)`` from the levels, after drawing them);
+a gradient 1 + 2 x 3 evaluations for the policy plus 2 per instance
+parameter, each of which redraws the seed's common random numbers (a
+table of ``S K N`` rewards per-pull, ``S K (B_T + 1)`` exponentials for
+the levels).  Everything is float64 from the float32 rewards, as
+``simulate`` computes it; estimates are rounded to float32 before the
+commit, as ``simulate`` rounds them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from htb_jax._src import order_statistic
+from htb_jax._src.distributions import Distribution
+from htb_jax._src.instances import gaps as instance_gaps
+from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.outcome import pseudo_regret
+from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls
+from htb_jax._src.proxy import MAX_TABLE_BYTES, _check_horizon, static_blocks
+from htb_jax._src.reward_table import MAX_PULLS, _reward_table, as_threefry_key, seed_keys
+from htb_jax._src.rounding import snapped_ceil
+from htb_jax._src.validation import check_integer, check_interval, concrete
+
+SAMPLERS = ("auto", "per_pull", "order_statistic")
+
+
+def exploration_of(params: jax.Array, num_arms: int, horizon: int) -> jax.Array:
+    """``L = min(T, K B_T + min(T, ceil(K^q T^beta)))`` for ``params = (eps, alpha, q)``, i64[].
+
+    The formula of :meth:`AdaRETC.exploration_length`, without its range
+    checks, so that it can be evaluated just outside the admissible set.
+    """
+    eps, alpha, q = params[0], params[1], params[2]
+    t = float(horizon)
+    beta = (1.0 - alpha) * (1.0 + eps) / eps
+    poly = snapped_ceil(jnp.power(float(num_arms), q) * jnp.power(t, beta))
+    poly = jnp.minimum(poly, t).astype(jnp.int64)
+    return jnp.minimum(jnp.int64(horizon), num_arms * static_blocks(num_arms, horizon) + poly)
+
+
+def _seed_regret(length, estimates_of, gaps, num_arms: int, horizon: int, blocks: int):
+    """One seed's regret at exploration length ``length``, as ``simulate`` computes it, f64[]."""
+    pulls = exploration_pulls(length, num_arms)  # i64[K]
+    estimates = estimates_of(pulls // blocks)  # f32[K]
+    best = jnp.argmax(estimates)  # first maximum
+    commit_rounds = jnp.where(length >= horizon, 0, horizon - length)
+    total = pulls + commit_rounds * jax.nn.one_hot(best, num_arms, dtype=jnp.int64)
+    return pseudo_regret(gaps, total)
+
+
+def _prefix_estimates(prefix: jax.Array, blocks: int):
+    """Median-of-Means estimates f32[K] at integer block sizes from one seed's prefix sums f64[K, N + 1]."""
+    n = prefix.shape[-1] - 1
+    arm = jnp.arange(prefix.shape[0])[None, :]
+
+    def estimates_of(size):
+        edges = jnp.minimum(jnp.arange(blocks + 1, dtype=jnp.int64)[:, None] * size[None, :], n)  # [B + 1, K]
+        sums = prefix[arm, edges]
+        means = (sums[1:] - sums[:-1]) / jnp.maximum(size, 1).astype(jnp.float64)
+        return jnp.sort(means, axis=0)[(blocks + 1) // 2 - 1].astype(jnp.float32)
+
+    return estimates_of
+
+
+def _common_numbers(key_data, instance, num_arms, horizon, num_seeds, sampler, num_pulls):
+    """Per-seed common random numbers: prefix sums f64[S, K, N + 1] or levels (u, v) f64[S, K] each."""
+    keys = seed_keys(jax.random.wrap_key_data(key_data, impl="threefry2x32"), num_seeds)
+    if sampler == "per_pull":
+        rewards = jax.vmap(lambda s: _reward_table(s, instance, jnp.int64(0), num_pulls))(keys)
+        rewards = rewards.astype(jnp.float64)
+        zero = jnp.zeros((*rewards.shape[:-1], 1), jnp.float64)
+        return jnp.concatenate([zero, jnp.cumsum(rewards, axis=-1)], axis=-1)
+    blocks = jnp.asarray([static_blocks(num_arms, horizon)], jnp.int64)
+    u, v = jax.vmap(lambda s: order_statistic.levels(s, num_arms, blocks))(keys)  # [S, K, 1]
+    return u[..., 0], v[..., 0]
+
+
+def _mean_regret(crn, lengths, instance, num_arms, horizon, sampler):
+    """Mean over seeds of the exact regret at each exploration length: f64[M] for lengths i64[M]."""
+    blocks = static_blocks(num_arms, horizon)
+    gaps = instance_gaps(instance)
+
+    def one_seed(seed_crn):
+        if sampler == "per_pull":
+            estimates_of = _prefix_estimates(seed_crn, blocks)
+        else:
+            u, v = seed_crn
+
+            def estimates_of(size):
+                return instance.block_mean_quantile(u, v, size).astype(jnp.float32)
+
+        return jax.vmap(lambda n: _seed_regret(n, estimates_of, gaps, num_arms, horizon, blocks))(lengths)
+
+    return jnp.mean(jax.vmap(one_seed)(crn), axis=0)
+
+
+def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef):
+    """The custom-JVP mean regret of one policy (``params = (eps, alpha, q)``) on one instance."""
+
+    def crn_of(leaves, key_data):
+        inst = jax.tree_util.tree_unflatten(treedef, leaves)
+        return inst, _common_numbers(key_data, inst, num_arms, horizon, num_seeds, sampler, num_pulls)
+
+    @jax.custom_jvp
+    def mean_regret(params, leaves, key_data, width, instance_width):
+        inst, crn = crn_of(leaves, key_data)
+        return _mean_regret(crn, exploration_of(params, num_arms, horizon)[None], inst, num_arms, horizon,
+                            sampler)[0]
+
+    def jvp(primals, tangents):
+        params, leaves, key_data, width, instance_width = primals
+        d_params, d_leaves = tangents[0], tangents[1]
+        inst, crn = crn_of(leaves, key_data)
+        steps = width * jnp.eye(3, dtype=jnp.float64)
+        points = jnp.concatenate([params[None], params + steps, params - steps])  # [7, 3]
+        lengths = jax.vmap(lambda p: exploration_of(p, num_arms, horizon))(points)
+        values = _mean_regret(crn, lengths, inst, num_arms, horizon, sampler)
+        tangent = jnp.zeros((), jnp.float64)
+        if not isinstance(d_params, jax.custom_derivatives.SymbolicZero):
+            slope = (values[1:4] - values[4:7]) / (2.0 * width)
+            tangent = tangent + jnp.sum(jnp.where(jnp.isfinite(slope), slope, 0.0) * d_params)
+        moving = [i for i, d in enumerate(d_leaves) if not isinstance(d, jax.custom_derivatives.SymbolicZero)]
+        if moving:
+            # Every perturbed parameter of every moving leaf, both signs, in one batch: [2 P] instances.
+            flat = jnp.concatenate([leaves[i].reshape(-1) for i in moving])
+            delta = instance_width * jnp.where(flat != 0, jnp.abs(flat), 1.0)
+            shifts = jnp.concatenate([jnp.diag(delta), -jnp.diag(delta)])  # [2 P, P]
+            sizes = np.cumsum([0] + [leaves[i].size for i in moving])
+
+            def at(shift):
+                moved = list(leaves)
+                for j, i in enumerate(moving):
+                    moved[i] = leaves[i] + shift[sizes[j]:sizes[j + 1]].reshape(leaves[i].shape)
+                inst_m = jax.tree_util.tree_unflatten(treedef, moved)
+                crn_m = crn if sampler == "order_statistic" else crn_of(tuple(moved), key_data)[1]
+                return _mean_regret(crn_m, lengths[:1], inst_m, num_arms, horizon, sampler)[0]
+
+            moved_values = jax.lax.map(at, shifts)  # one copy of the evaluation, tables one at a time
+            half = flat.shape[0]
+            slope = (moved_values[:half] - moved_values[half:]) / (2.0 * delta)
+            slope = jnp.where(jnp.isfinite(slope), slope, 0.0)
+            d_flat = jnp.concatenate([d_leaves[i].reshape(-1) for i in moving])
+            tangent = tangent + jnp.sum(slope * d_flat)
+        return values[0], tangent
+
+    mean_regret.defjvp(jvp, symbolic_zeros=True)
+    return mean_regret
+
+
+def _check_sampler(sampler: Any, instance: Distribution) -> str:
+    if not isinstance(sampler, str) or sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}.")
+    has = type(instance).has_block_sums
+    if sampler == "auto":
+        return "order_statistic" if has else "per_pull"
+    if sampler == "order_statistic" and not has:
+        raise ValueError(
+            f"sampler='order_statistic' needs a family with closed-form block means (TwoPoint, Dirac, "
+            f"Gaussian); got {type(instance).__name__}."
+        )
+    return sampler
+
+
+def default_pulls(policy: AdaRETC, num_arms: int, horizon: int, width: Any) -> int:
+    """Pulls per arm covering the exploration at ``alpha - width``, ``q + width``, ``eps - width``.
+
+    ``ceil(T / K)`` where the policy or ``width`` is traced.
+    """
+    full = -(-horizon // num_arms)
+    values = [concrete(v) for v in (policy.eps, policy.alpha, policy.q, width)]
+    if any(v is None for v in values):
+        return full
+    eps, alpha, q, w = (float(np.max(v)) if i == 2 else float(np.min(v)) for i, v in enumerate(values))
+    eps = max(eps - w, 1e-6)
+    beta = (1.0 - (alpha - w)) * (1.0 + eps) / eps
+    most = num_arms * static_blocks(num_arms, horizon) + math.ceil(
+        num_arms ** (q + w) * float(horizon) ** beta * (1.0 + 1e-12))
+    return int(min(full, -(-most // num_arms) + 1))
+
+
+def smoothed_regret(
+    key: jax.Array,
+    policy: AdaRETC,
+    instance: Distribution,
+    horizon: int,
+    num_seeds: int,
+    width: Any = 0.01,
+    *,
+    instance_width: Any = None,
+    sampler: str = "auto",
+    num_pulls: int | None = None,
+) -> jax.Array:
+    """``simulate``'s mean regret of AdaR-ETC, with central-difference gradients at scale ``width``.
+
+    The value is the mean over seeds ``0 .. S - 1`` of the regret
+    ``simulate(key, policy, instance, horizon, S, sampler=...)`` reports (the
+    same seeds, the same integer schedule and float32 estimates).  ``jax.grad``
+    gives, per coordinate, the common-random-number central difference of
+    that mean at half-width ``width`` (see :mod:`htb_jax._src.smoothing`): the
+    slope of the expected regret at the scale of ``width``.  Works under
+    ``jit``, ``vmap`` and ``grad`` (``horizon``, ``num_seeds``, ``sampler``,
+    ``num_pulls`` are static; ``width`` and ``instance_width`` may be traced).
+
+    Args:
+      key: a threefry ``jax.random.key``; seed ``s`` uses ``fold_in(key, s)``.
+      policy: :class:`AdaRETC`, batch shape ``G``.
+      instance: batch shape ``I + (K,)``.
+      horizon: ``T``, a concrete int.
+      num_seeds: ``S``.
+      width: half-width of the differences in ``eps``, ``alpha`` and ``q``,
+        ``> 0``.
+      instance_width: relative half-width for the instance's parameters
+        (default ``width``).
+      sampler: ``"per_pull"`` (the reward table, any family), ``"order_statistic"``
+        (TwoPoint, Dirac, Gaussian; any ``T``) or ``"auto"`` (the order statistic
+        where the family has it, as ``simulate``'s default).
+      num_pulls: per-pull table length per arm (default: the exploration at
+        ``alpha - width``, ``q + width``; reads past the table are clipped).
+
+    Returns:
+      f64[*G, *I].
+
+    Raises:
+      ValueError: for a bad ``width``, ``instance_width``, ``sampler``,
+        ``horizon`` or ``num_seeds``, or a per-pull table above
+        :data:`htb_jax._src.proxy.MAX_TABLE_BYTES`.
+
+    Examples:
+      >>> import jax, htb_jax as htb
+      >>> from htb_jax._src.smoothing import smoothed_regret
+      >>> nu = htb.lower_bound_pair(2, 1.0, 0.1)[1]
+      >>> f = lambda a: smoothed_regret(jax.random.key(0), htb.AdaRETC(eps=1.0, alpha=a, q=0.0), nu, 10**4, 8)
+      >>> float(f(0.8)) == float(htb.simulate(jax.random.key(0), htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0),
+      ...                                     nu, 10**4, 8).regret.mean())
+      True
+      >>> jax.grad(f)(0.8).shape
+      ()
+    """
+    if not isinstance(policy, AdaRETC):
+        raise TypeError(f"smoothed_regret takes AdaRETC; got {type(policy).__name__}.")
+    horizon = _check_horizon(horizon)
+    k = instance_num_arms(instance)
+    check_arms_and_horizon(k, horizon)
+    check_integer("num_seeds", num_seeds, 1)
+    check_interval("width", width, 0.0, 1.0, low_closed=False, high_closed=True)
+    instance_width = width if instance_width is None else instance_width
+    check_interval("instance_width", instance_width, 0.0, 1.0, low_closed=False, high_closed=True)
+    sampler = _check_sampler(sampler, instance)
+    members = int(np.prod(instance.batch_shape[:-1], dtype=int))
+    if sampler == "per_pull":
+        if num_pulls is None:
+            num_pulls = default_pulls(policy, k, horizon, width)
+        check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS)
+        size = 8 * num_seeds * k * (num_pulls + 1)
+        if size > MAX_TABLE_BYTES:
+            raise ValueError(
+                f"smoothed_regret holds one instance's per-pull prefix sums at a time: num_seeds={num_seeds} "
+                f"x K={k} x {num_pulls + 1} pulls x 8 bytes = {size / 2**20:.0f} MiB, more than the limit of "
+                f"{MAX_TABLE_BYTES / 2**20:.0f} MiB; lower num_seeds or horizon (T={horizon})."
+            )
+    else:
+        num_pulls = 0
+    key_data = jax.random.key_data(as_threefry_key(key))
+    flat_instance = jax.tree.map(lambda p: p.reshape(-1, k), instance.broadcast())  # leaves [F, K]
+    leaves, treedef = jax.tree_util.tree_flatten(flat_instance)
+    leaves = tuple(jnp.asarray(leaf, jnp.float64) for leaf in leaves)
+    fn = _member_regret_fn(k, horizon, num_seeds, sampler, num_pulls, treedef)
+    grid = policy.batch_shape
+    params = jnp.stack(
+        [jnp.broadcast_to(jnp.asarray(getattr(policy, f), jnp.float64), grid).reshape(-1) for f in ("eps", "alpha", "q")],
+        axis=-1,
+    )  # [G, 3]
+    w = jnp.asarray(width, jnp.float64)
+    iw = jnp.asarray(instance_width, jnp.float64)
+    per_member = jax.vmap(lambda p, lv: fn(p, lv, key_data, w, iw), (None, 0))
+    out = jax.vmap(per_member, (0, None))(params, leaves)  # [G, F]
+    del members
+    return out.reshape(*grid, *instance.batch_shape[:-1])
