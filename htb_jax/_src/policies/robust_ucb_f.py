@@ -70,9 +70,11 @@ class RobustUCBf:
 
     Precision: rewards are the float32 table values; estimates, ``f(t)``, widths
     and indices are float64 (the summary reports the estimates as float32).
-    ``"mean"`` keeps a float64 running sum per arm (added in pull order).
-    ``"truncated"`` sums the kept rewards of the pulled arm in float64 (exact
-    unless a row spans more than 2^29 in magnitude ratio).
+    ``"mean"`` keeps a float64 running sum per arm, added in pull order.
+    ``"truncated"`` sums the kept rewards of the pulled arm in float64 in XLA's
+    reduction order (the same as any other order wherever the float64 sum of
+    float32 values is exact, i.e. unless the rewards' magnitudes span more
+    than about ``29 - log2 n_i`` binary orders).
 
     Rewards of ``+-inf``: ``"truncated"`` drops them (``|X| <= f(t)`` is
     false); with ``"mean"`` an arm's estimate becomes ``+-inf`` for good (``+inf``
@@ -81,9 +83,11 @@ class RobustUCBf:
     ``a``) makes every index ``+inf``, and arm 0 is played.
 
     Cost of a round: O(K) for the index.  ``"mean"`` updates a running sum:
-    O(1), state f64[2, K].  ``"truncated"`` recomputes the pulled arm's estimate
-    from its stored rewards, one masked sum over its row of the reward store:
-    O(T) (vectorised), state f32[K, T] + f64[K].
+    O(1), state f64[2, K] (about UCB1's cost).  ``"truncated"`` recomputes the
+    pulled arm's estimate from its stored rewards, one masked sum over its row
+    of the reward store: O(T) (vectorised), state f32[K, T] + f64[K]; the
+    level ``f(t)`` moves every round when ``a > 0`` and a reward dropped once
+    may count again, so no running sum serves.
 
     Attributes:
       kind: ``"R-UCB"`` or ``"R-UCB-G"`` (static).
