@@ -21,7 +21,7 @@ SEEDS = 2
 PARETO = htb.Pareto(loc=jnp.array([0.0, 0.3, 0.1]), shape=jnp.array([1.5, 2.5, 1.5]))
 STUDENT = htb.StudentT(loc=jnp.array([0.0, 0.4, 0.2]), df=jnp.array([1.8, 2.5, 1.8]), scale=1.0)
 # f = m (log t)^a on a grid: a = 0 is the constant m, a = 2 the authors' (log t)^2.  R-UCB-G's
-# grid has f(3) > 1 everywhere; m = 1 + 2^-50 makes 1 / log f = 2^50 (see below).
+# grid has f(3) > 1 everywhere; m = 1 + 2^-50 makes 1 / log f = 2^50 + 1/2 (see below).
 NEAR_ONE = 1.0 + 2.0**-50
 GRIDS = {"R-UCB": ((0.5, 2.1), (0.0, 1.0, 2.0)), "R-UCB-G": ((NEAR_ONE, 2.1), (0.0, 2.0))}
 
@@ -34,14 +34,17 @@ def _first_argmax(values):
     return best
 
 
-def reference(rewards, horizon, kind, estimator, m, a, *, constant=True, keep_raw=True, every_round=False):
+def reference(
+    rewards, horizon, kind, estimator, m, a, *, constant=True, keep_raw=True, every_round=False, one_sided=False
+):
     """PEERS.md's R-UCB / R-UCB-G round by round, in Python floats.
 
     The keyword arguments switch on plausible wrong implementations, used only to show that a
     test case tells them apart: ``constant=False`` drops R-UCB-G's ``1 / log f(t)``;
     ``keep_raw=False`` zeroes truncated rewards in the stored list (the authors' code);
     ``every_round=True`` recomputes every arm's truncated mean each round with the current
-    ``f(t)`` instead of only the pulled arm's, at its pull.
+    ``f(t)`` instead of only the pulled arm's, at its pull; ``one_sided=True`` keeps
+    ``X <= f(t)`` instead of ``|X| <= f(t)``.
 
     Returns:
       ``(arms, estimates, truncated, returned)``: the arms played, the final estimates, how many
@@ -55,8 +58,11 @@ def reference(rewards, horizon, kind, estimator, m, a, *, constant=True, keep_ra
     estimates = [0.0] * k
     arms, truncated, returned = [], 0, 0
 
+    def kept(x, level):
+        return (x if one_sided else abs(x)) <= level
+
     def truncated_mean(i, level):
-        return math.fsum(x for x in seen[i] if abs(x) <= level) / len(seen[i])
+        return math.fsum(x for x in seen[i] if kept(x, level)) / len(seen[i])
 
     for t in range(1, horizon + 1):
         f = m * math.log(t) ** a
@@ -80,13 +86,13 @@ def reference(rewards, horizon, kind, estimator, m, a, *, constant=True, keep_ra
             sums[arm] += x  # in pull order, as a running sum
             estimates[arm] = sums[arm] / len(seen[arm])
         else:
-            now = {j for j, y in enumerate(seen[arm]) if not abs(y) <= f}
+            now = {j for j, y in enumerate(seen[arm]) if not kept(y, f)}
             truncated += bool(now)
             returned += len(dropped[arm] - now)
             dropped[arm] = now
             estimates[arm] = truncated_mean(arm, f)
             if not keep_raw:
-                seen[arm] = [y if abs(y) <= f else 0.0 for y in seen[arm]]
+                seen[arm] = [y if kept(y, f) else 0.0 for y in seen[arm]]
         arms.append(arm)
     return arms, estimates, truncated, returned
 
@@ -146,8 +152,9 @@ def test_same_arms_as_the_reference_loop(kind, estimator):
         # Keeping the raw rewards, and updating only the pulled arm with f of its round, both
         # decide: the authors' zeroing, and a recomputation of every arm each round with the
         # current f, play other arms at some grid point (at a = 0 the level is constant and
-        # both coincide with the definition; at a > 0 both differ on these tables).
-        for variant in (dict(keep_raw=False), dict(every_round=True)):
+        # both coincide with the definition; at a > 0 both differ on these tables).  So does
+        # truncating only the upper tail (Pareto's lower end loc - 2 is below -f when f < 2).
+        for variant in (dict(keep_raw=False), dict(every_round=True), dict(one_sided=True)):
             assert any(
                 reference(tables[0], HORIZON, kind, estimator, m, a, **variant)[0] != list(arms[g, 0])
                 for g, (m, a) in enumerate(points)

@@ -45,6 +45,12 @@ _FIRST_INDEX_ROUND = 3
 class RobustUCBf:
     """R-UCB or R-UCB-G with ``f(t) = m (log t)^a`` (see the module docstring for the rule).
 
+    Source: Ashutosh, Nair, Kagrecha and Jagannathan (AISTATS 2021, arXiv
+    2006.12038), as the authors' public code computes the index.  Claimed:
+    regret arbitrarily close to logarithmic (``f(T) log T``-type) on every
+    distribution with a finite mean and variance, knowing no moment, no tail
+    exponent and no horizon.
+
     Choices made where the source is silent or differs:
 
     * Defaults ``m = 2.1, a = 0`` (``f = 2.1``), with ``kind="R-UCB"`` and
