@@ -86,7 +86,8 @@ class RobustUCBf:
     false); with ``"mean"`` an arm's estimate becomes ``+-inf`` for good (``+inf``
     and ``-inf`` in one arm give NaN, an index no arm beats: the first NaN is
     played, as ``argmax`` does).  ``f(t)`` that overflows float64 (an absurd
-    ``a``) makes every index ``+inf``, and arm 0 is played.
+    ``a``) makes every index with a finite estimate ``+inf``: the lowest such
+    arm is played.
 
     Cost of a round: O(K) for the index.  ``"mean"`` updates a running sum:
     O(1), state f64[2, K] (about UCB1's cost).  ``"truncated"`` recomputes the
