@@ -10,7 +10,23 @@ the normalized regret proxy (Section 5's ``Phi_free``), taken smoothly as
 units; it exceeds the max by at most a factor ``F^sigma``), and ``R_ref`` the
 regret proxy on one reference instance (``Phi_dep``).  Regrets are the
 Monte-Carlo relaxation of :mod:`htb_jax._src.proxy` on fixed tables (common
-random numbers: the same seeds at every iteration), or its analytic bound.
+random numbers: the same seeds at every iteration), its analytic bound, or
+(``proxy="smoothed"``) ``simulate``'s exact mean regret on those seeds with
+central-difference gradients (:mod:`htb_jax._src.smoothing`).
+
+**Smoothed proxy.**  The exact regret is a sawtooth in the exploration
+length (linear within a block size, a jump where it grows), so the slope
+depends on the scale it is taken at.  The central differences start at the
+half-width ``width[0]`` (across many teeth: the global trend) and shrink
+geometrically to ``width[1]`` over the steps (the local slope); since the
+recorded objective is then the exact simulated objective on the seeds, the
+returned schedule is the iterate with the lowest recorded objective (the
+last iterate for the other proxies).
+
+**Jit.**  :func:`tune_schedule` is not jitted inside; callers jit it once
+with ``eps``, ``horizon``, ``num_seeds``, ``num_steps``, ``optimizer``,
+``tune_q``, ``proxy`` and ``sampler`` static (``lam``, ``tau``, ``sigma``,
+``width``, the initial schedule and the instances may be traced).
 
 **Reparametrisation.**  Unconstrained ``z = (z_alpha, z_q)`` map into the
 admissible set of Theorems 2-3 (:func:`theory.alpha_range`: ``[alpha*(eps),
@@ -46,10 +62,11 @@ from htb_jax._src.proxy import (
     proxy_regrets,
     proxy_table,
 )
+from htb_jax._src.smoothing import smoothed_regret
 from htb_jax._src.validation import check_integer, check_interval
 
 MARGIN = 1e-6  # relative distance of every iterate from the ends of the admissible ranges
-PROXIES = ("monte_carlo", "analytic")
+PROXIES = ("monte_carlo", "analytic", "smoothed")
 
 
 class TuningResult(NamedTuple):
@@ -147,6 +164,8 @@ def tune_schedule(
     init_q: float | None = None,
     tune_q: bool = True,
     proxy: str = "monte_carlo",
+    width: Any = (0.05, 0.002),
+    sampler: str = "auto",
 ) -> TuningResult:
     """Tunes AdaR-ETC's ``(alpha, q)`` at a finite horizon with an optax optimiser.
 
@@ -175,8 +194,15 @@ def tune_schedule(
       init_alpha, init_q: the starting schedule (default: the middle of each
         range, ``z = 0``); must be admissible.
       tune_q: if False, ``q`` stays at its initial value.
-      proxy: ``"monte_carlo"`` (:func:`regret_proxy`'s relaxation) or
-        ``"analytic"`` (:func:`analytic_regret_bound`).
+      proxy: ``"monte_carlo"`` (:func:`regret_proxy`'s relaxation),
+        ``"analytic"`` (:func:`analytic_regret_bound`) or ``"smoothed"``
+        (``simulate``'s mean regret with central-difference gradients,
+        :func:`htb_jax._src.smoothing.smoothed_regret`).
+      width: smoothed proxy: the half-width of the differences in ``alpha``
+        and ``q``, a number or a pair ``(first, last)`` shrunk geometrically
+        over the steps; each in ``(0, 1]``.
+      sampler: smoothed proxy: ``simulate``'s sampler it reproduces
+        (``"auto"``, ``"per_pull"``, ``"order_statistic"``).
 
     Returns:
       :class:`TuningResult`; ``worst_case`` and ``reference`` are the proxy
@@ -201,6 +227,11 @@ def tune_schedule(
     check_interval("sigma", sigma, 0.0, np.inf, low_closed=False, high_closed=False)
     if proxy not in PROXIES:
         raise ValueError(f"proxy must be one of {', '.join(PROXIES)}; got {proxy!r}.")
+    widths = tuple(width) if isinstance(width, (tuple, list)) else (width, width)
+    if len(widths) != 2:
+        raise ValueError(f"width must be a number or a pair (first, last); got width={width!r}.")
+    for w in widths:
+        check_interval("width", w, 0.0, 1.0, low_closed=False, high_closed=True)
     k = instance_num_arms(family)
     if len(family.batch_shape) != 2:
         raise ValueError(f"family must have batch shape (F, K); got {family.batch_shape}.")
@@ -224,23 +255,25 @@ def tune_schedule(
             proxy_table(key, family, horizon, num_seeds, eps=eps),
             proxy_table(key, reference, horizon, num_seeds, eps=eps),
         )
+    elif proxy == "smoothed":
+        first, last = (jnp.asarray(w, jnp.float64) for w in widths)
+        fraction = jnp.arange(num_steps + 1, dtype=jnp.float64) / max(num_steps - 1, 1)
+        tables = (key, first * (last / first) ** jnp.minimum(fraction, 1.0), sampler)  # f64[steps + 1]
     else:
         tables = None
-    run = jax.jit(
-        lambda lams, z0, tabs: jax.vmap(
-            lambda lam_: _optimise(
-                lam_, z0, tabs, scale, eps, family, reference, horizon, tau, sigma, num_steps,
-                optimizer, tune_q, proxy,
-            )
-        )(lams)
-    )
-    out = run(lam_arr.reshape(-1), jnp.stack([z0_a, z0_q]), tables)
+    z0 = jnp.stack([z0_a, z0_q])
+    out = jax.vmap(
+        lambda lam_: _optimise(
+            lam_, z0, tables, scale, eps, family, reference, horizon, num_seeds, tau, sigma, num_steps,
+            optimizer, tune_q, proxy,
+        )
+    )(lam_arr.reshape(-1))
     shape = lam_arr.shape
     return TuningResult(*(jnp.reshape(a, (*shape, *a.shape[1:])) for a in out), lam=lam_arr)
 
 
-def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, tau, sigma, steps, optimizer,
-              tune_q, proxy):
+def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds, tau, sigma, steps,
+              optimizer, tune_q, proxy):
     """One ``lam``: ``steps`` optimiser updates by ``lax.scan``; returns the fields of TuningResult."""
 
     def policy_of(z):
@@ -255,6 +288,14 @@ def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, tau, sigm
 
         def regret_reference(p):
             return jnp.mean(proxy_regrets(p, reference_table, horizon, tau), axis=-1)
+    elif proxy == "smoothed":
+        key, widths, sampler = tables
+
+        def regret_family(p, width=widths[-1]):
+            return smoothed_regret(key, p, family, horizon, num_seeds, width, sampler=sampler)
+
+        def regret_reference(p, width=widths[-1]):
+            return smoothed_regret(key, p, reference, horizon, num_seeds, width, sampler=sampler)
     else:
 
         def regret_family(p):
@@ -263,23 +304,30 @@ def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, tau, sigm
         def regret_reference(p):
             return analytic_regret_bound(p, reference, horizon)
 
-    def objective(z):
+    def objective(z, width):
+        if proxy == "smoothed":
+            return tuning_objective(policy_of(z), lam, lambda p: regret_family(p, width),
+                                    lambda p: regret_reference(p, width), scale, sigma)
         return tuning_objective(policy_of(z), lam, regret_family, regret_reference, scale, sigma)
 
     mask = jnp.asarray([1.0, 1.0 if tune_q else 0.0], jnp.float64)
+    widths = tables[1][:steps] if proxy == "smoothed" else jnp.zeros(steps, jnp.float64)
 
-    def step(carry, _):
+    def step(carry, width):
         z, state = carry
-        value, grad = jax.value_and_grad(objective)(z)
+        value, grad = jax.value_and_grad(objective)(z, width)
         grad = jnp.where(jnp.isfinite(grad), grad, 0.0) * mask
         updates, state = optimizer.update(grad, state, z)
         z = optax.apply_updates(z, updates)
         return (z, state), (value, z)
 
-    (z, _), (values, zs) = jax.lax.scan(step, (z0, optimizer.init(z0)), None, length=steps)
+    (z, _), (values, zs) = jax.lax.scan(step, (z0, optimizer.init(z0)), widths)
     zs = jnp.concatenate([z0[None], zs], axis=0)
     alphas, qs = admissible_schedule(zs[:, 0], zs[:, 1], eps)
+    if proxy == "smoothed":  # the recorded objective is the exact one: keep the best iterate
+        z = zs[jnp.argmin(values)]
     final = policy_of(z)
     worst = jnp.max(regret_family(final) / scale)
-    return alphas[-1], qs[-1], values, alphas, qs, worst, regret_reference(final)
+    best_alpha, best_q = admissible_schedule(z[0], z[1], eps)
+    return best_alpha, best_q, values, alphas, qs, worst, regret_reference(final)
 
