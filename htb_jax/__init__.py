@@ -54,6 +54,7 @@ from htb_jax._src.proxy import ProxyTable, analytic_regret_bound, proxy_table, r
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
 from htb_jax._src.simulate import memory_plan, run_on_rewards, simulate  # noqa: E402
+from htb_jax._src.smoothing import smoothed_regret  # noqa: E402
 from htb_jax._src.tuning import TuningResult, admissible_schedule, tune_schedule  # noqa: E402
 
 __version__ = "0.1.0"
@@ -108,6 +109,7 @@ __all__ = [
     "run_on_rewards",
     "seed_keys",
     "simulate",
+    "smoothed_regret",
     "summarize",
     "theory",
     "tune_schedule",
