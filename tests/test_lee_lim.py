@@ -40,7 +40,7 @@ def _levels(key):
 
 def _check(policy, grid, kind, key, law=None, **law_params):
     """Engine arms == reference arms for every grid point (p, c) and seed; returns the reference's stats."""
-    _, arms, tables = engine_arms(policy, NU, T, SEEDS, key)
+    out, arms, tables = engine_arms(policy, NU, T, SEEDS, key)
     levels = _levels(key) if kind != "mr_ucb" else [None] * SEEDS
     arms = arms.reshape(len(grid), SEEDS, T)
     stats = []
@@ -56,7 +56,7 @@ def _check(policy, grid, kind, key, law=None, **law_params):
     assert total["uncapped"] > 0 and total["capped"] > 0, total
     if kind != "ape2":
         assert total["cap_decisive"] > 0, total
-    return arms, total
+    return out, arms, total
 
 
 def test_ape2_frechet_p_and_c_grid():
@@ -67,7 +67,7 @@ def test_ape2_frechet_p_and_c_grid():
     # estimate updated incrementally with a stale n^(1/p).
     grid = [(2.0, 0.5), (2.0, 1.0), (1.3, 0.5), (1.3, 1.0)]
     p, c = (jnp.array(x) for x in zip(*grid, strict=True))
-    _, stats = _check(APE2(p, c), grid, "ape2", jax.random.key(11), "frechet")
+    *_, stats = _check(APE2(p, c), grid, "ape2", jax.random.key(11), "frechet")
     # The drawn perturbations decide rounds (another arm than with every G at the law's median).
     assert stats["decisive"] > 50, stats
 
@@ -76,7 +76,7 @@ def test_ape2_pareto_law():
     # Pareto(minimum 0.5, index 3) at p = 1.5.  Catches a shape/scale mix-up and a quantile computed
     # from U instead of 1 - U (F^-1 = s (1 - U)^(-1/a)).  (The Gamma law's Newton quantile is tested
     # on its own in test_perturbations.py; in the engine it is one more law through the same code.)
-    _, stats = _check(APE2(1.5, 1.0, perturbation="pareto", shape=3.0, scale=0.5), [(1.5, 1.0)], "ape2",
+    *_, stats = _check(APE2(1.5, 1.0, perturbation="pareto", shape=3.0, scale=0.5), [(1.5, 1.0)], "ape2",
                       jax.random.key(12), "pareto", shape=3.0, scale=0.5)
     assert stats["decisive"] > 10, stats
 
@@ -88,11 +88,10 @@ def test_mr_ucb_grid_equals_reference_and_separate_runs():
     p = jnp.array([2.0, 1.4])[:, None]
     c = jnp.array([0.5, 2.0])
     key = jax.random.key(13)
-    arms, _ = _check(MRUCB(p, c), grid, "mr_ucb", key)
+    grid_out, arms, _ = _check(MRUCB(p, c), grid, "mr_ucb", key)
     assert len({tuple(a.ravel()) for a in arms}) == 4  # every (p, c) plays its own arms
     # The grid is one program; each point run alone (one more program, reused for the four)
     # gives the same regret bit for bit.
-    grid_out = htb.simulate(key, MRUCB(p, c), NU, T, SEEDS)
     assert grid_out.regret.shape == (2, 2, SEEDS)
     for i, pi in enumerate([2.0, 1.4]):
         for j, cj in enumerate([0.5, 2.0]):
@@ -104,13 +103,13 @@ def test_mr_ucb_grid_equals_reference_and_separate_runs():
 def test_mr_ape_uniform():
     # U[0, 1] at p = 2 and p = 1.2.  Catches the factor 2 of the bonus, G from 1 - U, c_e = 0.1.
     grid = [(2.0, 1.0), (1.2, 1.0)]
-    _, stats = _check(MRAPE(jnp.array([2.0, 1.2]), 1.0), grid, "mr_ape", jax.random.key(14), "uniform")
+    *_, stats = _check(MRAPE(jnp.array([2.0, 1.2]), 1.0), grid, "mr_ape", jax.random.key(14), "uniform")
     assert stats["decisive"] > 20, stats
 
 
 def test_mr_ape_rademacher():
     # A signed law: G = -1 turns the bonus into a malus.  Catches the sign convention (+1 iff U > 1/2).
-    _, stats = _check(MRAPE(1.5, 0.7, perturbation="rademacher"), [(1.5, 0.7)], "mr_ape",
+    *_, stats = _check(MRAPE(1.5, 0.7, perturbation="rademacher"), [(1.5, 0.7)], "mr_ape",
                       jax.random.key(15), "rademacher")
     assert stats["decisive"] > 20, stats
 

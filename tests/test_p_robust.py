@@ -1,0 +1,116 @@
+"""The p-robust estimator (psi_p, b_p, the masked-buffer estimate) against direct evaluation."""
+
+import math
+from decimal import Decimal, localcontext
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import htb_jax  # noqa: F401  (x64)
+from htb_jax._src import p_robust
+
+PS = [2.0, 1.999999, 1.9, 1.5, 1.2, 1.01, 1.0001]
+
+
+def _b_decimal(p):
+    """``b_p`` from the formula in 50-digit decimals (``b_2 = 1/2``)."""
+    with localcontext() as ctx:
+        ctx.prec = 50
+        p = Decimal(p)
+        if p == 2:
+            return Decimal(1) / 2
+        r = (2 - p) / (p - 1)
+        return (2 * r ** (1 - 2 / p) + r ** (2 - 2 / p)) ** (-p / 2)
+
+
+def _psi_decimal(x, p):
+    """``sign(x) log(1 + |x| + b_p |x|^p)`` in 50-digit decimals (no overflow at |x| = 1e300)."""
+    if math.isinf(x):
+        return x
+    with localcontext() as ctx:
+        ctx.prec = 50
+        a = abs(Decimal(x))
+        if a == 0:
+            return 0.0
+        s = a + _b_decimal(p) * a ** Decimal(p)
+        log1p = s * (1 - s / 2 + s * s / 3) if s < Decimal("1e-20") else (1 + s).ln()  # series: 1 + s rounds to 1
+        return math.copysign(float(log1p), x)
+
+
+def test_b_p_matches_the_formula_and_its_limits():
+    h = 10.0 ** -np.arange(3.0, 13.0)
+    ps = np.concatenate([PS, 2.0 - h, [1.0 + 1e-9]])
+    got = np.asarray(jax.jit(p_robust.b_p)(jnp.asarray(ps)))
+    want = [float(_b_decimal(p)) for p in PS]
+    np.testing.assert_allclose(got[: len(PS)], want, rtol=4e-15, atol=0)
+    assert got[0] == 0.5  # b_2 exactly
+    np.testing.assert_array_equal(np.asarray(p_robust.b_p(jnp.asarray(ps))), got)  # eager (op by op) equals jit
+    # p -> 2: the general formula tends to 1/2, |b_p - 1/2| = O(h log(1/h)) with h = 2 - p (a formula
+    # with the exponents swapped, or b_2 = 1, would jump at p = 2); p -> 1: b_p -> 1.
+    near_two = got[len(PS):-1]
+    assert np.all(np.abs(near_two - 0.5) <= h * (1.0 + np.log(1.0 / h)))
+    assert np.all(np.diff(np.abs(near_two - 0.5)) < 0)
+    assert abs(got[-1] - 1.0) < 1e-6
+
+
+def test_psi_p_matches_direct_evaluation():
+    # |x| <= 1 (log1p branch), |x| > 1 (log-space branch), up to 1e300 where |x|^p overflows a
+    # direct float64 evaluation, signs, zero and infinities.
+    mags = [0.0, 1e-300, 1e-8, 0.3, 1.0, 1.0 + 2.0**-40, 2.0, 37.5, 1e10, 1e300]
+    xs = np.array([s * m for m in mags for s in (1.0, -1.0)] + [math.inf, -math.inf])
+    p = np.array(PS)[:, None]
+    got = np.asarray(jax.jit(p_robust.psi_p)(jnp.asarray(xs), jnp.asarray(p)))
+    want = np.array([[_psi_decimal(x, pi) for x in xs] for pi in PS])
+    np.testing.assert_allclose(got, want, rtol=4e-15, atol=0)
+    assert np.all(np.isfinite(got[:, :-2]))
+
+
+def _estimate_direct(y, p, scale):
+    """The estimate with Python floats and ``math``, and the same prefactor times ``sum |psi|``."""
+    n = len(y)
+    width = scale * n ** (1.0 / p)
+    b = float(_b_decimal(p))
+    terms = [math.copysign(math.log1p(abs(v / width) + b * abs(v / width) ** p), v) for v in y]
+    return scale * n ** (1.0 / p - 1.0) * math.fsum(terms), scale * n ** (1.0 / p - 1.0) * math.fsum(map(abs, terms))
+
+
+CASES = [(p, scale, n) for p in (2.0, 1.5, 1.1, 1.0001) for scale in (0.1, 1.0, 25.0) for n in (1, 7, 300)]
+
+
+def test_p_robust_mean_matches_direct_evaluation():
+    # Rows of one buffer (f32[R, 320], as the engine stores rewards) with NaN and 1e30 past each
+    # row's count: masking that reads them shows.  The whole buffer at once, and chunks of 64: n = 300
+    # then ends mid-chunk (4 full chunks and 44 entries), and a vmapped count runs each row's own
+    # number of chunks.  Tolerance: the float64 sum of n terms, n 2^-52 sum |terms|, times the prefactor.
+    rng = np.random.default_rng(0)
+    buf = (rng.pareto(1.8, size=(len(CASES), 320)) * rng.choice([-1.0, 1.0], size=(len(CASES), 320)) * 3.0)
+    buf = buf.astype(np.float32)
+    for r, (_, _, n) in enumerate(CASES):
+        buf[r, n:] = np.nan if r % 2 else 1e30
+    p, scale, n = (jnp.asarray(np.array(col)) for col in zip(*CASES, strict=True))
+
+    @jax.jit
+    def both(x, k, q, s):
+        return [jax.vmap(lambda *a, c=c: p_robust.p_robust_mean(*a, chunk=c))(x, k, q, s) for c in (None, 64)]
+
+    wanted = [_estimate_direct([float(v) for v in buf[r, :ni]], pi, si) for r, (pi, si, ni) in enumerate(CASES)]
+    for got in map(np.asarray, both(jnp.asarray(buf), n, p, scale)):
+        for r, ((pi, si, ni), (want, magnitude)) in enumerate(zip(CASES, wanted, strict=True)):
+            assert abs(got[r] - want) <= ni * 2.0**-52 * magnitude + 1e-15 * abs(want), (pi, si, ni, got[r], want)
+
+
+def test_empty_and_infinite_samples():
+    x = jnp.array([1.0, jnp.inf, 2.0, -jnp.inf], jnp.float32)
+    counts = jnp.array([0, 3, 4])
+    empty, plus_inf, both = jax.jit(jax.vmap(p_robust.p_robust_mean, (None, 0, None, None)))(x, counts, 1.5, 1.0)
+    assert np.isnan(empty)  # no sample: NaN
+    assert plus_inf == np.inf  # +inf makes the estimate +inf
+    assert np.isnan(both)  # both signs: NaN
+
+
+def test_horizon_log_is_capped_at_zero():
+    # log(max(T/(K n), 1)) with T = 300, K = 3: positive below n = 100, 0 from n = 100 on.
+    n = jnp.array([1, 99, 100, 101, 300], jnp.int64)
+    got = np.asarray(jax.jit(p_robust.horizon_log, static_argnums=1)(jnp.int64(300), 3, n))
+    np.testing.assert_allclose(got, [math.log(100.0), math.log(100 / 99), 0.0, 0.0, 0.0], rtol=1e-15, atol=0)
