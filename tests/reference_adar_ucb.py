@@ -46,14 +46,15 @@ def adar_ucb(rewards, horizon):
     """Arms played in rounds ``1..horizon`` on a reward table (``rewards[i][j]``: j-th pull of arm i).
 
     Returns:
-      ``(arms, forced, stats)``: the arm of every round; the number of rounds
-      played at index ``+inf``; counts of decisions (paired rounds) by branch:
+      ``(arms, forced, stats, means)``: the arm of every round; the number of
+      rounds played at index ``+inf``; counts of decisions (paired rounds) by branch:
       ``"argmax"`` (every index finite), ``"tie"`` (several ``+inf`` arms and
       the fewest-pairs rule picks one other than the lowest such index),
       ``"truncated"`` (a finite arm with some ``|X| > M``), ``"clipped"`` (a
       finite arm with some ``X'^2 >= M^2``, counted 1 in the root equation),
       ``"zeros"`` (an arm with ``N > c L >= m``: its zeros keep it at ``+inf``),
-      ``"again"`` (an arm at ``+inf`` after having had a finite index).
+      ``"again"`` (an arm at ``+inf`` after having had a finite index); the
+      trimmed means at ``tau = floor(T/2) + 1`` (NaN where the index is ``+inf``).
     """
     k = len(rewards)
     xs = [[] for _ in range(k)]  # estimation lists X_i
@@ -91,4 +92,7 @@ def adar_ucb(rewards, horizon):
             n = len(ts[arm])
             xs[arm].append(float(rewards[arm][2 * n]))
             ts[arm].append(float(rewards[arm][2 * n + 1]))
-    return arms, forced, stats
+    budget = C * 3 * math.log(horizon // 2 + 1)
+    levels = [threshold(ts[i], budget) if ts[i] else None for i in range(k)]
+    means = [math.nan if levels[i] is None else trimmed_moments(xs[i], levels[i])[0] for i in range(k)]
+    return arms, forced, stats, means

@@ -35,6 +35,7 @@ infinite ``X`` is always truncated to 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -43,9 +44,24 @@ import jax.numpy as jnp
 _F64 = jnp.float64
 
 
+def _leading(holds: Callable[[jax.Array], jax.Array], n: jax.Array, size: int) -> jax.Array:
+    """i64[]: how many of ``k = 1..n`` satisfy ``holds(k)``, for a predicate that holds up to
+    some ``k`` and fails after: bisection in ``bit_length(size)`` steps, one ``holds`` (a
+    gather or two) each."""
+
+    def halve(_, bounds):  # holds(lo) (lo = 0: by convention); fails above hi
+        lo, hi = bounds
+        mid = (lo + hi + 1) // 2  # in lo+1..hi while lo < hi
+        up = holds(jnp.maximum(mid, 1))
+        return jnp.where((lo < hi) & up, mid, lo), jnp.where((lo < hi) & ~up, mid - 1, hi)
+
+    steps = max(int(size).bit_length(), 1)
+    return jax.lax.fori_loop(0, steps, halve, (jnp.int64(0), jnp.asarray(n, jnp.int64)))[0]
+
+
 def _insertion_point(keys: jax.Array, n: jax.Array, key: jax.Array) -> jax.Array:
     """i64[]: how many of the first ``n`` sorted ``keys`` (f64[P]) are ``<= key`` (O(log P))."""
-    return jnp.minimum(jnp.searchsorted(keys, key, side="right").astype(jnp.int64), n)
+    return _leading(lambda k: keys[k - 1] <= key, n, keys.shape[-1])
 
 
 def _insert(row: jax.Array, pos: jax.Array, value: jax.Array) -> jax.Array:
@@ -94,15 +110,6 @@ class ThresholdList(NamedTuple):
         pos = _insertion_point(self.squares, n, square)
         return ThresholdList(_insert(self.squares, pos, square), _insert_prefix(self.prefix, pos, square))
 
-    def nonzero(self, n: jax.Array) -> jax.Array:
-        """i64[]: ``m``, the number of nonzero samples among the ``n`` (O(log P))."""
-        return n - _insertion_point(self.squares, n, 0.0)
-
-    def infinite(self, n: jax.Array) -> jax.Array:
-        """i64[]: the number of infinite samples among the ``n`` (O(log P))."""
-        finite = jnp.searchsorted(self.squares, jnp.inf, side="left").astype(jnp.int64)
-        return n - jnp.minimum(finite, n)
-
     def above(self, n: jax.Array, k: jax.Array, budget: jax.Array) -> jax.Array:
         """bool[]: ``F_k > budget`` for the 1-based rank ``k`` in ``1..n`` (O(1)).
 
@@ -133,20 +140,14 @@ class ThresholdList(NamedTuple):
         """
         budget = jnp.asarray(budget, _F64)
         n = jnp.asarray(n, jnp.int64)
-        exists = (self.nonzero(n).astype(_F64) > budget) & (budget > 0.0)
-        exists &= self.infinite(n).astype(_F64) < budget
-
-        def halve(_, bounds):  # invariant: F_lo > b (lo = 0 by convention), F_(hi+1) <= b
-            lo, hi = bounds
-            mid = (lo + hi + 1) // 2  # in lo+1..hi while lo < hi
-            up = self.above(n, jnp.maximum(mid, 1), budget)
-            open_ = lo < hi
-            return jnp.where(open_ & up, mid, lo), jnp.where(open_ & ~up, mid - 1, hi)
-
-        steps = max(int(self.squares.shape[-1]).bit_length(), 1)
-        k, _ = jax.lax.fori_loop(0, steps, halve, (jnp.int64(0), n))
-        k = jnp.maximum(k, 1)
-        level = self.prefix[k] / jnp.where(exists, budget - (n - k).astype(_F64), 1.0)
+        k = _leading(lambda k: self.above(n, k, budget), n, self.squares.shape[-1])
+        # m > b > 0 with fewer than b infinite samples <=> the k*-th square is positive and finite
+        # and b > n - k* (the root's denominator): F_(z+1) = m for z zeros, F_k <= #inf for an
+        # infinite square, and F_k >= 1 for every k <= n.
+        square = self.squares[jnp.maximum(k, 1) - 1]
+        ones = (n - k).astype(_F64)
+        exists = (k >= 1) & (square > 0.0) & (square < jnp.inf) & (budget > ones)
+        level = self.prefix[k] / jnp.where(exists, budget - ones, 1.0)
         return jnp.where(exists, jnp.sqrt(level), jnp.inf), exists
 
 
@@ -202,7 +203,7 @@ class EstimationList(NamedTuple):
         Returns:
           ``(mu, V)``, f64[] each.
         """
-        count = jnp.minimum(jnp.searchsorted(self.magnitudes, threshold, side="right").astype(jnp.int64), n)
+        count = _insertion_point(self.magnitudes, n, threshold)
         total, squares = self.sums[count], self.square_sums[count]
         size = n.astype(_F64)
         mean = jnp.where(n > 0, total / jnp.maximum(size, 1.0), jnp.nan)
