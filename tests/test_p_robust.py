@@ -1,5 +1,6 @@
 """The p-robust estimator (psi_p, b_p, the masked-buffer estimate) against direct evaluation."""
 
+import functools
 import math
 from decimal import Decimal, localcontext
 
@@ -38,18 +39,39 @@ def _psi_decimal(x, p):
         return math.copysign(float(log1p), x)
 
 
+H = 10.0 ** -np.arange(3.0, 13.0)
+B_PS = np.concatenate([PS, 2.0 - H, [1.0 + 1e-9]])
+MAGS = [0.0, 1e-300, 1e-8, 0.3, 1.0, 1.0 + 2.0**-40, 2.0, 37.5, 1e10, 1e300]
+XS = np.array([s * m for m in MAGS for s in (1.0, -1.0)] + [math.inf, -math.inf])
+INF_SAMPLES = np.array([1.0, math.inf, 2.0, -math.inf], np.float32)
+
+
+@functools.cache
+def _small_cases():
+    """b_p, psi_p, horizon_log and the estimates of INF_SAMPLES, in one compiled program."""
+
+    @jax.jit
+    def run(ps, xs, grid_p, samples):
+        return (
+            p_robust.b_p(ps),
+            p_robust.psi_p(xs, grid_p),
+            p_robust.horizon_log(jnp.int64(300), 3, jnp.array([1, 99, 100, 101, 300], jnp.int64)),
+            jax.vmap(p_robust.p_robust_mean, (None, 0, None, None))(samples, jnp.array([0, 3, 4]), 1.5, 1.0),
+        )
+
+    return [np.asarray(x) for x in run(jnp.asarray(B_PS), jnp.asarray(XS), jnp.array(PS)[:, None], INF_SAMPLES)]
+
+
 def test_b_p_matches_the_formula_and_its_limits():
-    h = 10.0 ** -np.arange(3.0, 13.0)
-    ps = np.concatenate([PS, 2.0 - h, [1.0 + 1e-9]])
-    got = np.asarray(jax.jit(p_robust.b_p)(jnp.asarray(ps)))
+    got = _small_cases()[0]
     want = [float(_b_decimal(p)) for p in PS]
     np.testing.assert_allclose(got[: len(PS)], want, rtol=4e-15, atol=0)
     assert got[0] == 0.5  # b_2 exactly
-    np.testing.assert_array_equal(np.asarray(p_robust.b_p(jnp.asarray(ps))), got)  # eager (op by op) equals jit
+    np.testing.assert_array_equal(np.asarray(p_robust.b_p(jnp.asarray(B_PS))), got)  # eager (op by op) equals jit
     # p -> 2: the general formula tends to 1/2, |b_p - 1/2| = O(h log(1/h)) with h = 2 - p (a formula
     # with the exponents swapped, or b_2 = 1, would jump at p = 2); p -> 1: b_p -> 1.
     near_two = got[len(PS):-1]
-    assert np.all(np.abs(near_two - 0.5) <= h * (1.0 + np.log(1.0 / h)))
+    assert np.all(np.abs(near_two - 0.5) <= H * (1.0 + np.log(1.0 / H)))
     assert np.all(np.diff(np.abs(near_two - 0.5)) < 0)
     assert abs(got[-1] - 1.0) < 1e-6
 
@@ -57,11 +79,8 @@ def test_b_p_matches_the_formula_and_its_limits():
 def test_psi_p_matches_direct_evaluation():
     # |x| <= 1 (log1p branch), |x| > 1 (log-space branch), up to 1e300 where |x|^p overflows a
     # direct float64 evaluation, signs, zero and infinities.
-    mags = [0.0, 1e-300, 1e-8, 0.3, 1.0, 1.0 + 2.0**-40, 2.0, 37.5, 1e10, 1e300]
-    xs = np.array([s * m for m in mags for s in (1.0, -1.0)] + [math.inf, -math.inf])
-    p = np.array(PS)[:, None]
-    got = np.asarray(jax.jit(p_robust.psi_p)(jnp.asarray(xs), jnp.asarray(p)))
-    want = np.array([[_psi_decimal(x, pi) for x in xs] for pi in PS])
+    got = _small_cases()[1]
+    want = np.array([[_psi_decimal(x, pi) for x in XS] for pi in PS])
     np.testing.assert_allclose(got, want, rtol=4e-15, atol=0)
     assert np.all(np.isfinite(got[:, :-2]))
 
@@ -101,16 +120,14 @@ def test_p_robust_mean_matches_direct_evaluation():
 
 
 def test_empty_and_infinite_samples():
-    x = jnp.array([1.0, jnp.inf, 2.0, -jnp.inf], jnp.float32)
-    counts = jnp.array([0, 3, 4])
-    empty, plus_inf, both = jax.jit(jax.vmap(p_robust.p_robust_mean, (None, 0, None, None)))(x, counts, 1.5, 1.0)
+    empty, plus_inf, both = _small_cases()[3]  # counts 0, 3, 4 of [1, inf, 2, -inf]
     assert np.isnan(empty)  # no sample: NaN
     assert plus_inf == np.inf  # +inf makes the estimate +inf
     assert np.isnan(both)  # both signs: NaN
 
 
 def test_horizon_log_is_capped_at_zero():
-    # log(max(T/(K n), 1)) with T = 300, K = 3: positive below n = 100, 0 from n = 100 on.
-    n = jnp.array([1, 99, 100, 101, 300], jnp.int64)
-    got = np.asarray(jax.jit(p_robust.horizon_log, static_argnums=1)(jnp.int64(300), 3, n))
-    np.testing.assert_allclose(got, [math.log(100.0), math.log(100 / 99), 0.0, 0.0, 0.0], rtol=1e-15, atol=0)
+    # log(max(T/(K n), 1)) with T = 300, K = 3, n = 1, 99, 100, 101, 300: positive below n = 100,
+    # 0 from n = 100 on.
+    want = [math.log(100.0), math.log(100 / 99), 0.0, 0.0, 0.0]
+    np.testing.assert_allclose(_small_cases()[2], want, rtol=1e-15, atol=0)
