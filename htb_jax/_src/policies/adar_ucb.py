@@ -85,20 +85,24 @@ class AdaRUCB:
 
     Cost: ``L_tau`` changes every paired round, so every arm's ``M_i``,
     ``mu_i`` and ``V_i`` do; they are recomputed exactly from sorted buffers
-    with prefix sums (``X'^2`` with the profile of the root equation, ``|X|``
-    with sums of ``X`` and ``X^2``): the first round of a pair costs two
-    binary searches per arm, O(K log T); the second inserts the two rewards
-    into the pulled arm's buffers, O(T).  State: six float64 rows of
-    ``floor(T/2)`` (+1) slots per arm, about ``24 K T`` bytes.
+    with prefix sums (``X'^2`` with its prefix sums, the root's segment found
+    by bisection; ``|X|`` with sums of ``X`` and ``X^2``): the first round of
+    a pair costs two bisections per arm, O(K log T); the second inserts the
+    two rewards into the pulled arm's buffers, O(T) (a shift of five rows).
+    Measured on a shared CPU, one seed, K = 3: about 25 us per round at
+    T = 2000, 0.1 ms at T = 8000, 0.3 ms at T = 32000 (the O(T) insertion
+    dominates).  State: five float64 rows of ``floor(T/2)`` (+1) slots per
+    arm, about ``20 K T`` bytes.
+
+    Usage: ``htb.simulate(key, AdaRUCB(), instance, horizon, num_seeds)``
+    (one engine program per number of arms and largest horizon; the test
+    file shows a run against the plain-Python loop).
 
     Examples:
-      >>> import jax, htb_jax as htb
-      >>> nu = htb.equal_gap(htb.StudentT(loc=-0.5, df=3.0, scale=0.2), num_arms=2, gap=0.5)
-      >>> out = htb.simulate(jax.random.key(0), AdaRUCB(), nu, 1001, num_seeds=2, record_arms=True)
-      >>> out.arms.shape, int(out.pulls.sum())
-      ((2, 1001), 2002)
-      >>> bool((out.arms[:, :-1:2] == out.arms[:, 1::2]).all())  # each decision is played twice
-      True
+      >>> AdaRUCB().batch_shape  # no parameters: one policy, never a grid
+      ()
+      >>> round(C * 3, 3)  # c L_tau at tau = e: an arm needs this many nonzero X' to leave +inf
+      17.485
     """
 
     @property
