@@ -45,10 +45,15 @@ from htb_jax._src.memory import MemoryPlan, default_memory_budget  # noqa: E402
 from htb_jax._src.mom import median_of_means  # noqa: E402
 from htb_jax._src.outcome import Outcome, Summary, summarize  # noqa: E402
 from htb_jax._src.policies.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls, num_blocks  # noqa: E402
+from htb_jax._src.policies.adar_ucb import AdaRUCB  # noqa: E402
 from htb_jax._src.policies.anytime_adar_etc import AnytimeAdaRETC  # noqa: E402
+from htb_jax._src.policies.ape2 import APE2  # noqa: E402
 from htb_jax._src.policies.empirical_etc import EmpiricalETC  # noqa: E402
 from htb_jax._src.policies.force_mom import ForceMoM  # noqa: E402
+from htb_jax._src.policies.mr_ape import MRAPE  # noqa: E402
+from htb_jax._src.policies.mr_ucb import MRUCB  # noqa: E402
 from htb_jax._src.policies.robust_ucb import RobustUCB  # noqa: E402
+from htb_jax._src.policies.robust_ucb_f import RobustUCBf  # noqa: E402
 from htb_jax._src.policies.ucb1 import UCB1  # noqa: E402
 from htb_jax._src.proxy import ProxyTable, analytic_regret_bound, proxy_table, regret_proxy  # noqa: E402
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
@@ -60,7 +65,9 @@ from htb_jax._src.tuning import TuningResult, admissible_schedule, tune_schedule
 __version__ = "0.1.0"
 
 __all__ = [
+    "APE2",
     "AdaRETC",
+    "AdaRUCB",
     "AnytimeAdaRETC",
     "Dirac",
     "Distribution",
@@ -72,12 +79,15 @@ __all__ = [
     "Frechet",
     "Gaussian",
     "LogNormal",
+    "MRAPE",
+    "MRUCB",
     "MemoryPlan",
     "Outcome",
     "Pareto",
     "PolicyKernel",
     "ProxyTable",
     "RobustUCB",
+    "RobustUCBf",
     "RoundContext",
     "StudentT",
     "Summary",
