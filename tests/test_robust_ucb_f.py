@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from reference_robust_ucb_f import reference
 
 import htb_jax as htb
 from conftest import engine_arms
@@ -24,77 +25,6 @@ STUDENT = htb.StudentT(loc=jnp.array([0.0, 0.4, 0.2]), df=jnp.array([1.8, 2.5, 1
 # grid has f(3) > 1 everywhere; m = 1 + 2^-50 makes 1 / log f = 2^50 + 1/2 (see below).
 NEAR_ONE = 1.0 + 2.0**-50
 GRIDS = {"R-UCB": ((0.5, 2.1), (0.0, 1.0, 2.0)), "R-UCB-G": ((NEAR_ONE, 2.1), (0.0, 2.0))}
-
-
-def _first_argmax(values):
-    best = 0
-    for i, v in enumerate(values):
-        if v > values[best]:
-            best = i
-    return best
-
-
-def reference(
-    rewards, horizon, kind, estimator, m, a, *, constant=True, keep_raw=True, every_round=False, one_sided=False
-):
-    """PEERS.md's R-UCB / R-UCB-G round by round, in Python floats.
-
-    The keyword arguments switch on plausible wrong implementations, used only to show that a
-    test case tells them apart: ``constant=False`` drops R-UCB-G's ``1 / log f(t)``;
-    ``keep_raw=False`` zeroes truncated rewards in the stored list (the authors' code);
-    ``every_round=True`` recomputes every arm's truncated mean each round with the current
-    ``f(t)`` instead of only the pulled arm's, at its pull; ``one_sided=True`` keeps
-    ``X <= f(t)`` instead of ``|X| <= f(t)``.
-
-    Returns:
-      ``(arms, estimates, truncated, returned)``: the arms played, the final estimates, how many
-      pulls dropped at least one stored reward, and how many times a reward dropped at an earlier
-      pull of its arm was kept again.
-    """
-    k = len(rewards)
-    seen = [[] for _ in range(k)]
-    dropped = [set() for _ in range(k)]
-    sums = [0.0] * k
-    estimates = [0.0] * k
-    arms, truncated, returned = [], 0, 0
-
-    def kept(x, level):
-        return (x if one_sided else abs(x)) <= level
-
-    def truncated_mean(i, level):
-        return math.fsum(x for x in seen[i] if kept(x, level)) / len(seen[i])
-
-    for t in range(1, horizon + 1):
-        f = m * math.log(t) ** a
-        if t <= k:
-            arm = t - 1
-        else:
-            if every_round:
-                estimates = [truncated_mean(i, f) for i in range(k)]
-            index = []
-            for i in range(k):
-                n = len(seen[i])
-                if kind == "R-UCB":
-                    width = math.sqrt(f * math.log(t) / n)
-                else:
-                    width = (1 / math.log(f) if constant else 0.0) + 16 * f * math.log(t) / n
-                index.append(estimates[i] + width)
-            arm = _first_argmax(index)
-        x = float(rewards[arm][len(seen[arm])])
-        seen[arm].append(x)
-        if estimator == "mean":
-            sums[arm] += x  # in pull order, as a running sum
-            estimates[arm] = sums[arm] / len(seen[arm])
-        else:
-            now = {j for j, y in enumerate(seen[arm]) if not kept(y, f)}
-            truncated += bool(now)
-            returned += len(dropped[arm] - now)
-            dropped[arm] = now
-            estimates[arm] = truncated_mean(arm, f)
-            if not keep_raw:
-                seen[arm] = [y if kept(y, f) else 0.0 for y in seen[arm]]
-        arms.append(arm)
-    return arms, estimates, truncated, returned
 
 
 INSTANCES = {"R-UCB": PARETO, "R-UCB-G": STUDENT}
