@@ -13,6 +13,13 @@ seed-round).  Also printed: the engine with every CPU core its own JAX device
 and, with ``--profile``, the JAX profiler's top operations of the UCB1 run.
 
     python benchmarks/bench_engine.py [--seeds 256] [--loop-seeds 8] [--smpy-seeds 4] [--profile]
+    python benchmarks/bench_engine.py --every-policy [--policy-horizon 2000] [--policy-seeds 64]
+
+``--every-policy`` times every round-by-round policy (the literature's peers
+included) against its plain-Python per-round loop, the tests' reference
+(``tests/reference_*.py``, written from ``shared/POLICIES.md`` and
+``shared/PEERS.md``), on the same K = 10 Gaussian arms and reward tables, and
+checks that both play the same arms on the loop's seeds.
 """
 
 from __future__ import annotations
@@ -33,6 +40,13 @@ from profiling import format_ops, top_ops  # noqa: E402
 from python_loop_bandits import RobustUCBMoMLoop, UCB1Loop, gaussian_draw, run  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
+from htb_jax._src import round_stream  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+import reference_adar_ucb  # noqa: E402
+import reference_lee_lim  # noqa: E402
+import reference_policies  # noqa: E402
+import reference_robust_ucb_f  # noqa: E402
 
 K, T, SEEDS, GAP, SCALE = 10, 10**4, 256, 0.1, 1.0
 FORCED_DEVICES_FLAG = "--xla_force_host_platform_device_count"
@@ -100,6 +114,70 @@ def forced_devices_rate(seeds: int, horizon: int) -> tuple[float, int] | None:
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     return result["rate"], result["devices"]
+
+
+def _levels(seed_key, horizon: int):
+    """The round stream's ``(U, 1 - U)`` of rounds ``1..horizon`` as lists of Python float pairs."""
+    draw = jax.jit(jax.vmap(round_stream.uniforms, in_axes=(None, 0, None)), static_argnums=2)
+    u, v = (np.asarray(a).tolist() for a in draw(seed_key, np.arange(1, horizon + 1), K))
+    return list(zip(u, v, strict=True))
+
+
+def every_policy():
+    """``name -> (policy, loop)``: ``loop(rewards, horizon, seed_key)`` plays the policy in Python floats."""
+    r = reference_policies
+    return {
+        "UCB1": (htb.UCB1(), lambda x, h, key: r.ucb1(x, h)),
+        "Robust UCB (MoM)": (htb.RobustUCB(1.0, v=SCALE**2, estimator="mom"),
+                             lambda x, h, key: r.robust_ucb(x, h, 1.0, SCALE**2, "mom")),
+        "Robust UCB (trunc.)": (htb.RobustUCB(1.0, u=1.0 + SCALE**2, estimator="truncated"),
+                                lambda x, h, key: r.robust_ucb(x, h, 1.0, 1.0 + SCALE**2, "truncated")),
+        "ForceMoM": (htb.ForceMoM(rho=2 / 3), lambda x, h, key: r.force_mom(x, h, 2 / 3)[0]),
+        "AdaR-UCB": (htb.AdaRUCB(), lambda x, h, key: reference_adar_ucb.adar_ucb(x, h)[0]),
+        "R-UCB (mean)": (htb.RobustUCBf(kind="R-UCB", estimator="mean", m=2.1, a=0.0),
+                         lambda x, h, key: reference_robust_ucb_f.reference(x, h, "R-UCB", "mean", 2.1, 0.0)[0]),
+        "R-UCB-G (trunc.)": (htb.RobustUCBf(kind="R-UCB-G", estimator="truncated", m=1.0, a=2.0),
+                             lambda x, h, key: reference_robust_ucb_f.reference(x, h, "R-UCB-G", "truncated",
+                                                                                1.0, 2.0)[0]),
+        "APE2 (p=2)": (htb.APE2(p=2.0), lambda x, h, key: reference_lee_lim.lee_lim(
+            x, h, "ape2", 2.0, 1.0, "frechet", _levels(key, h))[0]),
+        "MR-UCB (p=2)": (htb.MRUCB(p=2.0), lambda x, h, key: reference_lee_lim.lee_lim(x, h, "mr_ucb", 2.0, 1.0)[0]),
+        "MR-APE (p=2)": (htb.MRAPE(p=2.0), lambda x, h, key: reference_lee_lim.lee_lim(
+            x, h, "mr_ape", 2.0, 1.0, "uniform", _levels(key, h))[0]),
+    }
+
+
+def policy_rates(horizon: int = 2000, seeds: int = 64, loop_seeds: int = 1, repeats: int = 2) -> list[dict]:
+    """Engine and plain-Python seed-rounds/s of every policy, and whether they play the same arms."""
+    nu = instance()
+    key = jax.random.key(7)
+    seed_keys = htb.seed_keys(key, loop_seeds)
+    tables = [np.asarray(htb.reward_table(seed_keys[s], nu, horizon)).tolist() for s in range(loop_seeds)]
+    rows = []
+    for name, (policy, loop) in every_policy().items():
+        rate, _ = engine_rate(policy, seeds, horizon, repeats)
+        engine_arms = np.asarray(htb.simulate(key, policy, nu, horizon, loop_seeds, record_arms=True).arms)
+        start = time.perf_counter()
+        loop_arms = [loop(tables[s], horizon, seed_keys[s]) for s in range(loop_seeds)]
+        loop_rate_ = loop_seeds * horizon / (time.perf_counter() - start)
+        same = all(np.array_equal(engine_arms[s], loop_arms[s]) for s in range(loop_seeds))
+        rows.append(dict(name=name, engine=rate, loop=loop_rate_, same_arms=same))
+    return rows
+
+
+def policy_report(rows: list[dict], horizon: int, seeds: int, loop_seeds: int) -> str:
+    lines = [
+        f"backend: {jax.default_backend()} ({len(jax.devices())} x {jax.devices()[0].device_kind}), "
+        f"jax {jax.__version__}, {os.cpu_count()} cores; default device settings",
+        f"workload: K={K} Gaussian arms (scale {SCALE}), gap {GAP}, T={horizon}; engine {seeds} seeds, "
+        f"Python reference loop {loop_seeds} seed(s) on the same reward table",
+        "",
+        f"{'policy':20s} {'engine':>12s} {'Python loop':>12s} {'ratio':>8s}  same arms   (seed-rounds/s)",
+    ]
+    for r in rows:
+        lines.append(f"{r['name']:20s} {r['engine']:12.3e} {r['loop']:12.3e} {r['engine'] / r['loop']:7.0f}x  "
+                     f"{'yes' if r['same_arms'] else 'NO'}")
+    return "\n".join(lines)
 
 
 def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, smpy_seeds: int = 4,
@@ -187,7 +265,15 @@ def main():
     parser.add_argument("--smpy-seeds", type=int, default=4)
     parser.add_argument("--profile", action="store_true", help="print the JAX profiler's top operations")
     parser.add_argument("--engine-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--every-policy", action="store_true",
+                        help="every round-by-round policy against its plain-Python reference loop")
+    parser.add_argument("--policy-horizon", type=int, default=2000)
+    parser.add_argument("--policy-seeds", type=int, default=64)
     args = parser.parse_args()
+    if args.every_policy:
+        rows = policy_rates(args.policy_horizon, args.policy_seeds, max(1, args.loop_seeds // 8))
+        print(policy_report(rows, args.policy_horizon, args.policy_seeds, max(1, args.loop_seeds // 8)))
+        return
     if args.engine_only:
         rate, _ = engine_rate(htb.UCB1(), args.seeds, args.horizon)
         print(json.dumps({"rate": rate, "devices": len(jax.devices())}))
