@@ -13,10 +13,12 @@ there (``r^(1 - 2/p) = exp((p - 2)/p log r) -> 1`` as ``p -> 2``), and
 ``b_p -> 1`` as ``p -> 1``.  ``b_2`` is set exactly rather than evaluated as
 ``0^0``.
 
-``psi_p`` is evaluated without overflow for every finite float64 ``x``: for
-``|x| <= 1`` as ``log1p(|x| + b_p |x|^p)``, above as ``log b_p + p log|x| +
-log1p((1 + |x|) / (b_p |x|^p))``.  ``psi_p(+-inf) = +-inf``, so an infinite
-reward makes its arm's estimate infinite (NaN if the arm holds both signs).
+``psi_p`` is ``log1p(|x| + b_p exp(p log|x|))`` (three transcendental
+functions per sample: it is the whole cost of an estimate), and ``log b_p + p
+log|x|`` where ``|x|^p`` overflows float64 (there ``1 + |x|`` lies below the
+last bit), so it is finite for every finite ``x``.  ``psi_p(+-inf) = +-inf``,
+so an infinite reward makes its arm's estimate infinite (NaN if the arm holds
+both signs).
 
 The index policies APE2, MR-UCB and MR-APE share :func:`index_kernel`: the
 first ``K`` rounds play arm ``t - 1``; later rounds play the first argmax of
@@ -82,14 +84,10 @@ def psi_p(x: jax.typing.ArrayLike, p: jax.typing.ArrayLike, b: jax.typing.ArrayL
     p = jnp.asarray(p, jnp.float64)
     b = b_p(p) if b is None else jnp.asarray(b, jnp.float64)
     a = jnp.abs(x)
-    small = a <= 1.0
-    a_small = jnp.where(small, a, 0.0)
-    a_big = jnp.where(small, 2.0, a)
-    below = jnp.log1p(a_small + b * a_small**p)
-    log_lead = jnp.log(b) + p * jnp.log(a_big)
-    above = log_lead + jnp.log1p((1.0 + a_big) * jnp.exp(-log_lead))
-    above = jnp.where(jnp.isinf(a_big), jnp.inf, above)
-    return jnp.sign(x) * jnp.where(small, below, above)
+    log_a = jnp.log(a)
+    inner = a + b * jnp.exp(p * log_a)  # |x| + b_p |x|^p; log(0) = -inf gives 0 at x = 0
+    # inner overflows only where |x|^p > 1e308, where 1 + |x| is below its last bit: log b_p + p log|x|.
+    return jnp.sign(x) * jnp.where(jnp.isinf(inner), jnp.log(b) + p * log_a, jnp.log1p(inner))
 
 
 def p_robust_mean(

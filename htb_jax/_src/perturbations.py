@@ -143,7 +143,10 @@ def gamma_quantile(u: jax.Array, v: jax.Array, shape: jax.typing.ArrayLike, scal
 
     def step(_, y):
         x = jnp.exp(y)
-        log_prob = jnp.log(jnp.where(lower, special.gammainc(a, x), special.gammaincc(a, x)))
+        # Each tail's function sees x = 0 (answered without iterating) where the other tail is asked.
+        prob = jnp.where(lower, special.gammainc(a, jnp.where(lower, x, 0.0)),
+                         special.gammaincc(a, jnp.where(lower, 0.0, x)))
+        log_prob = jnp.log(prob)
         density = jnp.exp(a * y - x - log_gamma - log_prob)  # d log P / dy = x f(x) / P
         new = y - (log_prob + t) / jnp.where(lower, density, -density)
         new = jnp.where(lower, jnp.maximum(new, y_low), jnp.minimum(new, y_high))
