@@ -127,11 +127,12 @@ def p_robust_mean(
     pad = (-size) % chunk
     if pad:
         samples = jnp.pad(samples, (0, pad))
-    return _estimate(lambda start: jax.lax.dynamic_slice(samples, (start,), (chunk,)), chunk, count, p, scale)
+    read = lambda start: jax.lax.dynamic_slice(samples, (start,), (chunk,))  # noqa: E731
+    return _estimate(read, chunk, size + pad, count, p, scale)
 
 
-def _estimate(read: Callable[[jax.Array], jax.Array], chunk: int, count, p, scale) -> jax.Array:
-    """:func:`p_robust_mean` over chunks ``read(start)`` (f[chunk], entries ``start ..``)."""
+def _estimate(read: Callable[[jax.Array], jax.Array], chunk: int, size: int, count, p, scale) -> jax.Array:
+    """:func:`p_robust_mean` over chunks ``read(start)`` (f[chunk], entries ``start ..``) of a buffer of ``size``."""
     count = jnp.asarray(count, jnp.int64)
     p = jnp.asarray(p, jnp.float64)
     n = count.astype(jnp.float64)
@@ -144,8 +145,10 @@ def _estimate(read: Callable[[jax.Array], jax.Array], chunk: int, count, p, scal
         used = start + jnp.arange(chunk, dtype=jnp.int64) < count
         return total + jnp.sum(jnp.where(used, psi_p(jnp.where(used, x, 0.0) / width, p, b), 0.0))
 
-    steps = (count + chunk - 1) // chunk
-    total = jax.lax.fori_loop(jnp.int64(0), steps, step, jnp.float64(0.0))
+    if chunk >= size:  # one chunk: no loop
+        total = step(jnp.int64(0), jnp.float64(0.0))
+    else:
+        total = jax.lax.fori_loop(jnp.int64(0), (count + chunk - 1) // chunk, step, jnp.float64(0.0))
     return jnp.where(count > 0, width / jnp.maximum(n, 1.0) * total, jnp.nan)
 
 
@@ -212,7 +215,7 @@ def index_kernel(spec: EngineSpec, p: jax.Array, estimator_scale: jax.Array, bon
         n = ctx.pulls[arm] + 1
         rewards = rewards.at[arm, n - 1].set(reward.astype(jnp.float32))
         read = lambda start: jax.lax.dynamic_slice(rewards, (arm.astype(jnp.int64), start), (1, chunk))[0]  # noqa: E731
-        value = _estimate(read, chunk, n, p, estimator_scale)
+        value = _estimate(read, chunk, size, n, p, estimator_scale)
         return rewards, est.at[arm].set(value)
 
     def summary(state, ctx):
