@@ -67,4 +67,4 @@ def test_context_uniforms_read_the_round_stream():
     ctx = htb.RoundContext(jnp.int64(12), jnp.zeros(3, jnp.int64), jnp.int64(50), htb.TableReader.create(key, arms))
     got = jax.jit(lambda c: c.uniforms(3))(ctx)
     want = round_stream.uniforms(key, jnp.int64(12), 3)
-    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
