@@ -213,7 +213,8 @@ def tune_schedule(
       >>> betas = [0.01, 0.1, 0.5]
       >>> family = htb.lower_bound_pair(2, 1.0, betas)[1]
       >>> reference = htb.lower_bound_pair(2, 1.0, 0.9)[1]
-      >>> res = htb.tune_schedule(jax.random.key(0), 1.0, family, reference, 10**4, 8, num_steps=5)
+      >>> tune = jax.jit(htb.tune_schedule, static_argnames=("eps", "horizon", "num_seeds", "num_steps"))
+      >>> res = tune(jax.random.key(0), 1.0, family, reference, 10**4, 8, num_steps=5)
       >>> res.alpha.shape
       ()
     """
