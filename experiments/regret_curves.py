@@ -2,8 +2,9 @@
 
 Runs AdaR-ETC (known eps, balanced point), its order-free form, Empirical ETC,
 anytime AdaR-ETC (doubling), ForceMoM, Robust UCB with the truncated mean, the
-median of means and Catoni's estimator (each given the true moment bounds) and
-UCB1 on two equal-gap instances with finite variance (so that eps = 1 and
+median of means and Catoni's estimator (each given the true moment bounds),
+UCB1, and the literature's peers (AdaR-UCB, R-UCB, R-UCB-G, APE2, MR-UCB and
+MR-APE at ``p = 2``; ``shared/PEERS.md``) on two equal-gap instances with finite variance (so that eps = 1 and
 every known-moment policy is correctly specified), the best arm placed last so
 that index ties (broken towards the lowest index) do not favour it.  Writes the mean
 cumulative regret with a standard-error band at log-spaced rounds (log-log
@@ -56,6 +57,12 @@ def policies(instance):
         "Robust UCB, median of means": htb.RobustUCB(1.0, v=v, estimator="mom"),
         "Robust UCB, Catoni": htb.RobustUCB(1.0, v=v, estimator="catoni"),
         "UCB1": htb.UCB1(),
+        "AdaR-UCB": htb.AdaRUCB(),
+        "R-UCB (f = 2.1)": htb.RobustUCBf(kind="R-UCB", m=2.1, a=0.0),
+        "R-UCB-G truncated (f = (log t)^2)": htb.RobustUCBf(kind="R-UCB-G", estimator="truncated", m=1.0, a=2.0),
+        "APE2 (p = 2)": htb.APE2(p=2.0),
+        "MR-UCB (p = 2)": htb.MRUCB(p=2.0),
+        "MR-APE (p = 2)": htb.MRAPE(p=2.0),
     }
 
 
@@ -104,9 +111,9 @@ def main(argv=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), sharey=True)
     names = list(policies(next(iter(instances().values()))))
-    colors = plt.cm.tab10(np.arange(len(names)))
+    colors = plt.cm.tab20(np.linspace(0.0, 1.0, len(names)))
     for ax, inst_name in zip(axes, instances(), strict=True):
         for color, name in zip(colors, names, strict=True):
             rounds, curve = results[inst_name, name]
@@ -123,7 +130,7 @@ def main(argv=None):
     axes[0].set_ylabel("cumulative regret (mean ± 1 s.e.)")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=8, loc="center right", bbox_to_anchor=(0.995, 0.5))
-    fig.tight_layout(rect=(0, 0, 0.79, 1))
+    fig.tight_layout(rect=(0, 0, 0.76, 1))
     png_path = os.path.join(args.out, "regret_curves.png")
     fig.savefig(png_path, dpi=130)
     print(f"wrote {csv_path}, {png_path}", file=sys.stderr)
