@@ -12,6 +12,9 @@ from htb_jax._src import tuning
 
 T = 10_000
 S = 4
+STATIC = ("eps", "horizon", "num_seeds", "num_steps", "optimizer", "tune_q", "proxy", "sampler")
+# tune_schedule is not jitted inside: callers (these tests too) jit it once at the top
+_tune = jax.jit(htb.tune_schedule, static_argnames=STATIC)
 
 
 def _family():
@@ -56,7 +59,7 @@ def test_reparametrisation_stays_strictly_inside(eps):
 )
 def test_every_iterate_is_admissible_even_with_huge_learning_rates(optimizer):
     eps = 0.5
-    res = htb.tune_schedule(
+    res = _tune(
         jax.random.key(0), eps, _family(), _reference(), T, S,
         lam=jnp.array([0.0, 0.5, 1.0]), num_steps=6, optimizer=optimizer, tau=0.1,
     )
@@ -69,9 +72,9 @@ def test_every_iterate_is_admissible_even_with_huge_learning_rates(optimizer):
 def test_vmap_over_lam_equals_separate_runs():
     kwargs = dict(num_steps=8, tau=0.1, optimizer=optax.adam(0.1))
     lams = jnp.array([0.2, 0.9])
-    batched = htb.tune_schedule(jax.random.key(1), 1.0, _family(), _reference(), T, S, lam=lams, **kwargs)
+    batched = _tune(jax.random.key(1), 1.0, _family(), _reference(), T, S, lam=lams, **kwargs)
     for i, lam in enumerate(lams):
-        one = htb.tune_schedule(jax.random.key(1), 1.0, _family(), _reference(), T, S, lam=float(lam), **kwargs)
+        one = _tune(jax.random.key(1), 1.0, _family(), _reference(), T, S, lam=float(lam), **kwargs)
         assert one.alpha.shape == ()
         for field in ("alpha", "q", "objective", "alpha_trace", "worst_case", "reference"):
             np.testing.assert_allclose(getattr(batched, field)[i], getattr(one, field), rtol=1e-9)
@@ -81,7 +84,7 @@ def test_objective_trace_is_the_scalarised_proxy():
     # The recorded objective at the first iterate is lam log smax(R_f / U_f) + (1 - lam) log R_ref
     # of the Monte-Carlo proxy at the initial schedule, on the same seeds.
     eps, lam, sigma, tau = 1.0, 0.3, 0.05, 0.1
-    res = htb.tune_schedule(jax.random.key(2), eps, _family(), _reference(), T, S, lam=lam, num_steps=2,
+    res = _tune(jax.random.key(2), eps, _family(), _reference(), T, S, lam=lam, num_steps=2,
                             tau=tau, sigma=sigma, init_alpha=0.8, init_q=0.1)
     policy = htb.AdaRETC(eps=eps, alpha=res.alpha_trace[0], q=res.q_trace[0])
     fam = htb.regret_proxy(jax.random.key(2), policy, _family(), T, S, tau)
@@ -93,7 +96,7 @@ def test_objective_trace_is_the_scalarised_proxy():
 
 
 def test_descent_lowers_the_analytic_objective_and_q_can_be_frozen():
-    res = htb.tune_schedule(jax.random.key(0), 1.0, _family(), _reference(), 10**5, S, lam=0.5,
+    res = _tune(jax.random.key(0), 1.0, _family(), _reference(), 10**5, S, lam=0.5,
                             num_steps=40, proxy="analytic", tune_q=False, init_alpha=0.8, init_q=0.1)
     assert float(res.objective[-1]) < float(res.objective[0])
     np.testing.assert_allclose(res.q_trace, 0.1, rtol=1e-9)
@@ -114,7 +117,6 @@ def test_validation_errors():
         htb.tune_schedule(key, 1.0, fam, ref, T, S, proxy="exact")
 
 
-STATIC = ("eps", "horizon", "num_seeds", "num_steps", "optimizer", "tune_q", "proxy", "sampler")
 
 
 def test_callers_jit_once_and_new_values_do_not_retrace():
@@ -144,7 +146,7 @@ def test_smoothed_tuning_finds_the_simulated_grid_argmin():
     # alpha; Adam(0.1) from the middle with widths 0.05 -> 0.002.  A descent on the pathwise
     # proxy or at a fixed small width stops on the first tooth it meets.
     eps, lam, sigma, horizon = 1.0, 1.0, 0.05, T
-    res = htb.tune_schedule(jax.random.key(4), eps, _family(), _reference(), horizon, 16, lam=lam, sigma=sigma,
+    res = _tune(jax.random.key(4), eps, _family(), _reference(), horizon, 16, lam=lam, sigma=sigma,
                             num_steps=60, optimizer=optax.adam(0.1), init_q=0.0, tune_q=False,
                             proxy="smoothed", sampler="per_pull")
     lo = theory.balanced_alpha(eps)
