@@ -107,6 +107,25 @@ def uniform_from_bits(w: jax.Array) -> jax.Array:
     return jnp.where(w == 0, jnp.float32(2.0**-65), u)
 
 
+def two_sided_uniform(w: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Splits a word into a side and the small side of a float64 uniform, ``(U, 1 - U)`` both exact.
+
+    Args:
+      w: u64[...] random words.
+
+    Returns:
+      ``(upper, small)``: ``upper`` is bool[...] (the top bit, probability
+      1/2) and ``small = (w' + 1/2) 2^-64`` is f64[...] in ``(0, 1/2)`` from
+      the other 63 bits ``w'``.  The uniform is ``U = 1 - small`` where
+      ``upper``, else ``U = small``: uniform on ``(0, 1)`` up to ``2^-64``,
+      never 0 or 1, with whichever of ``U`` and ``1 - U`` is small at full
+      relative precision.
+    """
+    w = jnp.asarray(w, jnp.uint64)
+    small = (w & jnp.uint64(2**63 - 1)).astype(jnp.float64) * 2.0**-64 + 2.0**-65
+    return (w >> jnp.uint64(63)) == 1, small
+
+
 def signed_tail(w: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Splits a word into a side and a tail probability, for two-tailed laws.
 

@@ -44,11 +44,10 @@ _F64 = jnp.float64
 def _exponential(word: jax.Array) -> jax.Array:
     """``-log U`` for the uniform ``U`` of a 64-bit word, with full relative precision at both ends.
 
-    The top bit picks the side and the other 63 bits give ``s = (w' + 1/2) 2^-64`` in
-    ``(0, 1/2)``; ``U = 1 - s`` (``E = -log1p(-s)``, small) or ``U = s`` (``E = -log s``).
+    From :func:`~htb_jax._src.bits.two_sided_uniform`: ``s = (w' + 1/2) 2^-64`` in ``(0, 1/2)``;
+    ``U = 1 - s`` (``E = -log1p(-s)``, small) or ``U = s`` (``E = -log s``).
     """
-    small = (word & jnp.uint64(2**63 - 1)).astype(_F64) * 2.0**-64 + 2.0**-65
-    upper = (word >> jnp.uint64(63)) == 1
+    upper, small = bits_lib.two_sided_uniform(word)
     return jnp.where(upper, -jnp.log1p(-small), -jnp.log(small))
 
 

@@ -41,9 +41,9 @@ def words(seed_key: jax.Array, t: jax.Array, num: int) -> jax.Array:
 def uniforms(seed_key: jax.Array, t: jax.Array, num: int) -> tuple[jax.Array, jax.Array]:
     """Round ``t``'s uniforms as pairs ``(U, 1 - U)``, each with full relative precision.
 
-    The top bit of ``w_j`` picks the side and its other 63 bits give ``s =
-    (w' + 1/2) 2^-64`` in ``(0, 1/2)``; ``(U, 1 - U) = (s, 1 - s)`` or ``(1 -
-    s, s)``.  ``U`` is uniform on ``(0, 1)`` up to ``2^-64`` and never 0 or 1,
+    From each word ``w_j`` by :func:`~htb_jax._src.bits.two_sided_uniform`: the
+    top bit picks the side and the other 63 bits give ``s = (w' + 1/2) 2^-64``
+    in ``(0, 1/2)``; ``(U, 1 - U) = (s, 1 - s)`` or ``(1 - s, s)``.  ``U`` is uniform on ``(0, 1)`` up to ``2^-64`` and never 0 or 1,
     and both tails keep full relative precision (a heavy-tailed perturbation
     ``F^-1(U)`` computes from whichever of ``U``, ``1 - U`` is small).
 
@@ -55,7 +55,5 @@ def uniforms(seed_key: jax.Array, t: jax.Array, num: int) -> tuple[jax.Array, ja
     Returns:
       ``(u, v)``: f64[num] each, ``v = 1 - u`` (the smaller of the two exact).
     """
-    w = words(seed_key, t, num)
-    small = (w & jnp.uint64(2**63 - 1)).astype(jnp.float64) * 2.0**-64 + 2.0**-65
-    upper = (w >> jnp.uint64(63)) == 1
+    upper, small = bits_lib.two_sided_uniform(words(seed_key, t, num))
     return jnp.where(upper, 1.0 - small, small), jnp.where(upper, small, 1.0 - small)
