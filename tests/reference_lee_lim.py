@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from reference_policies import first_argmax
 from scipy import special
 
 
@@ -72,12 +73,6 @@ def median(law, shape=None, scale=1.0):
     return quantile(law, 0.5, 0.5, shape, scale)
 
 
-def _first_argmax(values):
-    best = 0
-    for i, v in enumerate(values):
-        if v > values[best]:
-            best = i
-    return best
 
 
 def lee_lim(rewards, horizon, kind, p, c, law=None, levels=None, shape=None, scale=1.0):
@@ -123,11 +118,11 @@ def lee_lim(rewards, horizon, kind, p, c, law=None, levels=None, shape=None, sca
                 index.append(estimates[a] + bonus)
                 at_median.append(estimates[a] + bonus0)
                 uncapped.append(estimates[a] + bonus1)
-            arm = _first_argmax(index)
+            arm = first_argmax(index)
             capped = any(len(seen[a]) >= horizon / k for a in range(k))
             stats["capped" if capped else "uncapped"] += 1
-            stats["decisive"] += arm != _first_argmax(at_median)
-            stats["cap_decisive"] += arm != _first_argmax(uncapped)
+            stats["decisive"] += arm != first_argmax(at_median)
+            stats["cap_decisive"] += arm != first_argmax(uncapped)
         seen[arm].append(float(rewards[arm][len(seen[arm])]))
         estimates[arm] = p_robust(seen[arm], p, estimator_scale)
         arms.append(arm)

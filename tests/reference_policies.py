@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 
-def _first_argmax(values):
+def first_argmax(values):
+    """Index of the first maximum (ties to the lowest index)."""
     best = 0
     for i, v in enumerate(values):
         if v > values[best]:
@@ -46,7 +47,7 @@ def ucb1(rewards, horizon):
         index = [
             math.inf if n[i] == 0 else sums[i] / n[i] + math.sqrt(2 * math.log(t) / n[i]) for i in range(k)
         ]
-        arm = _first_argmax(index)
+        arm = first_argmax(index)
         sums[arm] += float(rewards[arm][n[arm]])
         n[arm] += 1
         arms.append(arm)
@@ -84,7 +85,7 @@ def robust_ucb(rewards, horizon, eps, scale, estimator):
                 a = math.sqrt(2 * big_l / (s * (scale + 2 * scale * big_l / (s - 2 * big_l))))
                 mean = _catoni_root(x, a)
                 index.append(mean + 2 * math.sqrt(scale * big_l / s))
-        arm = _first_argmax(index)
+        arm = first_argmax(index)
         seen[arm].append(float(rewards[arm][len(seen[arm])]))
         arms.append(arm)
     return arms
@@ -127,7 +128,7 @@ def force_mom(rewards, horizon, rho):
             estimates[arm] = _median_of_means_f32(forced[arm], q)
             done += 1
         else:
-            arm = _first_argmax(estimates)
+            arm = first_argmax(estimates)
         pulls[arm] += 1
         arms.append(arm)
     return arms, done
@@ -150,7 +151,7 @@ def explore_then_commit(rewards, horizon, eps, alpha, q, mean_only=False, first_
                 for i in range(k):
                     x = [float(v) for v in rewards[i][start[i]:start[i] + count[i]]]
                     estimates.append(_median_of_means_f32(x, 1 if mean_only else blocks))
-                committed = _first_argmax(estimates)
+                committed = first_argmax(estimates)
             arm = committed
         arms.append(arm)
     return arms, committed

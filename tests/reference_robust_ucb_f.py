@@ -8,13 +8,7 @@ from __future__ import annotations
 
 import math
 
-
-def _first_argmax(values):
-    best = 0
-    for i, v in enumerate(values):
-        if v > values[best]:
-            best = i
-    return best
+from reference_policies import first_argmax
 
 
 def reference(
@@ -62,7 +56,7 @@ def reference(
                 else:
                     width = (1 / math.log(f) if constant else 0.0) + 16 * f * math.log(t) / n
                 index.append(estimates[i] + width)
-            arm = _first_argmax(index)
+            arm = first_argmax(index)
         x = float(rewards[arm][len(seen[arm])])
         seen[arm].append(x)
         if estimator == "mean":
