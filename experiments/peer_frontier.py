@@ -52,6 +52,7 @@ import numpy as np
 
 import htb_jax as htb
 from htb_jax._src import frontier, sweep
+from htb_jax._src.rounding import log_spaced_rounds
 
 OUT = pathlib.Path(__file__).resolve().parent / "peer_frontier"
 EPS = (1.0, 0.5)
@@ -153,6 +154,11 @@ def family_instances(variant: str):
     return dataclasses.replace(instances, low=instances.low - shift, high=instances.high - shift)
 
 
+def checkpoint_rounds(horizon: int) -> np.ndarray:
+    """i64[CHECKPOINTS]: the rounds at which ``simulate`` records an anytime run to ``horizon``."""
+    return np.asarray(log_spaced_rounds(jnp.int64(horizon), CHECKPOINTS))
+
+
 def _run_anytime(policy, instances, horizon, seeds, chunk):
     """Regret f64[F + 1, C, S] at the checkpoints of one run to ``horizon``."""
     parts = []
@@ -199,26 +205,26 @@ def run_entry(entry: Entry, eps, variant: str, horizons: np.ndarray, seeds: int)
         regret = _run_anytime(entry.make(eps), instances, int(horizons[-1]), seeds, chunk)
     else:
         return _run_horizons(entry.make(eps), instances, entry_horizons(entry, horizons), seeds, chunk)
-    checkpoints = np.asarray(htb.simulate(jax.random.key(0), htb.UCB1(), instances, int(horizons[-1]), 1,
-                                          num_checkpoints=CHECKPOINTS).checkpoints[0, 0])
-    return regret[:, np.searchsorted(checkpoints, horizons)]
+    return regret[:, np.searchsorted(checkpoint_rounds(int(horizons[-1])), horizons)]
 
 
-def _stored(name: str, eps, variant: str, horizons: np.ndarray, seeds: int, compute) -> np.ndarray:
+def _stored(name: str, eps, variant: str, horizons: np.ndarray, seeds: int, compute) -> tuple[np.ndarray, float]:
+    """``(regret, seconds)``: the stored run of these settings, else ``compute()`` timed and stored."""
     tag = f"{name}|{eps}|{variant}|{horizons.tolist()}|{seeds}|{SPIKE_PROBS}|{FIXED_SPIKE}"
     safe = "".join(ch if ch.isalnum() else "_" for ch in f"{name}_{eps}_{variant}")
     path = OUT / "runs" / f"{safe}.npz"
     if path.exists():
         with np.load(path) as data:
             if str(data["tag"]) == tag:
-                return data["regret"]
+                return data["regret"], float(data["seconds"])
     started = time.perf_counter()
     regret = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
-    np.savez(tmp, regret=regret, tag=tag, seconds=time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    np.savez(tmp, regret=regret, tag=tag, seconds=seconds)
     tmp.replace(path)
-    return regret
+    return regret, seconds
 
 
 def fit_row(entry: Entry, eps: float, variant: str, regret: np.ndarray, horizons: np.ndarray,
@@ -230,13 +236,12 @@ def fit_row(entry: Entry, eps: float, variant: str, regret: np.ndarray, horizons
     d = htb.fit_worst_case_exponent(t, np.moveaxis(regret[:members], 0, 1), scale[:members])
     c = htb.fit_exponent(t, regret[-1])
     d_claim, c_claim = entry.claim(eps)
-    worst = np.max(regret[:members, -1].mean(-1) / scale[:members])
+    normalized = regret[:members, -1].mean(-1) / scale[:members]  # R_T / U_eps at the largest T
     return dict(
         policy=entry.name, knows=entry.knows, eps=eps, variant=variant,
         d=d.slope, d_low=d.low, d_high=d.high, d_claim=d_claim,
         c=c.slope, c_low=c.low, c_high=c.high, c_claim=c_claim,
-        worst_member=SPIKE_PROBS[int(np.argmax(regret[:members, -1].mean(-1) / scale[:members]))],
-        worst_normalized=worst, fixed_regret=float(regret[-1, -1].mean()),
+        worst_member=SPIKE_PROBS[int(np.argmax(normalized))], worst_normalized=float(np.max(normalized)), fixed_regret=float(regret[-1, -1].mean()),
         off_frontier=c.slope + d.slope * (1 + eps) / eps - (1 + eps) / eps, seconds=seconds,
     )
 
@@ -306,8 +311,7 @@ def main() -> None:
     parser.add_argument("--fit-from", type=int, default=500)
     parser.add_argument("--only", default=None, help="run only the policies whose name contains this")
     args = parser.parse_args()
-    checkpoints = np.asarray(htb.simulate(jax.random.key(0), htb.UCB1(), family_instances(VARIANTS[0]),
-                                          args.horizon, 1, num_checkpoints=CHECKPOINTS).checkpoints[0, 0])
+    checkpoints = checkpoint_rounds(args.horizon)
     horizons = np.unique(checkpoints[checkpoints >= args.fit_from])
     rows = []
     started = time.perf_counter()
@@ -319,10 +323,9 @@ def main() -> None:
             assumed = EPS if entry.needs_eps else (None,)
             for eps_assumed in assumed:
                 print(f"{entry.name}, {variant}, eps={eps_assumed}", file=sys.stderr)
-                t0 = time.perf_counter()
-                regret = _stored(entry.name, eps_assumed, variant, horizons, seeds,
-                                 lambda e=entry, a=eps_assumed, v=variant, s=seeds: run_entry(e, a, v, horizons, s))
-                seconds = time.perf_counter() - t0
+                regret, seconds = _stored(
+                    entry.name, eps_assumed, variant, horizons, seeds,
+                    lambda e=entry, a=eps_assumed, v=variant, s=seeds: run_entry(e, a, v, horizons, s))
                 for eps in (EPS if eps_assumed is None else (eps_assumed,)):
                     rows.append(fit_row(entry, eps, variant, regret, entry_horizons(entry, horizons), seconds)
                                 | {"seeds": regret.shape[-1], "horizons": len(entry_horizons(entry, horizons))})
