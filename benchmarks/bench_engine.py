@@ -116,34 +116,37 @@ def forced_devices_rate(seeds: int, horizon: int) -> tuple[float, int] | None:
     return result["rate"], result["devices"]
 
 
+_draw_rounds = jax.jit(jax.vmap(round_stream.uniforms, in_axes=(None, 0, None)), static_argnums=2)
+
+
 def _levels(seed_key, horizon: int):
     """The round stream's ``(U, 1 - U)`` of rounds ``1..horizon`` as lists of Python float pairs."""
-    draw = jax.jit(jax.vmap(round_stream.uniforms, in_axes=(None, 0, None)), static_argnums=2)
-    u, v = (np.asarray(a).tolist() for a in draw(seed_key, np.arange(1, horizon + 1), K))
+    u, v = (np.asarray(a).tolist() for a in _draw_rounds(seed_key, np.arange(1, horizon + 1), K))
     return list(zip(u, v, strict=True))
 
 
 def every_policy():
-    """``name -> (policy, loop)``: ``loop(rewards, horizon, seed_key)`` plays the policy in Python floats."""
+    """``name -> (policy, loop)``: ``loop(rewards, horizon, levels)`` plays the policy in Python floats
+    (``levels``: the round stream's draws of the seed, for the randomised policies)."""
     r = reference_policies
     return {
-        "UCB1": (htb.UCB1(), lambda x, h, key: r.ucb1(x, h)),
+        "UCB1": (htb.UCB1(), lambda x, h, levels: r.ucb1(x, h)),
         "Robust UCB (MoM)": (htb.RobustUCB(1.0, v=SCALE**2, estimator="mom"),
-                             lambda x, h, key: r.robust_ucb(x, h, 1.0, SCALE**2, "mom")),
+                             lambda x, h, levels: r.robust_ucb(x, h, 1.0, SCALE**2, "mom")),
         "Robust UCB (trunc.)": (htb.RobustUCB(1.0, u=1.0 + SCALE**2, estimator="truncated"),
-                                lambda x, h, key: r.robust_ucb(x, h, 1.0, 1.0 + SCALE**2, "truncated")),
-        "ForceMoM": (htb.ForceMoM(rho=2 / 3), lambda x, h, key: r.force_mom(x, h, 2 / 3)[0]),
-        "AdaR-UCB": (htb.AdaRUCB(), lambda x, h, key: reference_adar_ucb.adar_ucb(x, h)[0]),
+                                lambda x, h, levels: r.robust_ucb(x, h, 1.0, 1.0 + SCALE**2, "truncated")),
+        "ForceMoM": (htb.ForceMoM(rho=2 / 3), lambda x, h, levels: r.force_mom(x, h, 2 / 3)[0]),
+        "AdaR-UCB": (htb.AdaRUCB(), lambda x, h, levels: reference_adar_ucb.adar_ucb(x, h)[0]),
         "R-UCB (mean)": (htb.RobustUCBf(kind="R-UCB", estimator="mean", m=2.1, a=0.0),
-                         lambda x, h, key: reference_robust_ucb_f.reference(x, h, "R-UCB", "mean", 2.1, 0.0)[0]),
+                         lambda x, h, levels: reference_robust_ucb_f.reference(x, h, "R-UCB", "mean", 2.1, 0.0)[0]),
         "R-UCB-G (trunc.)": (htb.RobustUCBf(kind="R-UCB-G", estimator="truncated", m=1.0, a=2.0),
-                             lambda x, h, key: reference_robust_ucb_f.reference(x, h, "R-UCB-G", "truncated",
+                             lambda x, h, levels: reference_robust_ucb_f.reference(x, h, "R-UCB-G", "truncated",
                                                                                 1.0, 2.0)[0]),
-        "APE2 (p=2)": (htb.APE2(p=2.0), lambda x, h, key: reference_lee_lim.lee_lim(
-            x, h, "ape2", 2.0, 1.0, "frechet", _levels(key, h))[0]),
-        "MR-UCB (p=2)": (htb.MRUCB(p=2.0), lambda x, h, key: reference_lee_lim.lee_lim(x, h, "mr_ucb", 2.0, 1.0)[0]),
-        "MR-APE (p=2)": (htb.MRAPE(p=2.0), lambda x, h, key: reference_lee_lim.lee_lim(
-            x, h, "mr_ape", 2.0, 1.0, "uniform", _levels(key, h))[0]),
+        "APE2 (p=2)": (htb.APE2(p=2.0), lambda x, h, levels: reference_lee_lim.lee_lim(
+            x, h, "ape2", 2.0, 1.0, "frechet", levels)[0]),
+        "MR-UCB (p=2)": (htb.MRUCB(p=2.0), lambda x, h, levels: reference_lee_lim.lee_lim(x, h, "mr_ucb", 2.0, 1.0)[0]),
+        "MR-APE (p=2)": (htb.MRAPE(p=2.0), lambda x, h, levels: reference_lee_lim.lee_lim(
+            x, h, "mr_ape", 2.0, 1.0, "uniform", levels)[0]),
     }
 
 
@@ -153,12 +156,13 @@ def policy_rates(horizon: int = 2000, seeds: int = 64, loop_seeds: int = 1, repe
     key = jax.random.key(7)
     seed_keys = htb.seed_keys(key, loop_seeds)
     tables = [np.asarray(htb.reward_table(seed_keys[s], nu, horizon)).tolist() for s in range(loop_seeds)]
+    levels = [_levels(seed_keys[s], horizon) for s in range(loop_seeds)]  # inputs, drawn outside the timing
     rows = []
     for name, (policy, loop) in every_policy().items():
         rate, _ = engine_rate(policy, seeds, horizon, repeats)
         engine_arms = np.asarray(htb.simulate(key, policy, nu, horizon, loop_seeds, record_arms=True).arms)
         start = time.perf_counter()
-        loop_arms = [loop(tables[s], horizon, seed_keys[s]) for s in range(loop_seeds)]
+        loop_arms = [loop(tables[s], horizon, levels[s]) for s in range(loop_seeds)]
         loop_rate_ = loop_seeds * horizon / (time.perf_counter() - start)
         same = all(np.array_equal(engine_arms[s], loop_arms[s]) for s in range(loop_seeds))
         rows.append(dict(name=name, engine=rate, loop=loop_rate_, same_arms=same))
