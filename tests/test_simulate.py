@@ -59,11 +59,15 @@ def test_exploring_the_whole_horizon_never_commits():
 
 
 def test_run_on_rewards_jit_equals_eager():
+    # T = 10^5, alpha = 2/3: L = 3013 < T and B_T = 286, so the run commits after blocks of 3
+    # pulls (a horizon where L = T would never reach the Median-of-Means or the commit).
     table, means = _tables()["student"]
-    policy = htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0)
-    compiled = htb.run_on_rewards(policy, jnp.asarray(table, jnp.float32), jnp.asarray(means), 400)
+    policy = htb.AdaRETC(eps=1.0, alpha=2 / 3, q=0.0)
+    compiled = htb.run_on_rewards(policy, jnp.asarray(table, jnp.float32), jnp.asarray(means), 10**5)
     with jax.disable_jit():
-        eager = htb.run_on_rewards(policy, jnp.asarray(table, jnp.float32), jnp.asarray(means), 400)
+        eager = htb.run_on_rewards(policy, jnp.asarray(table, jnp.float32), jnp.asarray(means), 10**5)
+    assert int(compiled.exploration) == 3013 and int(compiled.committed) == 1
+    assert schedule_reference(K, 10**5, 1.0, 2 / 3, 0.0) == (286, 3013)
     for field in ("regret", "pulls", "committed", "estimates"):
         np.testing.assert_array_equal(getattr(compiled, field), getattr(eager, field))
 
