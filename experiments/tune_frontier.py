@@ -33,11 +33,17 @@ common-random-number central differences of ``simulate`` at ``h`` in
 {1e-3, 1e-2}, on Student-t(2.4), Pareto(1.5) and two-point instances),
 ``tuned_vs_grid.csv`` (the tuned alpha against the argmin of the same
 objective computed by ``simulate`` on a grid, ``T = 10^4 .. 10^7``),
-``alpha_vs_T.png`` and ``smoothed.md``.
+``alpha_vs_T.png`` and ``smoothed.md``.  ``--balanced`` does the tuning part at ``lam =
+alpha*(1)`` (``tuned_vs_grid_balanced.csv``, ``alpha_vs_T_balanced.png``, ``balanced.md``);
+``--trend`` at weights just above it, ``T = 10^4 .. 10^18``, on a family reaching spike
+probability 1e-16, with the finite-T indifference weight ``lam_T`` measured at each ``T``
+(``tuned_vs_grid_trend.csv``, ``alpha_vs_T_trend.png``, ``trend.md``).
 
     python experiments/tune_frontier.py             # both parts
     python experiments/tune_frontier.py --smoothed  # the smoothed proxy only
     python experiments/tune_frontier.py --balanced  # tuned alpha against T at lam = alpha*(1)
+    python experiments/tune_frontier.py --trend     # tuned alpha against T = 1e4..1e18 near lam_bal
+    python experiments/tune_frontier.py --smoothed --tuning-only  # re-run the tuning, keep gradients.csv
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ import optax
 
 import htb_jax as htb
 from htb_jax import theory
-from htb_jax._src import frontier, proxy
+from htb_jax._src import frontier, proxy, tuning
 
 ROOT = pathlib.Path(__file__).resolve().parent
 OUT = ROOT / "tune_frontier"
@@ -319,32 +325,44 @@ def gradient_agreement() -> list[dict]:
 TUNE_HORIZONS = (10**4, 10**5, 10**6, 10**7)
 TUNE_SEEDS = 256
 TUNE_LAMS = (1.0, 0.9)
+GRID_ALPHAS = 200
+# The trend part: Theorem 1's family down to spike probability 1e-16 (the hardest member at T = 10^18
+# and alpha*(1) has a spike probability near 1e-9), horizons to 10^18, weights just above lam_bal.
+TREND_SPIKES = htb.powers_of_ten(-16.0, -0.3, 0.25) + (0.5,)
+TREND_HORIZONS = (10**4, 10**5, 10**6, 10**8, 10**10, 10**12, 10**15, 10**18)
+TREND_LAMS = (0.68, 0.70, 0.72)
+TREND_SEEDS = 64
 
 
-def tuned_against_grid(lams=TUNE_LAMS) -> list[dict]:
-    """Tuned alpha (smoothed proxy, q = 0, order-statistic sampler) against simulate's grid argmin."""
+def tuned_against_grid(lams=TUNE_LAMS, spikes=SPIKES, horizons=TUNE_HORIZONS, seeds=TUNE_SEEDS) -> list[dict]:
+    """Tuned alpha (smoothed proxy, q = 0, order-statistic sampler) against simulate's grid argmin.
+
+    Each row also has the finite-T indifference weight ``lam_T = s_R / (s_R - s_W)`` from the
+    least-squares slopes of ``simulate``'s two objective terms in ``log L`` over the grid."""
     key = jax.random.key(KEY)
     eps = 1.0
-    family = htb.lower_bound_pair(2, 1.0, jnp.asarray(SPIKES))[1]
+    family = htb.lower_bound_pair(2, 1.0, jnp.asarray(spikes))[1]
     reference = htb.lower_bound_pair(2, 1.0, FIXED_SPIKE)[1]
     scale = np.asarray(htb.intrinsic_scale(family, eps))
     lo = theory.balanced_alpha(eps)
-    grid = lo + (1 - lo) * np.linspace(0.0, 0.995, 200)
+    grid = lo + (1 - lo) * np.linspace(0.0, 0.995, GRID_ALPHAS)
     run = jax.jit(htb.tune_schedule, static_argnames=("eps", "horizon", "num_seeds", "num_steps", "optimizer",
                                                          "tune_q", "proxy", "sampler"))
     rows = []
-    for horizon in TUNE_HORIZONS:
+    for horizon in horizons:
         started = time.perf_counter()
-        res = [run(key, eps=eps, family=family, reference=reference, horizon=horizon, num_seeds=TUNE_SEEDS,
+        res = [run(key, eps=eps, family=family, reference=reference, horizon=horizon, num_seeds=seeds,
                    lam=jnp.asarray(lams), sigma=SIGMA, num_steps=STEPS, optimizer=optax.adam(0.1),
                    init_alpha=lo + (1 - lo) * start, init_q=0.0, tune_q=False, proxy="smoothed")
                for start in STARTS]
         seconds = time.perf_counter() - started
         policy = htb.AdaRETC(eps=eps, alpha=grid, q=0.0)
-        fam = np.asarray(htb.simulate(key, policy, family, horizon, TUNE_SEEDS).regret)  # [G, F, S]
-        ref = np.asarray(htb.simulate(key, policy, reference, horizon, TUNE_SEEDS).regret)  # [G, S]
-        log_w = SIGMA * np.log(np.sum(np.exp(np.log(fam.mean(-1) / scale) / SIGMA), axis=-1))
+        fam = np.asarray(htb.simulate(key, policy, family, horizon, seeds).regret)  # [G, F, S]
+        ref = np.asarray(htb.simulate(key, policy, reference, horizon, seeds).regret)  # [G, S]
+        log_w = np.asarray(tuning.smooth_max_log(jnp.log(fam.mean(-1) / scale), SIGMA))
         log_r = np.log(ref.mean(-1))
+        log_l = np.log(np.asarray(policy.exploration_length(2, horizon), np.float64))
+        slope_w, slope_r = np.polyfit(log_l, log_w, 1)[0], np.polyfit(log_l, log_r, 1)[0]
         for i, lam in enumerate(lams):
             objective = lam * log_w + (1 - lam) * log_r
             finals = [float(np.min(np.asarray(r.objective[i]))) for r in res]
@@ -352,20 +370,20 @@ def tuned_against_grid(lams=TUNE_LAMS) -> list[dict]:
             best = int(np.argmin(objective))
             # standard error of the grid objective at its argmin (delta method on the worst member)
             f_star = int(np.argmax(fam[best].mean(-1) / scale))
-            se = lam * fam[best, f_star].std(ddof=1) / np.sqrt(TUNE_SEEDS) / fam[best, f_star].mean()
+            se = lam * fam[best, f_star].std(ddof=1) / np.sqrt(seeds) / fam[best, f_star].mean()
             tuned = float(res[pick].alpha[i])
-            near = np.abs(grid - tuned) <= 1.5 * (grid[1] - grid[0])
             rows.append(dict(
                 T=horizon, lam=lam, tuned_alpha=tuned, tuned_objective=finals[pick], grid_alpha=float(grid[best]),
                 grid_objective=float(objective[best]), grid_step=float(grid[1] - grid[0]), objective_stderr=float(se),
-                grid_objective_near_tuned=float(np.min(objective[near])) if near.any() else float("nan"),
-                alpha_star=lo, seconds=seconds,
+                grid_steps_off=float((tuned - grid[best]) / (grid[1] - grid[0])),
+                slope_log_w=float(slope_w), slope_log_r=float(slope_r),
+                lam_t=float(slope_r / (slope_r - slope_w)), alpha_star=lo, seconds=seconds,
             ))
         print(f"T={horizon:.0e}: {seconds:.0f} s", flush=True)
     return rows
 
 
-def plot_alpha_vs_t(rows, path, lams=TUNE_LAMS):
+def plot_alpha_vs_t(rows, path, lams=TUNE_LAMS, seeds=TUNE_SEEDS):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -381,7 +399,7 @@ def plot_alpha_vs_t(rows, path, lams=TUNE_LAMS):
     ax.set_xscale("log")
     ax.set_xlabel("T")
     ax.set_ylabel("alpha")
-    ax.set_title(f"smoothed proxy, eps = 1, K = 2, {TUNE_SEEDS} seeds, q = 0", fontsize=9)
+    ax.set_title(f"smoothed proxy, eps = 1, K = 2, {seeds} seeds, q = 0", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
@@ -407,27 +425,37 @@ def smoothed_md(grad_rows, tune_rows, seconds) -> str:
         "",
         f"tune_schedule(proxy='smoothed') against the argmin of the same objective computed by simulate on 200 "
         f"alphas (Theorem 1's family, spikes as above, reference spike {FIXED_SPIKE}, eps = 1, q = 0, "
-        f"{TUNE_SEEDS} seeds, Adam(0.1) x {STEPS} steps from two starts, widths 0.05 -> 0.002):",
+        f"{TUNE_SEEDS} seeds, Adam(0.1) x {STEPS} steps from two starts, widths 0.05 -> 0.002; 'off': "
+        "(tuned - grid argmin) / grid step):",
         "",
-        "| T | lam | tuned alpha | grid argmin | grid step | J tuned (exact) | J grid min | J std. err. "
+        "| T | lam | tuned alpha | grid argmin | off | J tuned (exact) | J grid min | J std. err. "
         "| alpha*(1) | seconds |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in tune_rows:
         out.append(
-            f"| {r['T']:.0e} | {r['lam']:g} | {r['tuned_alpha']:.4f} | {r['grid_alpha']:.4f} | {r['grid_step']:.4f} "
-            f"| {r['tuned_objective']:.4f} | {r['grid_objective']:.4f} | {r['objective_stderr']:.4f} "
-            f"| {r['alpha_star']:.4f} | {r['seconds']:.0f} |"
+            f"| {r['T']:.0e} | {r['lam']:g} | {r['tuned_alpha']:.4f} | {r['grid_alpha']:.4f} "
+            f"| {r['grid_steps_off']:+.1f} | {r['tuned_objective']:.4f} | {r['grid_objective']:.4f} "
+            f"| {r['objective_stderr']:.4f} | {r['alpha_star']:.4f} | {r['seconds']:.0f} |"
         )
     out += ["", f"Wall time of this part: {seconds:.0f} s."]
     return "\n".join(out)
 
 
-def smoothed_main() -> None:
+def read_csv(path) -> list[dict]:
+    with open(path, newline="") as f:
+        return [{k: (v if k == "instance" else float(v)) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def smoothed_main(tuning_only: bool = False) -> None:
+    """``tuning_only``: the gradient table is read back from ``gradients.csv`` (its run is unchanged)."""
     started = time.perf_counter()
     OUT.mkdir(exist_ok=True)
-    grad_rows = gradient_agreement()
-    write_csv(grad_rows, OUT / "gradients.csv")
+    if tuning_only:
+        grad_rows = read_csv(OUT / "gradients.csv")
+    else:
+        grad_rows = gradient_agreement()
+        write_csv(grad_rows, OUT / "gradients.csv")
     tune_rows = tuned_against_grid()
     write_csv(tune_rows, OUT / "tuned_vs_grid.csv")
     plot_alpha_vs_t(tune_rows, OUT / "alpha_vs_T.png")
@@ -450,11 +478,86 @@ def balanced_main() -> None:
     print(text)
 
 
+def plot_trend(rows, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.0))
+    first = [r for r in rows if r["lam"] == TREND_LAMS[0]]
+    horizons = [r["T"] for r in first]
+    left.plot(horizons, [r["lam_t"] for r in first], "ko-", label="lam_T: finite-T indifference weight (simulate)")
+    left.axhline(theory.balanced_alpha(1.0), color="r", ls="--", lw=1, label="lam_bal = alpha*(1) = 2/3")
+    for lam, color in zip(TREND_LAMS, ("C0", "C1", "C2"), strict=True):
+        left.axhline(lam, color=color, ls=":", lw=1, label=f"lam = {lam:g}")
+    left.set_xscale("log")
+    left.set_xlabel("T")
+    left.set_ylabel("weight")
+    left.set_ylim(0.6, 1.0)
+    left.legend(fontsize=7)
+    for lam, color in zip(TREND_LAMS, ("C0", "C1", "C2"), strict=True):
+        mine = [r for r in rows if r["lam"] == lam]
+        right.plot([r["T"] for r in mine], [r["tuned_alpha"] for r in mine], "o-", color=color,
+                   label=f"tuned, lam = {lam:g}")
+        right.plot([r["T"] for r in mine], [r["grid_alpha"] for r in mine], "s", mfc="none", ms=10, color=color,
+                   label=f"simulate grid argmin, lam = {lam:g}")
+    right.axhline(theory.balanced_alpha(1.0), color="r", ls="--", lw=1, label="alpha*(1) = 2/3")
+    right.set_xscale("log")
+    right.set_xlabel("T")
+    right.set_ylabel("alpha")
+    right.legend(fontsize=7)
+    fig.suptitle(f"eps = 1, K = 2, Theorem 1's family (spikes 1e-16..0.5), {TREND_SEEDS} seeds, q = 0", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def trend_md(rows, seconds) -> str:
+    out = [
+        f"The tuned alpha against T = 1e4..1e18 (smoothed proxy, Theorem 1's family with {len(TREND_SPIKES)} spike "
+        f"probabilities 1e-16..0.5, reference spike {FIXED_SPIKE}, eps = 1, q = 0, {TREND_SEEDS} seeds, "
+        f"order-statistic sampler, Adam(0.1) x {STEPS} steps from two starts, widths 0.05 -> 0.002) against "
+        f"simulate's argmin on {GRID_ALPHAS} alphas; s_W, s_R: "
+        "least-squares slopes of simulate's log W and log R_ref in log L over the grid; lam_T = s_R / (s_R - s_W), "
+        "the weight at which the objective is flat in log L (alpha*(1) = lam_bal = 2/3):",
+        "",
+        "| T | s_W (theory -1/2) | s_R | lam_T | lam | tuned alpha | grid argmin | off | J tuned (exact) "
+        "| J grid min | seconds |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        out.append(
+            f"| {r['T']:.0e} | {r['slope_log_w']:.3f} | {r['slope_log_r']:.3f} | {r['lam_t']:.3f} | {r['lam']:g} "
+            f"| {r['tuned_alpha']:.4f} | {r['grid_alpha']:.4f} | {r['grid_steps_off']:+.1f} "
+            f"| {r['tuned_objective']:.4f} | {r['grid_objective']:.4f} | {r['seconds']:.0f} |"
+        )
+    out += ["", f"Wall time: {seconds:.0f} s."]
+    return "\n".join(out)
+
+
+def trend_main() -> None:
+    """The tuned alpha against T = 1e4..1e18 at weights just above lam_bal = alpha*(1): the optimum leaves
+    the minimal-exploration corner for alpha*(1) once the finite-T indifference weight lam_T falls
+    below lam, and lam_T -> lam_bal as T grows (Section 5)."""
+    started = time.perf_counter()
+    OUT.mkdir(exist_ok=True)
+    rows = tuned_against_grid(TREND_LAMS, TREND_SPIKES, TREND_HORIZONS, TREND_SEEDS)
+    write_csv(rows, OUT / "tuned_vs_grid_trend.csv")
+    plot_trend(rows, OUT / "alpha_vs_T_trend.png")
+    text = trend_md(rows, time.perf_counter() - started)
+    (OUT / "trend.md").write_text(text + "\n")
+    print(text)
+
+
 def main() -> None:
     import sys
 
     if "--smoothed" in sys.argv:
-        smoothed_main()
+        smoothed_main(tuning_only="--tuning-only" in sys.argv)
+        return
+    if "--trend" in sys.argv:
+        trend_main()
         return
     if "--balanced" in sys.argv:
         balanced_main()
