@@ -383,7 +383,7 @@ def tuned_against_grid(lams=TUNE_LAMS, spikes=SPIKES, horizons=TUNE_HORIZONS, se
     return rows
 
 
-def plot_alpha_vs_t(rows, path, lams=TUNE_LAMS, seeds=TUNE_SEEDS):
+def plot_alpha_vs_t(rows, path, lams=TUNE_LAMS):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -399,7 +399,7 @@ def plot_alpha_vs_t(rows, path, lams=TUNE_LAMS, seeds=TUNE_SEEDS):
     ax.set_xscale("log")
     ax.set_xlabel("T")
     ax.set_ylabel("alpha")
-    ax.set_title(f"smoothed proxy, eps = 1, K = 2, {seeds} seeds, q = 0", fontsize=9)
+    ax.set_title(f"smoothed proxy, eps = 1, K = 2, {TUNE_SEEDS} seeds, q = 0", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
@@ -485,18 +485,19 @@ def plot_trend(rows, path) -> None:
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.0))
+    colors = [f"C{i}" for i in range(len(TREND_LAMS))]
     first = [r for r in rows if r["lam"] == TREND_LAMS[0]]
     horizons = [r["T"] for r in first]
     left.plot(horizons, [r["lam_t"] for r in first], "ko-", label="lam_T: finite-T indifference weight (simulate)")
     left.axhline(theory.balanced_alpha(1.0), color="r", ls="--", lw=1, label="lam_bal = alpha*(1) = 2/3")
-    for lam, color in zip(TREND_LAMS, ("C0", "C1", "C2"), strict=True):
+    for lam, color in zip(TREND_LAMS, colors, strict=True):
         left.axhline(lam, color=color, ls=":", lw=1, label=f"lam = {lam:g}")
     left.set_xscale("log")
     left.set_xlabel("T")
     left.set_ylabel("weight")
     left.set_ylim(0.6, 1.0)
     left.legend(fontsize=7)
-    for lam, color in zip(TREND_LAMS, ("C0", "C1", "C2"), strict=True):
+    for lam, color in zip(TREND_LAMS, colors, strict=True):
         mine = [r for r in rows if r["lam"] == lam]
         right.plot([r["T"] for r in mine], [r["tuned_alpha"] for r in mine], "o-", color=color,
                    label=f"tuned, lam = {lam:g}")
