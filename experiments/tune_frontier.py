@@ -49,6 +49,7 @@ probability 1e-16, with the finite-T indifference weight ``lam_T`` measured at e
 from __future__ import annotations
 
 import csv
+import math
 import pathlib
 import time
 
@@ -533,7 +534,19 @@ def trend_md(rows, seconds) -> str:
             f"| {r['tuned_alpha']:.4f} | {r['grid_alpha']:.4f} | {r['grid_steps_off']:+.1f} "
             f"| {r['tuned_objective']:.4f} | {r['grid_objective']:.4f} | {r['seconds']:.0f} |"
         )
-    out += ["", f"Wall time: {seconds:.0f} s."]
+    first = [r for r in rows if r["lam"] == rows[0]["lam"]]
+    exponents = [f"1e{round(math.log10(r['T']))}" for r in first]
+    out += [
+        "",
+        "The finite-T slopes against T:",
+        "",
+        "| T | " + " | ".join(exponents) + " |",
+        "|---|" + "---:|" * len(first),
+        "| slope of log W (theory -1/2) | " + " | ".join(f"{r['slope_log_w']:.3f}" for r in first) + " |",
+        "| lam_T | " + " | ".join(f"{r['lam_t']:.3f}" for r in first) + " |",
+        "",
+        f"Wall time: {seconds:.0f} s.",
+    ]
     return "\n".join(out)
 
 
