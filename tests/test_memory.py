@@ -31,15 +31,15 @@ def _tight_budget(plan: htb.MemoryPlan, chunk: int) -> int:
 @pytest.mark.parametrize("name", ["fast path, per-pull", "engine"])
 def test_any_budget_gives_bitwise_the_default_results(name):
     policy, instance = _cases()[name]
-    key, one = jax.random.key(5), jax.devices()[:1]
-    default = htb.simulate(key, policy, instance, HORIZONS, SEEDS, devices=one)
-    plan = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one)
+    key, one = jax.random.key(5), dict(devices=jax.devices()[:1], threads=1)
+    default = htb.simulate(key, policy, instance, HORIZONS, SEEDS, **one)
+    plan = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, **one)
     assert plan.seed_chunk == SEEDS and plan.num_chunks == 1
     budget = _tight_budget(plan, 2)
-    tight = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one, memory_budget=budget)
+    tight = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, **one, memory_budget=budget)
     assert (tight.seed_chunk, tight.num_chunks) == (2, 4)  # 7 seeds: 4 chunks, the last padded
     assert tight.estimated_peak <= budget
-    chunked = htb.simulate(key, policy, instance, HORIZONS, SEEDS, devices=one, memory_budget=budget)
+    chunked = htb.simulate(key, policy, instance, HORIZONS, SEEDS, **one, memory_budget=budget)
     for field in FIELDS:
         np.testing.assert_array_equal(getattr(chunked, field), getattr(default, field), err_msg=field)
 
@@ -49,15 +49,57 @@ def test_measured_peak_of_the_chosen_chunk_is_within_the_budget(name):
     # The compiled program's own memory_analysis (temp + outputs + arguments) against the budget,
     # at a budget tight enough to force chunks of 3 seeds.
     policy, instance = _cases()[name]
-    key, one = jax.random.key(5), jax.devices()[:1]
-    plan = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one)
+    key, one = jax.random.key(5), dict(devices=jax.devices()[:1], threads=1)
+    plan = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, **one)
     budget = _tight_budget(plan, 3)
-    measured = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one, memory_budget=budget,
-                               measure=True)
+    measured = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, **one, memory_budget=budget, measure=True)
     assert measured.seed_chunk == 3
     if measured.measured_peak is None:
         pytest.skip("this backend reports no memory analysis")
     assert 0 < measured.measured_peak <= budget
+
+
+@pytest.mark.parametrize("name", ["fast path, per-pull", "engine"])
+def test_any_thread_count_gives_bitwise_the_one_thread_results(name):
+    # 7 seeds over 3 concurrent executions at the default budget (3 seeds each, the last two padded),
+    # and over 2 at a budget that forces 2 chunks of 2 seeds per execution: every output equals the
+    # single execution's.  Catches an execution given the wrong first seed (a shifted or repeated
+    # seed), outputs concatenated out of order, and padding seeds left in the results.
+    policy, instance = _cases()[name]
+    key, one = jax.random.key(5), jax.devices()[:1]
+    single = htb.simulate(key, policy, instance, HORIZONS, SEEDS, devices=one, threads=1)
+    base = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one, threads=1)
+    per_seed_output = base.output_bytes // base.seeds_per_device
+    budget = 2 * (base.fixed_bytes + 2 * base.bytes_per_seed + per_seed_output * 5)
+    for threads, options, layout in ((3, {}, (3, 1, 9)), (2, {"memory_budget": budget}, (2, 2, 8))):
+        plan = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one, threads=threads, **options)
+        assert plan.threads == threads and (plan.seed_chunk, plan.num_chunks, plan.seeds_per_device) == layout
+        assert plan.estimated_peak <= plan.memory_budget
+        out = htb.simulate(key, policy, instance, HORIZONS, SEEDS, devices=one, threads=threads, **options)
+        for field in FIELDS:
+            np.testing.assert_array_equal(getattr(out, field), getattr(single, field), err_msg=field)
+
+
+def test_default_threads_fit_the_budget_and_an_accelerator_runs_one():
+    # A budget that holds one execution but not two: the default thread count drops to one instead
+    # of refusing; a thread count given explicitly is kept and refused with the minimum.
+    policy, instance = _cases()["fast path, per-pull"]
+    key, one = jax.random.key(5), jax.devices()[:1]
+    single = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one, threads=1)
+    budget = single.fixed_bytes + single.bytes_per_seed + single.output_bytes
+    assert htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one, memory_budget=budget).threads == 1
+    with pytest.raises(ValueError, match=r"memory_budget must be at least \d+ bytes for this simulation \(2 "):
+        htb.simulate(key, policy, instance, HORIZONS, SEEDS, devices=one, threads=2, memory_budget=budget)
+    with pytest.raises(ValueError, match=r"threads must be an integer >= 1; got threads=0\."):
+        htb.simulate(key, policy, instance, HORIZONS, SEEDS, threads=0)
+
+    class FakeGPU:
+        platform = "gpu"
+
+    assert memory.default_threads([FakeGPU()], 1000) == 1
+    cpu = jax.devices("cpu")[:1]
+    assert memory.default_threads(cpu, 1000) == memory.usable_cores()
+    assert memory.default_threads(cpu, 1) == 1
 
 
 def test_budget_errors_name_the_range_and_the_value():

@@ -51,7 +51,7 @@ OUTPUTS = [
     ("htb.summarize(out).mean", r"std\. err\. (.*)\)$", "htb.summarize(out).stderr"),
     ("out.exploration[:, 0]", r"D_T = (.*)$", None),
     ("htb.simulate(jax.random.key(0), htb.UCB1(), nu, 20, 1, record_arms=True).arms", r"^(.*)$", None),
-    ("plan.seed_chunk, plan.num_chunks", r"^(.*)$", None),
+    ("plan.threads, plan.seed_chunk, plan.num_chunks", r"^(.*)$", None),
     ("plan.estimated_peak, plan.measured_peak", r"^(\(.*?\)):", None),
     ("plan.estimated_peak, plan.measured_peak", r"\): (\S+) and (\S+) MiB",
      "(plan.estimated_peak / 2**20, plan.measured_peak / 2**20)"),

@@ -1,5 +1,6 @@
 """Seeds sharded over 4 forced host devices give the single-device results, bit for bit: with the
-default chunking and with a memory budget that forces one seed per chunk."""
+default chunking, with a memory budget that forces one seed per chunk, and with two concurrent
+executions per device."""
 
 import os
 import subprocess
@@ -22,16 +23,20 @@ SCRIPT = textwrap.dedent(
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
     fast = htb.simulate(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10)
     engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 10)
-    plan = htb.memory_plan(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10)
+    plan = htb.memory_plan(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10, threads=1)
     assert (plan.seed_chunk, plan.seeds_per_device) == (3, 3), plan  # ceil(10 / 4) seeds per device
     budget = plan.fixed_bytes + plan.bytes_per_seed + plan.output_bytes
     tight_plan = htb.memory_plan(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10,
-                                 memory_budget=budget)
+                                 memory_budget=budget, threads=1)
     assert (tight_plan.seed_chunk, tight_plan.num_chunks) == (1, 3), tight_plan
     tight = htb.simulate(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10,
-                         memory_budget=budget)
+                         memory_budget=budget, threads=1)
+    # Two executions per device: device d of execution t runs seeds 2 (4 t + d) .. + 1.
+    threaded = htb.simulate(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10, threads=2)
+    threaded_engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 10, threads=2)
     np.savez(sys.argv[1], fast=fast.regret, fast_est=fast.estimates, engine=engine.regret,
-             engine_est=engine.estimates, tight=tight.regret, tight_est=tight.estimates)
+             engine_est=engine.estimates, tight=tight.regret, tight_est=tight.estimates,
+             threaded=threaded.estimates, threaded_engine=threaded_engine.estimates)
     """
 )
 
@@ -51,6 +56,8 @@ def test_four_devices_equal_one(tmp_path):
     np.testing.assert_array_equal(sharded["engine_est"], engine.estimates)
     np.testing.assert_array_equal(sharded["tight"], fast.regret)
     np.testing.assert_array_equal(sharded["tight_est"], fast.estimates)
+    np.testing.assert_array_equal(sharded["threaded"], fast.estimates)
+    np.testing.assert_array_equal(sharded["threaded_engine"], engine.estimates)
 
 
 def test_outputs_carry_the_seed_sharding():

@@ -259,6 +259,7 @@ def prepare_engine(
     devices: Sequence[jax.Device],
     memory_budget: int,
     record_arms: bool = False,
+    threads: int | None = None,
 ):
     """The engine program for a flat policy grid [G] on instances [F, K] and horizons [H].
 
@@ -267,7 +268,8 @@ def prepare_engine(
       committed, exploration, estimates, checkpoints, arms]``, each with leading
       axes ``(G, F, H, S_padded)`` (``arms`` has a trailing ``max_pulls`` axis
       when ``record_arms``, else length 0); ``plan`` is the
-      :class:`~htb_jax._src.memory.MemoryPlan`.
+      :class:`~htb_jax._src.memory.MemoryPlan`; ``threads`` concurrent executions
+      per device (``None``: :func:`~htb_jax._src.memory.default_threads`).
     """
     per_device = math.ceil(num_seeds / len(devices))
     record = spec.max_pulls if record_arms else 0
@@ -280,9 +282,11 @@ def prepare_engine(
         memory_budget,
         _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES,
         seed_chunk,
+        memory_lib.default_threads(devices, per_device) if threads is None else min(threads, per_device),
+        fewer_threads_to_fit=threads is None,
     )
-    static = _Static(spec, num_checkpoints, plan.seeds_per_device, plan.seed_chunk, record)
-    program = seed_sharded_program(_engine_kernel, static, tuple(devices), seed_axis=3)
+    static = _Static(spec, num_checkpoints, plan.seeds_per_thread, plan.seed_chunk, record)
+    program = seed_sharded_program(_engine_kernel, static, tuple(devices), 3, plan.threads)
     return program, program_args(key, policy, instance, horizons, first_seed), plan
 
 

@@ -3,10 +3,14 @@
 A simulation runs its seeds in chunks (``lax.map`` over chunks inside one
 compiled program, ``vmap`` within a chunk), so its device memory is about
 
-    fixed + seed_chunk * bytes_per_seed + output_bytes
+    threads * (fixed + seed_chunk * bytes_per_seed) + output_bytes
 
-per device: the working memory of one chunk (reused chunk after chunk) plus
-the results of every seed on that device.  :func:`plan_seed_chunk` picks the
+per device: the working memory of one chunk (reused chunk after chunk) in each
+of the ``threads`` executions that run concurrently on the device, plus the
+results of every seed on that device.  On a CPU device the seeds are split
+over one execution per core (:func:`default_threads`): XLA runs the small
+kernels of a round or a chunk on one core, so concurrent executions are what
+puts the other cores to work.  :func:`plan_seed_chunk` picks the
 largest chunk that fits a budget.  The per-seed figures are estimates from the
 program's array shapes, written to err on the large side; ``memory_plan``
 (:func:`htb_jax.memory_plan`) compares them with the compiled program's own
@@ -18,6 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+from collections.abc import Sequence
 
 import jax
 
@@ -56,15 +62,18 @@ class MemoryPlan:
     Attributes:
       memory_budget: the budget, bytes per device.
       seed_chunk: seeds simulated together.
-      num_chunks: chunks per device, run one after another inside the program.
-      seeds_per_device: seeds on each device (``seed_chunk * num_chunks``,
-        the last chunk padded).
+      num_chunks: chunks per execution, run one after another inside the program.
+      seeds_per_device: seeds on each device (``threads * seed_chunk *
+        num_chunks``, the last chunk of each execution padded).
       bytes_per_seed: estimated working memory of one seed within a chunk.
       output_bytes: the results held on each device.
       fixed_bytes: the seed-independent allowance.
-      measured_peak: ``temp + output + argument`` bytes of the compiled program
-        from ``memory_analysis()`` (``None`` unless measured, or where the
-        backend does not report it).
+      measured_peak: ``temp + output + argument`` bytes of one execution of
+        the compiled program from ``memory_analysis()``, times ``threads``
+        (``None`` unless measured, or where the backend does not report it).
+      threads: executions of the program running concurrently on each
+        device, each on its own consecutive ``seeds_per_device / threads``
+        seeds.
     """
 
     memory_budget: int
@@ -75,11 +84,17 @@ class MemoryPlan:
     output_bytes: int
     fixed_bytes: int = FIXED_BYTES
     measured_peak: int | None = None
+    threads: int = 1
 
     @property
     def estimated_peak(self) -> int:
-        """``fixed + seed_chunk * bytes_per_seed + output_bytes``: at most ``memory_budget``."""
-        return self.fixed_bytes + self.seed_chunk * self.bytes_per_seed + self.output_bytes
+        """``threads * (fixed + seed_chunk * bytes_per_seed) + output_bytes``: at most ``memory_budget``."""
+        return self.threads * (self.fixed_bytes + self.seed_chunk * self.bytes_per_seed) + self.output_bytes
+
+    @property
+    def seeds_per_thread(self) -> int:
+        """Seeds of one execution: ``seed_chunk * num_chunks``."""
+        return self.seed_chunk * self.num_chunks
 
 
 def check_memory_budget(memory_budget) -> None:
@@ -97,6 +112,23 @@ def check_memory_budget(memory_budget) -> None:
         check_integer("memory_budget", memory_budget, 1)
 
 
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def default_threads(devices: Sequence[jax.Device], seeds_per_device: int) -> int:
+    """Concurrent executions per device: on CPU devices, the usable cores shared out over them
+    (one per core), at most one per seed; one on an accelerator (its streams already fill it) and
+    under several processes (``jax.distributed``, whose results are gathered across hosts)."""
+    if devices[0].platform != "cpu" or jax.process_count() > 1:
+        return 1
+    return max(1, min(usable_cores() // len(devices), seeds_per_device))
+
+
 def plan_seed_chunk(
     seeds_per_device: int,
     bytes_per_seed: int,
@@ -104,13 +136,18 @@ def plan_seed_chunk(
     memory_budget: int,
     preferred_bytes: int,
     seed_chunk: int | None = None,
+    threads: int = 1,
+    fewer_threads_to_fit: bool = False,
 ) -> MemoryPlan:
-    """The largest seed chunk whose chunk and outputs fit ``memory_budget``.
+    """The largest seed chunk whose chunks and outputs fit ``memory_budget``.
 
-    The chunk is also at most ``preferred_bytes / bytes_per_seed`` (a chunk
-    size that keeps the working set in cache on a CPU; larger chunks do not
-    run faster) and at most the seeds per device.  Padding the last chunk adds
-    up to ``seed_chunk - 1`` seeds of outputs, which the budget covers.
+    The seeds of a device are split over ``threads`` concurrent executions
+    (``ceil(seeds_per_device / threads)`` each), and each execution gets an
+    equal share of the budget.  The chunk is also at most ``preferred_bytes /
+    bytes_per_seed`` (a chunk size that keeps the working set in cache on a
+    CPU; larger chunks do not run faster) and at most the seeds per
+    execution.  Padding the last chunk adds up to ``seed_chunk - 1`` seeds of
+    outputs per execution, which the budget covers.
 
     Args:
       seeds_per_device: seeds each device simulates.
@@ -119,25 +156,38 @@ def plan_seed_chunk(
       memory_budget: bytes per device.
       preferred_bytes: chunk working memory beyond which throughput stops growing.
       seed_chunk: a chunk given by the caller (overrides the budget).
+      threads: concurrent executions per device.
+      fewer_threads_to_fit: plan fewer threads (down to one) where the budget
+        cannot hold ``threads`` executions of one seed per chunk (for a
+        default thread count; a thread count the caller gave is kept).
 
     Raises:
       ValueError: if not even one seed per chunk fits the budget.
     """
     bytes_per_seed = max(int(bytes_per_seed), 1)
-    minimum = FIXED_BYTES + bytes_per_seed + output_bytes_per_seed * seeds_per_device
+
+    def least_budget(threads):
+        return threads * (FIXED_BYTES + bytes_per_seed + output_bytes_per_seed * math.ceil(seeds_per_device / threads))
+
+    while fewer_threads_to_fit and seed_chunk is None and threads > 1 and memory_budget < least_budget(threads):
+        threads -= 1
+    per_thread = math.ceil(seeds_per_device / threads)
+    share = memory_budget // threads
+    minimum = least_budget(threads)
     if seed_chunk is None:
         if memory_budget < minimum:
             raise ValueError(
-                f"memory_budget must be at least {minimum} bytes for this simulation ({FIXED_BYTES} fixed, "
-                f"{bytes_per_seed} for one seed per chunk and {output_bytes_per_seed * seeds_per_device} for "
-                f"the results of {seeds_per_device} seeds per device); got memory_budget={memory_budget}."
+                f"memory_budget must be at least {minimum} bytes for this simulation ({threads} concurrent "
+                f"execution(s) per device, each {FIXED_BYTES} fixed, {bytes_per_seed} for one seed per chunk "
+                f"and {output_bytes_per_seed * per_thread} for the results of its {per_thread} seeds); "
+                f"got memory_budget={memory_budget}."
             )
-        fits = (memory_budget - FIXED_BYTES - output_bytes_per_seed * (seeds_per_device - 1)) // (
+        fits = (share - FIXED_BYTES - output_bytes_per_seed * (per_thread - 1)) // (
             bytes_per_seed + output_bytes_per_seed
         )
-        seed_chunk = int(max(1, min(seeds_per_device, fits, max(1, preferred_bytes // bytes_per_seed))))
-    num_chunks = math.ceil(seeds_per_device / seed_chunk)
-    padded = seed_chunk * num_chunks
+        seed_chunk = int(max(1, min(per_thread, fits, max(1, preferred_bytes // bytes_per_seed))))
+    num_chunks = math.ceil(per_thread / seed_chunk)
+    padded = threads * seed_chunk * num_chunks
     return MemoryPlan(
         memory_budget=int(memory_budget),
         seed_chunk=int(seed_chunk),
@@ -145,4 +195,5 @@ def plan_seed_chunk(
         seeds_per_device=padded,
         bytes_per_seed=bytes_per_seed,
         output_bytes=int(output_bytes_per_seed * padded),
+        threads=int(threads),
     )

@@ -7,6 +7,13 @@ The seeds are laid out on a one-axis :class:`jax.sharding.Mesh` named
 device its own consecutive block of seeds.  A seed's numbers depend on its
 global index alone, so the result is the same on any number of devices.
 
+**Several executions per device.**  With ``threads > 1`` the program (compiled
+once) runs ``threads`` times concurrently from a thread pool, each execution
+on the next ``devices x num_seeds`` consecutive seeds, and the outputs are
+concatenated along the seed axis: on a CPU this puts one core to work per
+execution, where XLA would run the small kernels of a chunk on one core.
+The outputs are concatenated on the host (one process only).
+
 **Several hosts.**  After ``jax.distributed.initialize()`` (one process per
 host), ``jax.devices()`` lists the devices of every host and the same mesh
 spans them all; the replicated inputs are assembled from each process's
@@ -16,6 +23,7 @@ with ``multihost_utils.process_allgather``.
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 from collections.abc import Callable, Sequence
 
@@ -39,12 +47,18 @@ def seed_sharding(mesh: Mesh, seed_axis: int) -> NamedSharding:
     return NamedSharding(mesh, PartitionSpec(*([None] * seed_axis), SEED_AXIS_NAME))
 
 
+@functools.lru_cache(maxsize=1)
+def _pool(workers: int) -> concurrent.futures.ThreadPoolExecutor:
+    return concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="htb_jax")
+
+
 @functools.lru_cache(maxsize=128)
-def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: int) -> Callable:
+def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: int, threads: int = 1) -> Callable:
     """``kernel(key, policy, instance, gaps, horizons, first_seed, static=static)`` on the seed mesh.
 
-    Device ``d`` simulates ``static.num_seeds`` consecutive seeds from
-    ``first_seed + d * static.num_seeds``; the outputs come back as global
+    Execution ``t`` (of ``threads``, run concurrently) on device ``d``
+    simulates ``static.num_seeds`` consecutive seeds from ``first_seed + (t *
+    len(devices) + d) * static.num_seeds``; the outputs come back as global
     arrays with the seed axis (``seed_axis`` of every output) sharded over the
     devices.  The returned callable places its arguments on the mesh first
     (replicated), so inputs committed elsewhere are moved, not refused.  Its
@@ -55,6 +69,7 @@ def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: in
       static: its hashable static configuration (with ``num_seeds`` per device).
       devices: the devices (a tuple, for caching).
       seed_axis: position of the seed axis in the outputs.
+      threads: concurrent executions (1: the program is called directly).
     """
     mesh = seed_mesh(devices)
     if len(devices) == 1:
@@ -85,7 +100,18 @@ def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: in
         return jax.device_put(args, replicated)
 
     def run(*args):
-        return program(*place(*args))
+        if threads == 1:
+            return program(*place(*args))
+        *fixed, first_seed = place(*args)
+        stride = len(devices) * static.num_seeds
+        # The first execution is dispatched here, so that the program is compiled once, in this thread.
+        first = program(*fixed, first_seed)
+        pending = [
+            _pool(threads - 1).submit(lambda t: jax.block_until_ready(program(*fixed, first_seed + t * stride)), t)
+            for t in range(1, threads)
+        ]
+        parts = [jax.device_get(first)] + [jax.device_get(p.result()) for p in pending]
+        return [jnp.asarray(np.concatenate(outputs, axis=seed_axis)) for outputs in zip(*parts, strict=True)]
 
     run.lower = lambda *args: program.lower(*place(*args))
     run.mesh = mesh

@@ -43,7 +43,13 @@ from htb_jax._src import mom, order_statistic
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import check_float32_resolution, check_instance
 from htb_jax._src.instances import num_arms as instance_num_arms
-from htb_jax._src.memory import MemoryPlan, check_memory_budget, default_memory_budget, plan_seed_chunk
+from htb_jax._src.memory import (
+    MemoryPlan,
+    check_memory_budget,
+    default_memory_budget,
+    default_threads,
+    plan_seed_chunk,
+)
 from htb_jax._src.outcome import Outcome, pseudo_regret
 from htb_jax._src.policies import adar_etc as adar_etc_lib
 from htb_jax._src.policies.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls
@@ -429,6 +435,7 @@ def simulate(
     devices: Sequence[jax.Device] | None = None,
     sampler: str = "auto",
     memory_budget: int | None = None,
+    threads: int | None = None,
 ) -> Outcome:
     """Simulates a policy over seeds, its parameter grid, an instance family and horizons.
 
@@ -478,6 +485,14 @@ def simulate(
         the minimum.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the
         results are bitwise identical for every budget, chunk size and
         number of devices.
+      threads: executions of the compiled program run concurrently on each
+        device, each on its own consecutive seeds (an integer ``>= 1``;
+        default: on CPU devices one per usable core, shared out over the
+        devices; 1 on an accelerator, and the only choice under several
+        processes).  XLA runs the small kernels of a
+        round or a seed chunk on one core, so on a CPU these threads are
+        what puts the other cores to work; the budget is shared out over
+        them.  The results are bitwise the same for every ``threads``.
 
     Returns:
       Outcome with leading axes ``G + I + H + (S,)``.
@@ -493,6 +508,7 @@ def simulate(
         key, policy, instance, horizon, num_seeds, first_seed=first_seed, engine=engine,
         record_arms=record_arms, num_checkpoints=num_checkpoints, pull_chunk=pull_chunk,
         seed_chunk=seed_chunk, devices=devices, sampler=sampler, memory_budget=memory_budget,
+        threads=threads,
     )
     del plan
     return run()
@@ -513,7 +529,8 @@ def memory_plan(
     Args:
       key, policy, instance, horizon, num_seeds: as for :func:`simulate`.
       measure: also compile the program and record its ``memory_analysis()``
-        (``temp + output + argument`` bytes per device) as ``measured_peak``.
+        (``temp + output + argument`` bytes per device, times the concurrent
+        executions ``threads``) as ``measured_peak``.
       **options: any keyword argument of :func:`simulate` (``memory_budget``,
         ``seed_chunk``, ``devices``, ``engine``, ...).
 
@@ -525,16 +542,16 @@ def memory_plan(
       >>> import jax, htb_jax as htb
       >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=10, gap=0.5)
       >>> plan = htb.memory_plan(jax.random.key(0), htb.AdaRETC.order_free(), nu, 10**5, 1000,
-      ...                        memory_budget=2**23, devices=jax.devices()[:1])
-      >>> plan.seed_chunk, plan.num_chunks, plan.estimated_peak <= 2**23
-      (16, 63, True)
+      ...                        memory_budget=2**23, devices=jax.devices()[:1], threads=2)
+      >>> plan.threads, plan.seed_chunk, plan.num_chunks, plan.estimated_peak <= 2**23
+      (2, 7, 72, True)
     """
     plan, run = _prepare(key, policy, instance, horizon, num_seeds, **options)
     if measure:
         analysis = run.lower().compile().memory_analysis()
         if analysis is not None:
             peak = analysis.temp_size_in_bytes + analysis.output_size_in_bytes + analysis.argument_size_in_bytes
-            plan = dataclasses.replace(plan, measured_peak=int(peak))
+            plan = dataclasses.replace(plan, measured_peak=int(peak) * plan.threads)
     return plan
 
 
@@ -554,6 +571,7 @@ def _prepare(
     devices: Sequence[jax.Device] | None = None,
     sampler: str = "auto",
     memory_budget: int | None = None,
+    threads: int | None = None,
 ):
     """Validates a simulation and builds its program: ``(plan, run)``, ``run()`` gives the Outcome
     and ``run.lower()`` the lowered program."""
@@ -573,6 +591,13 @@ def _prepare(
     check_integer("num_checkpoints", num_checkpoints, 2)
     if seed_chunk is not None:
         check_integer("seed_chunk", seed_chunk, 1)
+    if threads is not None:
+        check_integer("threads", threads, 1)
+        if threads > 1 and jax.process_count() > 1:
+            raise ValueError(
+                f"threads must be 1 under several processes (jax.distributed); got threads={threads} with "
+                f"{jax.process_count()} processes."
+            )
     _check_pull_chunk(pull_chunk)
     check_memory_budget(memory_budget)
     for name, flag in (("engine", engine), ("record_arms", record_arms)):
@@ -609,16 +634,19 @@ def _prepare(
         instances = flat_instance.batch_shape[0]
         static = _Static(k, chunk, blocks, num_checkpoints, sampler=chosen)
         preferred = _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
+        per_device = math.ceil(num_seeds / len(devices))
         plan = plan_seed_chunk(
-            math.ceil(num_seeds / len(devices)),
+            per_device,
             _fast_path_bytes_per_seed(instances, configs, static, instance.num_words),
             _fast_path_output_bytes(instances, configs, k, num_checkpoints),
             budget,
             preferred,
             seed_chunk,
+            default_threads(devices, per_device) if threads is None else min(threads, per_device),
+            fewer_threads_to_fit=threads is None,
         )
-        static = dataclasses.replace(static, num_seeds=plan.seeds_per_device, seed_chunk=plan.seed_chunk)
-        program = seed_sharded_program(_fast_path_kernel, static, devices, seed_axis=0)
+        static = dataclasses.replace(static, num_seeds=plan.seeds_per_thread, seed_chunk=plan.seed_chunk)
+        program = seed_sharded_program(_fast_path_kernel, static, devices, 0, plan.threads)
         args = program_args(key, flat, flat_instance, horizons, first_seed)
 
         def run_fast():
@@ -632,7 +660,7 @@ def _prepare(
     program, args, plan = engine_lib.prepare_engine(
         key, flat, flat_instance, horizons, num_seeds, spec=spec, num_checkpoints=num_checkpoints,
         first_seed=first_seed, seed_chunk=seed_chunk, devices=devices, memory_budget=budget,
-        record_arms=record_arms,
+        record_arms=record_arms, threads=threads,
     )
 
     def run_engine():
