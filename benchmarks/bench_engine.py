@@ -60,13 +60,14 @@ def policies():
     return {"UCB1": htb.UCB1(), "Robust UCB (MoM)": htb.RobustUCB(1.0, v=SCALE**2, estimator="mom")}
 
 
-def engine_rate(policy, seeds: int, horizon: int, repeats: int = 3, devices=None):
+def engine_rate(policy, seeds: int, horizon: int, repeats: int = 3, devices=None, threads=None):
     nu = instance()
-    jax.block_until_ready(htb.simulate(jax.random.key(0), policy, nu, horizon, seeds, devices=devices).regret)
+    options = dict(devices=devices, threads=threads)
+    jax.block_until_ready(htb.simulate(jax.random.key(0), policy, nu, horizon, seeds, **options).regret)
     best = math.inf
     for i in range(repeats):
         start = time.perf_counter()
-        out = htb.simulate(jax.random.key(i + 1), policy, nu, horizon, seeds, devices=devices)
+        out = htb.simulate(jax.random.key(i + 1), policy, nu, horizon, seeds, **options)
         jax.block_until_ready(out.regret)
         best = min(best, time.perf_counter() - start)
     return seeds * horizon / best, np.asarray(out.regret)
@@ -208,6 +209,9 @@ def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, 
         rows.append(dict(name=name, seeds=n_engine, engine=rate, loop=rate_loop, regret=regret,
                          regret_loop=regret_loop))
     r["rows"] = rows
+    policy = policies()["UCB1"]
+    r["threads"] = htb.memory_plan(jax.random.key(0), policy, instance(), horizon, seeds).threads
+    r["one_thread_rate"], _ = engine_rate(policy, seeds, horizon, repeats, threads=1)
     adapter = smpybandits_ucb() if smpy_seeds > 0 else None
     if adapter is not None:
         r["smpy_rate"], r["smpy_regret"] = loop_rate(adapter, smpy_seeds, horizon)
@@ -227,7 +231,8 @@ def report(r: dict) -> str:
     lines = [
         f"backend: {r['backend']} ({r['devices']} x {r['device_kind']}), jax {r['jax']}, {r['cores']} cores; "
         f"default device settings (XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r})",
-        f"workload: K={K} Gaussian arms (scale {SCALE}), gap {GAP}, T={horizon}, {r['seeds']} seeds",
+        f"workload: K={K} Gaussian arms (scale {SCALE}), gap {GAP}, T={horizon}, {r['seeds']} seeds; "
+        f"the engine runs {r['threads']} concurrent execution(s) per device (simulate's default threads)",
         "",
         f"{'policy':18s} {'engine':>12s} {'Python loop':>12s} {'ratio':>8s}   (seed-rounds/s)",
     ]
@@ -239,6 +244,10 @@ def report(r: dict) -> str:
                      "(target >= 1000x)")
     else:
         lines.append("\nSMPyBandits not run (pip install SMPyBandits==0.9.7 for the target's comparison)")
+    line = f"engine UCB1 with threads=1: {r['one_thread_rate']:.3e} seed-rounds/s"
+    if "smpy_rate" in r:
+        line += f" ({r['one_thread_rate'] / r['smpy_rate']:.0f}x SMPyBandits)"
+    lines.append(line)
     if "forced_rate" in r:
         line = (f"engine UCB1 with {FORCED_DEVICES_FLAG}={r['forced_devices']}: {r['forced_rate']:.3e} seed-rounds/s")
         if "smpy_rate" in r:

@@ -49,10 +49,10 @@ def workload(horizon: int = HORIZON):
     return policy, instance, alpha, q
 
 
-def jax_call(seeds: int, horizon: int = HORIZON, devices=None):
+def jax_call(seeds: int, horizon: int = HORIZON, devices=None, threads=None):
     policy, instance, _, _ = workload(horizon)
     key = jax.random.key(0)
-    return lambda: htb.simulate(key, policy, instance, horizon, seeds, devices=devices)
+    return lambda: htb.simulate(key, policy, instance, horizon, seeds, devices=devices, threads=threads)
 
 
 def timed(fn) -> float:
@@ -96,6 +96,10 @@ def run(seeds: int = 1000, repeats: int = 5, *, horizon: int = HORIZON, numpy_si
     r["jax_first_call"] = timed(call)
     np_threads = os.cpu_count() or 1
     sides = {"jax": call}
+    if jax.default_backend() == "cpu":
+        sides["jax_1_thread"] = jax_call(seeds, horizon, threads=1)
+        sides["jax_1_thread"]()  # compiles its program (another seed split)
+    r["threads"] = htb.memory_plan(jax.random.key(0), policy, instance, horizon, seeds).threads
     if numpy_side:
         sides["numpy"] = lambda: numpy_adar_etc.sweep(0, means, SHAPE, horizon, EPS, alpha, q, numpy_seeds,
                                                       threads=np_threads)
@@ -109,6 +113,8 @@ def run(seeds: int = 1000, repeats: int = 5, *, horizon: int = HORIZON, numpy_si
     out = call()
     regret_jax = np.asarray(out.regret)
     r["jax_seconds"] = best["jax"]
+    if "jax_1_thread" in best:
+        r["jax_1_thread_seconds"] = best["jax_1_thread"]
     r["jax_rounds_per_s"] = rounds / best["jax"]
     per_arm = int(np.max(np.asarray(htb.exploration_pulls(policy.exploration_length(K, horizon), K))))
     chunk = htb._src.simulate.default_pull_chunk(K, horizon)
@@ -172,8 +178,12 @@ def report(r: dict) -> str:
         f"at eps={EPS}, {r['seeds']} seeds",
         "",
         f"{'':34s} {'seconds':>9s} {'rounds/s':>12s}",
-        f"{'htb_jax (' + str(r['devices']) + ' device)':34s} {r['jax_seconds']:9.3f} {r['jax_rounds_per_s']:12.3e}",
+        f"{'htb_jax ({} device, {} threads)'.format(r['devices'], r['threads']):34s} "
+        f"{r['jax_seconds']:9.3f} {r['jax_rounds_per_s']:12.3e}",
     ]
+    if "jax_1_thread_seconds" in r:
+        lines.append(f"{'htb_jax (1 device, threads=1)':34s} {r['jax_1_thread_seconds']:9.3f} "
+                     f"{r['rounds'] / r['jax_1_thread_seconds']:12.3e}")
     if "numpy_seconds" in r:
         seeds_note = "" if r["numpy_seeds"] == r["seeds"] else f" ({r['numpy_seeds']} seeds)"
         lines.append(f"{'numpy, ' + str(r['numpy_threads']) + ' threads' + seeds_note:34s} {r['numpy_seconds']:9.3f} "
