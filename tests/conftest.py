@@ -12,6 +12,10 @@ import pytest
 
 import htb_jax  # noqa: F401  (enables x64 for every test)
 
+# One execution per simulation: the suite's two xdist workers already keep both cores busy
+# (simulate's threads are tested explicitly, in test_memory and test_sharding).
+os.environ.setdefault("HTB_JAX_THREADS", "1")
+
 getcontext().prec = 60
 
 

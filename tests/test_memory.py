@@ -80,13 +80,16 @@ def test_any_thread_count_gives_bitwise_the_one_thread_results(name):
             np.testing.assert_array_equal(getattr(out, field), getattr(single, field), err_msg=field)
 
 
-def test_default_threads_fit_the_budget_and_an_accelerator_runs_one():
-    # A budget that holds one execution but not two: the default thread count drops to one instead
-    # of refusing; a thread count given explicitly is kept and refused with the minimum.
+def test_default_threads_fit_the_budget_and_an_accelerator_runs_one(monkeypatch):
+    # Two threads by default (HTB_JAX_THREADS=2), at a budget that holds one execution but not two:
+    # the default drops to one instead of refusing; a thread count given explicitly is kept and
+    # refused with the minimum.
     policy, instance = _cases()["fast path, per-pull"]
     key, one = jax.random.key(5), jax.devices()[:1]
     single = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one, threads=1)
     budget = single.fixed_bytes + single.bytes_per_seed + single.output_bytes
+    monkeypatch.setenv("HTB_JAX_THREADS", "2")
+    assert htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one).threads == 2
     assert htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one, memory_budget=budget).threads == 1
     with pytest.raises(ValueError, match=r"memory_budget must be at least \d+ bytes for this simulation \(2 "):
         htb.simulate(key, policy, instance, HORIZONS, SEEDS, devices=one, threads=2, memory_budget=budget)
@@ -96,10 +99,15 @@ def test_default_threads_fit_the_budget_and_an_accelerator_runs_one():
     class FakeGPU:
         platform = "gpu"
 
-    assert memory.default_threads([FakeGPU()], 1000) == 1
     cpu = jax.devices("cpu")[:1]
+    assert memory.default_threads([FakeGPU()], 1000) == 1
+    assert memory.default_threads(cpu, 1000) == 2 and memory.default_threads(cpu, 1) == 1
+    monkeypatch.setenv("HTB_JAX_THREADS", "two")
+    with pytest.raises(ValueError, match=r"HTB_JAX_THREADS must be an integer >= 1; got HTB_JAX_THREADS='two'\."):
+        memory.default_threads(cpu, 1000)
+    monkeypatch.delenv("HTB_JAX_THREADS")
     assert memory.default_threads(cpu, 1000) == memory.usable_cores()
-    assert memory.default_threads(cpu, 1) == 1
+    assert memory.default_threads(jax.devices("cpu")[:1] * 2, 1000) == max(1, memory.usable_cores() // 2)
 
 
 def test_budget_errors_name_the_range_and_the_value():

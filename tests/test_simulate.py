@@ -152,6 +152,29 @@ def test_no_recompilation_for_new_hyperparameters(pareto_instance, caplog):
     assert compiles(htb.AdaRETC.calibrated(0.9), [2900]) == 0  # same block-count bucket
 
 
+def test_grid_points_sharing_a_block_layout_equal_their_own_runs(pareto_instance):
+    # 12 configurations (3 alphas x 2 qs x horizons 2e4, 1e5) have 5 distinct Median-of-Means
+    # layouts (B, s) per arm: (247, 1) (247, 2) (286, 2) (286, 3) (286, 4), streamed as 6 (the
+    # bucket above 5, one layout repeated).  Every grid point equals its own simulation, bit for
+    # bit: catches a configuration reading another layout's median (a wrong index), a repeated
+    # layout that displaces one in use, and B and s swapped in their packed code.
+    from htb_jax._src import simulate as simulate_lib
+
+    alphas, qs, horizons = np.array([2 / 3, 0.68, 0.7]), np.array([0.0, 1 / 3]), [20000, 100000]
+    grid = htb.AdaRETC(eps=1.0, alpha=alphas[:, None], q=qs[None, :])
+    flat = simulate_lib._flatten(grid)
+    assert int(simulate_lib._most_distinct_layouts(flat, jnp.asarray(horizons), K)) == 5
+    assert simulate_lib.num_layouts(flat, K, np.asarray(horizons)) == 6
+    key = jax.random.key(7)
+    out = htb.simulate(key, grid, pareto_instance, horizons, 16, sampler="per_pull")
+    assert len(np.unique(np.asarray(out.exploration))) == 12 and np.any(np.asarray(out.exploration) < 100000)
+    for a, alpha in enumerate(alphas):
+        for b, q in enumerate(qs):
+            alone = htb.simulate(key, htb.AdaRETC(1.0, alpha, q), pareto_instance, horizons, 16, sampler="per_pull")
+            for field in ("regret", "estimates", "committed", "pulls"):
+                np.testing.assert_array_equal(getattr(out, field)[a, b], getattr(alone, field), err_msg=field)
+
+
 @pytest.mark.parametrize(
     "call,message",
     [

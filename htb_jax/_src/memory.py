@@ -120,12 +120,26 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+THREADS_VARIABLE = "HTB_JAX_THREADS"
+
+
 def default_threads(devices: Sequence[jax.Device], seeds_per_device: int) -> int:
     """Concurrent executions per device: on CPU devices, the usable cores shared out over them
-    (one per core), at most one per seed; one on an accelerator (its streams already fill it) and
-    under several processes (``jax.distributed``, whose results are gathered across hosts)."""
+    (one per core), or the environment variable ``HTB_JAX_THREADS`` where it is set (for
+    processes that share the cores with others, e.g. pytest-xdist workers), at most one per
+    seed; one on an accelerator (its streams already fill it) and under several processes
+    (``jax.distributed``, whose results are gathered across hosts).
+
+    Raises:
+      ValueError: for an ``HTB_JAX_THREADS`` that is not an integer ``>= 1``.
+    """
     if devices[0].platform != "cpu" or jax.process_count() > 1:
         return 1
+    setting = os.environ.get(THREADS_VARIABLE)
+    if setting is not None:
+        if not setting.strip().isdigit() or int(setting) < 1:
+            raise ValueError(f"{THREADS_VARIABLE} must be an integer >= 1; got {THREADS_VARIABLE}={setting!r}.")
+        return min(int(setting), seeds_per_device)
     return max(1, min(usable_cores() // len(devices), seeds_per_device))
 
 

@@ -6,10 +6,13 @@ Two ways to run a policy on the reward table of :mod:`htb_jax._src.reward_table`
 round-robin, so after ``L`` rounds arm ``i`` has ``n_i = floor(L/K) + [i < L
 mod K]`` pulls.  Only those rewards are drawn (never ``T`` of them), streamed
 in chunks of ``pull_chunk`` pulls into running block sums for every grid
-point at once; the commit phase is exact:
+point at once (one computation per distinct block layout ``(B, s)`` of an
+arm: a sweep's grid points share ``B_T`` and have few distinct block sizes);
+the commit phase is exact:
 ``R_T = sum_i Delta_i n_i + (T - L) Delta_committed``.  Exploration lengths,
 block counts and block sizes are traced, so a new ``alpha``, ``q``, ``eps_bar``
-(or horizon within the same block-count bucket) never recompiles.
+(or horizon within the same block-count bucket) recompiles only where the
+grid's number of distinct layouts per arm crosses 1, 2, 3, 4, 6, 8, 12, ...
 
 The exploration rewards come either pull by pull from the reward table
 (``sampler="per_pull"``), or, for families whose sums have a closed-form law
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -142,6 +146,7 @@ class _Static:
     num_seeds: int = 0
     seed_chunk: int = 1
     sampler: str = "per_pull"
+    num_layouts: int = 1  # per arm: the distinct (B, s) block layouts streamed (see _distinct_layouts)
 
 
 def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
@@ -189,6 +194,72 @@ def _median(means, blocks):
     return jnp.swapaxes(mom.median_of_block_means(means, blocks, jnp.float32), -1, -2)
 
 
+_LAYOUT_SHIFT = 40  # (B, s) packed as B 2^40 + s: s <= MAX_PULLS = 2^32, B < 2^23
+
+
+def _layout_codes(block_size, blocks):
+    """i64[K, C]: configuration c's block layout ``(B, s)`` on arm ``k``, packed in one integer."""
+    return (blocks[None, :] << _LAYOUT_SHIFT) + block_size
+
+
+def _distinct_layouts(block_size, blocks, num_layouts: int):
+    """The distinct block layouts of each arm, and where each configuration finds its own.
+
+    Configurations with the same ``(B, s)`` on an arm read the same blocks of the
+    same samples, so their Median-of-Means estimates are one computation: the
+    grid points of a sweep share ``B_T`` and have few distinct block sizes
+    (16 ``(alpha, q)`` points at ``K = 10``, ``T = 10^6``: 5), and streaming
+    and selecting the distinct layouts alone gives bitwise the same estimates.
+
+    Args:
+      block_size: i64[K, C] ``s``; blocks: i64[C] ``B``.
+      num_layouts: static ``U``, at least the most distinct layouts of an arm;
+        an arm with fewer repeats its largest layout.
+
+    Returns:
+      ``(size, count, index)``: i64[K, U] the layouts' ``s`` and ``B``, and
+      i64[K, C] the layout of each configuration.
+    """
+    codes = _layout_codes(block_size, blocks)
+    ordered = jnp.sort(codes, axis=-1)
+    rank = jnp.cumsum(jnp.diff(ordered, axis=-1, prepend=ordered[:, :1]) != 0, axis=-1)  # [K, C]
+    slot = jnp.arange(num_layouts)[:, None]
+    # The u-th distinct code of each arm, or the arm's largest where it has fewer (order kept).
+    distinct = jnp.min(jnp.where(rank[:, None, :] == slot, ordered[:, None, :], ordered[:, None, -1:]), axis=-1)
+    index = jnp.sum(distinct[:, None, :] < codes[:, :, None], axis=-1)  # the first slot holding the code
+    mask = (1 << _LAYOUT_SHIFT) - 1
+    return distinct & mask, distinct >> _LAYOUT_SHIFT, index
+
+
+@jax.jit(static_argnames=("num_arms",))
+def _most_distinct_layouts(policy: ExploreThenCommit, horizons: jax.Array, num_arms: int):
+    blocks, _, pulls, _ = _schedule(policy, num_arms, horizons)
+    codes = jnp.sort(_layout_codes((pulls // blocks[:, None]).T, blocks), axis=-1)
+    return jnp.max(1 + jnp.sum(codes[:, 1:] != codes[:, :-1], axis=-1))
+
+
+def num_layouts(policy: ExploreThenCommit, num_arms: int, horizons: np.ndarray) -> int:
+    """Static number of block layouts streamed per arm: the most distinct ``(B, s)`` of an arm
+    over the configurations, rounded up to 1, 2, 3, 4, 6, 8, 12, 16, ... (at most the number of
+    configurations), so that a new grid recompiles only when it crosses one of those."""
+    configs = policy.eps.shape[0] * horizons.shape[0]
+    needed = int(_most_distinct_layouts(policy, jnp.asarray(horizons), num_arms))
+    if needed == 1:
+        return 1
+    bucket = next(b for e in itertools.count() for b in (2 << e, 3 << e) if b >= needed)  # 2, 3, 4, 6, 8, ...
+    return min(bucket, configs)
+
+
+def _streamed_estimates(draw_chunk, steps, block_size, blocks, static):
+    """f32[..., F, C, K] Median-of-Means estimates from streamed samples, one computation per
+    distinct layout of each arm."""
+    size, count, index = _distinct_layouts(block_size, blocks, static.num_layouts)
+    means = mom.stream_block_means(draw_chunk, steps, size, count, static.pull_chunk, static.max_blocks)
+    medians = mom.median_of_block_means(means, count, jnp.float32)  # [..., F, K, U]
+    picked = jnp.take_along_axis(medians, jnp.broadcast_to(index, (*medians.shape[:-1], index.shape[-1])), axis=-1)
+    return jnp.swapaxes(picked, -1, -2)
+
+
 def _commit(estimates, exploration, horizon, pulls, gaps, checkpoints):
     """Commit on the estimates and the exact regret (at the horizon and the checkpoints).
 
@@ -228,11 +299,11 @@ def _run_on_rewards_kernel(policy, rewards, means, horizons, *, static: _Static)
     def draw_chunk(j):
         return jax.lax.dynamic_slice_in_dim(padded, j * chunk, chunk, axis=-1)[None]  # [1, K, C]
 
-    block_means = mom.stream_block_means(draw_chunk, steps, block_size, blocks, chunk, static.max_blocks)
+    estimates = _streamed_estimates(draw_chunk, steps, block_size, blocks, static)
     means = jnp.asarray(means, jnp.float64)[None, :]
     gaps = jnp.max(means, axis=-1, keepdims=True) - means
     checkpoints = log_spaced_rounds(horizon, static.num_checkpoints)
-    return _commit(_median(block_means, blocks), exploration, horizon, pulls, gaps, checkpoints)
+    return _commit(estimates, exploration, horizon, pulls, gaps, checkpoints)
 
 
 _run_on_rewards_program = jax.jit(_run_on_rewards_kernel, static_argnames=("static",))
@@ -258,8 +329,7 @@ def _fast_path_kernel(key, policy, instance, gaps, horizons, first_seed, *, stat
                 words = jax.vmap(lambda key: table_words(key, k, j * chunk, chunk, num_words))(keys)
                 return arms.from_bits(words[:, None])  # [c, F, K, chunk]
 
-            means = mom.stream_block_means(draw_chunk, steps, block_size, blocks, chunk, static.max_blocks)
-            estimates = _median(means, blocks)
+            estimates = _streamed_estimates(draw_chunk, steps, block_size, blocks, static)
         return _commit(estimates, exploration, horizon, pulls, gaps, checkpoints)
 
     keys = seed_keys(key, static.num_seeds, first_seed).reshape(-1, static.seed_chunk)
@@ -319,7 +389,7 @@ def _fast_path_bytes_per_seed(instances, configs, static: _Static, words) -> int
     if static.sampler == "block_sums":
         return instances * static.num_arms * configs * static.max_blocks * 160
     return instances * static.num_arms * (
-        static.pull_chunk * (8 * words + 28) + configs * (static.max_blocks + 1) * 48
+        static.pull_chunk * (8 * words + 28) + static.num_layouts * (static.max_blocks + 1) * 48
     )
 
 
@@ -409,7 +479,8 @@ def run_on_rewards(
     if needed > total:
         raise ValueError(f"the reward table has {total} pulls per arm but the schedule needs {needed}.")
     chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
-    static = _Static(k, chunk, max_blocks(k, horizons), num_checkpoints)
+    static = _Static(k, chunk, max_blocks(k, horizons), num_checkpoints,
+                     num_layouts=num_layouts(flat, k, horizons))
     parts = _run_on_rewards_program(
         flat, rewards.astype(jnp.float32), jnp.asarray(means), jnp.asarray(horizons), static=static
     )
@@ -488,8 +559,8 @@ def simulate(
       threads: executions of the compiled program run concurrently on each
         device, each on its own consecutive seeds (an integer ``>= 1``;
         default: on CPU devices one per usable core, shared out over the
-        devices; 1 on an accelerator, and the only choice under several
-        processes).  XLA runs the small kernels of a
+        devices, or the environment variable ``HTB_JAX_THREADS``; 1 on an
+        accelerator, and the only choice under several processes).  XLA runs the small kernels of a
         round or a seed chunk on one core, so on a CPU these threads are
         what puts the other cores to work; the budget is shared out over
         them.  The results are bitwise the same for every ``threads``.
@@ -632,7 +703,8 @@ def _prepare(
             )
         configs = flat.eps.shape[0] * horizons.shape[0]
         instances = flat_instance.batch_shape[0]
-        static = _Static(k, chunk, blocks, num_checkpoints, sampler=chosen)
+        layouts = num_layouts(flat, k, horizons) if chosen == "per_pull" else 1
+        static = _Static(k, chunk, blocks, num_checkpoints, sampler=chosen, num_layouts=layouts)
         preferred = _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
         per_device = math.ceil(num_seeds / len(devices))
         plan = plan_seed_chunk(
