@@ -17,8 +17,9 @@ import tempfile
 
 import jax
 
-# Host-side and bookkeeping events that enclose the operations rather than being one.
-_ENCLOSING = ("$", "ThunkExecutor", "PjitFunction", "PjRt", "XlaModule", "Thunk::", "TfrtCpu")
+# Host-side waits (np.asarray: a thread fetching the results of its execution) and bookkeeping
+# events that enclose the operations rather than being one.
+_ENCLOSING = ("$", "ThunkExecutor", "PjitFunction", "PjRt", "XlaModule", "Thunk::", "TfrtCpu", "np.asarray")
 
 
 def top_ops(fn, count: int = 10) -> tuple[float, list[tuple[str, float, int]]]:
