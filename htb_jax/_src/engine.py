@@ -282,8 +282,8 @@ def prepare_engine(
         memory_budget,
         _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES,
         seed_chunk,
-        memory_lib.default_threads(devices, per_device) if threads is None else min(threads, per_device),
-        fewer_threads_to_fit=threads is None,
+        threads,
+        devices,
     )
     static = _Static(spec, num_checkpoints, plan.seeds_per_thread, plan.seed_chunk, record)
     program = seed_sharded_program(_engine_kernel, static, tuple(devices), 3, plan.threads)

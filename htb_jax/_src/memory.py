@@ -150,8 +150,8 @@ def plan_seed_chunk(
     memory_budget: int,
     preferred_bytes: int,
     seed_chunk: int | None = None,
-    threads: int = 1,
-    fewer_threads_to_fit: bool = False,
+    threads: int | None = 1,
+    devices: Sequence[jax.Device] | None = None,
 ) -> MemoryPlan:
     """The largest seed chunk whose chunks and outputs fit ``memory_budget``.
 
@@ -170,10 +170,11 @@ def plan_seed_chunk(
       memory_budget: bytes per device.
       preferred_bytes: chunk working memory beyond which throughput stops growing.
       seed_chunk: a chunk given by the caller (overrides the budget).
-      threads: concurrent executions per device.
-      fewer_threads_to_fit: plan fewer threads (down to one) where the budget
-        cannot hold ``threads`` executions of one seed per chunk (for a
-        default thread count; a thread count the caller gave is kept).
+      threads: concurrent executions per device (at most one per seed), or
+        ``None``: :func:`default_threads` of ``devices``, lowered (down to one)
+        where the budget cannot hold that many executions of one seed per
+        chunk; a thread count the caller gave is kept.
+      devices: the devices, for ``threads=None``.
 
     Raises:
       ValueError: if not even one seed per chunk fits the budget.
@@ -183,8 +184,11 @@ def plan_seed_chunk(
     def least_budget(threads):
         return threads * (FIXED_BYTES + bytes_per_seed + output_bytes_per_seed * math.ceil(seeds_per_device / threads))
 
-    while fewer_threads_to_fit and seed_chunk is None and threads > 1 and memory_budget < least_budget(threads):
-        threads -= 1
+    if threads is None:
+        threads = default_threads(devices, seeds_per_device)
+        while seed_chunk is None and threads > 1 and memory_budget < least_budget(threads):
+            threads -= 1
+    threads = min(threads, seeds_per_device)
     per_thread = math.ceil(seeds_per_device / threads)
     share = memory_budget // threads
     minimum = least_budget(threads)

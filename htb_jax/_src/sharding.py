@@ -107,10 +107,10 @@ def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: in
         # The first execution is dispatched here, so that the program is compiled once, in this thread.
         first = program(*fixed, first_seed)
         pending = [
-            _pool(threads - 1).submit(lambda t: jax.block_until_ready(program(*fixed, first_seed + t * stride)), t)
+            _pool(threads - 1).submit(lambda t: jax.device_get(program(*fixed, first_seed + t * stride)), t)
             for t in range(1, threads)
         ]
-        parts = [jax.device_get(first)] + [jax.device_get(p.result()) for p in pending]
+        parts = [jax.device_get(first)] + [p.result() for p in pending]
         return [jnp.asarray(np.concatenate(outputs, axis=seed_axis)) for outputs in zip(*parts, strict=True)]
 
     run.lower = lambda *args: program.lower(*place(*args))

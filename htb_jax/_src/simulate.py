@@ -51,7 +51,6 @@ from htb_jax._src.memory import (
     MemoryPlan,
     check_memory_budget,
     default_memory_budget,
-    default_threads,
     plan_seed_chunk,
 )
 from htb_jax._src.outcome import Outcome, pseudo_regret
@@ -165,8 +164,11 @@ def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
 
 @jax.jit(static_argnames=("num_arms",))
 def _schedule_maxima(policy: ExploreThenCommit, horizons: jax.Array, num_arms: int):
-    _, _, pulls, _ = _schedule(policy, num_arms, horizons)
-    return jnp.max(pulls)
+    """The most exploration pulls of an arm, and the most distinct block layouts ``(B, s)`` of an arm
+    over the configurations (see :func:`_distinct_layouts`)."""
+    blocks, _, pulls, _ = _schedule(policy, num_arms, horizons)
+    codes = jnp.sort(_layout_codes((pulls // blocks[:, None]).T, blocks), axis=-1)
+    return jnp.max(pulls), jnp.max(1 + jnp.sum(codes[:, 1:] != codes[:, :-1], axis=-1))
 
 
 def _regret_curve(checkpoints, exploration, horizon, committed, gaps, num_arms):
@@ -231,19 +233,10 @@ def _distinct_layouts(block_size, blocks, num_layouts: int):
     return distinct & mask, distinct >> _LAYOUT_SHIFT, index
 
 
-@jax.jit(static_argnames=("num_arms",))
-def _most_distinct_layouts(policy: ExploreThenCommit, horizons: jax.Array, num_arms: int):
-    blocks, _, pulls, _ = _schedule(policy, num_arms, horizons)
-    codes = jnp.sort(_layout_codes((pulls // blocks[:, None]).T, blocks), axis=-1)
-    return jnp.max(1 + jnp.sum(codes[:, 1:] != codes[:, :-1], axis=-1))
-
-
-def num_layouts(policy: ExploreThenCommit, num_arms: int, horizons: np.ndarray) -> int:
-    """Static number of block layouts streamed per arm: the most distinct ``(B, s)`` of an arm
-    over the configurations, rounded up to 1, 2, 3, 4, 6, 8, 12, 16, ... (at most the number of
-    configurations), so that a new grid recompiles only when it crosses one of those."""
-    configs = policy.eps.shape[0] * horizons.shape[0]
-    needed = int(_most_distinct_layouts(policy, jnp.asarray(horizons), num_arms))
+def num_layouts(needed: int, configs: int) -> int:
+    """Static number of block layouts streamed per arm: ``needed``, the most distinct ``(B, s)`` of
+    an arm over the ``configs`` configurations, rounded up to 1, 2, 3, 4, 6, 8, 12, 16, ... (at
+    most ``configs``), so that a new grid recompiles only when it crosses one of those."""
     if needed == 1:
         return 1
     bucket = next(b for e in itertools.count() for b in (2 << e, 3 << e) if b >= needed)  # 2, 3, 4, 6, 8, ...
@@ -475,12 +468,13 @@ def run_on_rewards(
     check_integer("num_checkpoints", num_checkpoints, 2)
     _check_pull_chunk(pull_chunk)
     flat = _flatten(policy)
-    needed = int(_schedule_maxima(flat, jnp.asarray(horizons), k))
+    needed, distinct = (int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k))
     if needed > total:
         raise ValueError(f"the reward table has {total} pulls per arm but the schedule needs {needed}.")
     chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
+    configs = flat.eps.shape[0] * horizons.shape[0]
     static = _Static(k, chunk, max_blocks(k, horizons), num_checkpoints,
-                     num_layouts=num_layouts(flat, k, horizons))
+                     num_layouts=num_layouts(distinct, configs))
     parts = _run_on_rewards_program(
         flat, rewards.astype(jnp.float32), jnp.asarray(means), jnp.asarray(horizons), static=static
     )
@@ -694,7 +688,9 @@ def _prepare(
         )
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
         chosen = ("order_statistic" if has_block_sums else "per_pull") if sampler == "auto" else sampler
-        needed = 0 if chosen != "per_pull" else int(_schedule_maxima(flat, jnp.asarray(horizons), k))
+        needed, distinct = (0, 1) if chosen != "per_pull" else (
+            int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k)
+        )
         if math.ceil(needed / chunk) * chunk > MAX_PULLS:
             raise ValueError(
                 f"the schedule needs {needed} pulls per arm; per-sample simulation supports at most "
@@ -703,19 +699,17 @@ def _prepare(
             )
         configs = flat.eps.shape[0] * horizons.shape[0]
         instances = flat_instance.batch_shape[0]
-        layouts = num_layouts(flat, k, horizons) if chosen == "per_pull" else 1
-        static = _Static(k, chunk, blocks, num_checkpoints, sampler=chosen, num_layouts=layouts)
+        static = _Static(k, chunk, blocks, num_checkpoints, sampler=chosen, num_layouts=num_layouts(distinct, configs))
         preferred = _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
-        per_device = math.ceil(num_seeds / len(devices))
         plan = plan_seed_chunk(
-            per_device,
+            math.ceil(num_seeds / len(devices)),
             _fast_path_bytes_per_seed(instances, configs, static, instance.num_words),
             _fast_path_output_bytes(instances, configs, k, num_checkpoints),
             budget,
             preferred,
             seed_chunk,
-            default_threads(devices, per_device) if threads is None else min(threads, per_device),
-            fewer_threads_to_fit=threads is None,
+            threads,
+            devices,
         )
         static = dataclasses.replace(static, num_seeds=plan.seeds_per_thread, seed_chunk=plan.seed_chunk)
         program = seed_sharded_program(_fast_path_kernel, static, devices, 0, plan.threads)
