@@ -215,7 +215,15 @@ def _abs_moment_by_quadrature(log_integrand, kink, lower, rate):
       kink: f64[...] the root of ``h`` (any point if ``h`` has none).
       lower: ``None`` for support R, else the lower end (>= 0) of the support.
       rate: f64[...] exponential decay rate of the tails in ``v``.
+
+    Derivatives in the parameters hold the nodes fixed: the kink, the only
+    split point that moves with them, is where the integrand vanishes
+    (``r > 1``), and the tails' substitution is exact for any ``rate``, so the
+    derivative is the same quadrature of the integrand's derivative.  (Moving
+    nodes would differentiate ``log|w|`` at a node that lands on ``w = 0``.)
     """
+    kink, rate = jax.lax.stop_gradient(kink), jax.lax.stop_gradient(rate)
+
     def finite_piece(a, b):
         def log_f(x):
             return log_integrand(jnp.log(jnp.abs(x)), jnp.where(x < 0, -1.0, 1.0))

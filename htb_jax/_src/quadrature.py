@@ -98,11 +98,18 @@ def log_abs_affine(c: jax.Array, log_scale: jax.Array, sign: float | jax.Array) 
     Returns:
       f64[...].
     """
-    log_c = jnp.log(jnp.abs(c))
+    # Singular points (c = 0, the root) take the limit value through a select on a safe
+    # argument, so that their derivatives are 0 rather than NaN (0 * inf) in a gradient.
+    zero = c == 0
+    log_c = jnp.where(zero, -jnp.inf, jnp.log(jnp.abs(jnp.where(zero, 1.0, c))))
     same_sign = (jnp.sign(c) * sign) >= 0
-    big = jnp.maximum(log_c, log_scale)
-    gap = -jnp.abs(log_c - log_scale)
+    # The larger and the smaller log by one select (not max and -|difference|, whose derivatives
+    # at a tie -- a node where the two terms are equal -- do not add up to the true one).
+    c_larger = log_c >= log_scale
+    big = jnp.where(c_larger, log_c, log_scale)
+    gap = jnp.where(c_larger, log_scale, log_c) - big
     gap = jnp.where(jnp.isnan(gap), -jnp.inf, gap)
     added = big + jnp.log1p(jnp.exp(gap))
-    subtracted = big + jnp.log(-jnp.expm1(gap))
+    root = gap == 0
+    subtracted = jnp.where(root, -jnp.inf, big + jnp.log(-jnp.expm1(jnp.where(root, -1.0, gap))))
     return jnp.where(same_sign, added, subtracted)
