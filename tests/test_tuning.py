@@ -12,7 +12,7 @@ from htb_jax._src import tuning
 
 T = 10_000
 S = 4
-STATIC = ("eps", "horizon", "num_seeds", "num_steps", "optimizer", "tune_q", "proxy", "sampler")
+STATIC = ("eps", "horizon", "num_seeds", "num_steps", "optimizer", "tune_q", "proxy", "sampler", "polish")
 # tune_schedule is not jitted inside: callers (these tests too) jit it once at the top
 _tune = jax.jit(htb.tune_schedule, static_argnames=STATIC)
 
@@ -115,6 +115,11 @@ def test_validation_errors():
         htb.tune_schedule(key, 1.0, ref, ref, T, S)
     with pytest.raises(ValueError, match="proxy must be one of"):
         htb.tune_schedule(key, 1.0, fam, ref, T, S, proxy="exact")
+    with pytest.raises(ValueError, match=r"polish must be an integer >= 0; got polish=-1"):
+        htb.tune_schedule(key, 1.0, fam, ref, T, S, proxy="smoothed", polish=-1)
+    with pytest.raises(ValueError, match=r"polish searches the exact objective of proxy='smoothed'; got polish=9 "
+                                         r"with proxy='analytic'"):
+        htb.tune_schedule(key, 1.0, fam, ref, T, S, proxy="analytic", polish=9)
 
 
 
@@ -163,3 +168,35 @@ def test_smoothed_tuning_finds_the_simulated_grid_argmin():
     resolution = np.sort(objective[:-1])[1] - objective[best]
     assert objective[-1] <= objective[best] + resolution, (float(res.alpha), grid[best], objective[-1], objective[best])
     np.testing.assert_allclose(float(res.worst_case), np.max(worst[-1]), rtol=1e-9)
+
+
+def _simulated_objective(key, alphas, lam, sigma, seeds):
+    """lam log smax_f(R_f / U_f) + (1 - lam) log R_ref from simulate's mean regrets, f64[G]."""
+    policy = htb.AdaRETC(eps=1.0, alpha=np.asarray(alphas), q=0.0)
+    fam = np.asarray(htb.simulate(key, policy, _family(), T, seeds, sampler="per_pull").regret).mean(-1)
+    ref = np.asarray(htb.simulate(key, policy, _reference(), T, seeds, sampler="per_pull").regret).mean(-1)
+    worst = fam / np.asarray(htb.intrinsic_scale(_family(), 1.0))  # [G, F]
+    log_w = sigma * np.log(np.sum(np.exp(np.log(worst) / sigma), axis=-1))
+    return lam * log_w + (1 - lam) * np.log(ref)
+
+
+def test_polish_returns_the_best_of_the_exact_objective_on_its_local_grid():
+    # No descent (SGD with a zero step): the result is the start, or with polish = 17 the best of
+    # the exact objective at 17 alphas over start +- width[0].  Checked against simulate at those
+    # alphas: a polish that ignored its grid, picked the wrong end, evaluated another objective
+    # (the smoothed value at a perturbed schedule) or centred the grid elsewhere fails.  The start
+    # sits inside a tooth of the sawtooth, so some grid point is strictly better.
+    key, lam, sigma, seeds, start, radius, points = jax.random.key(6), 0.5, 0.05, 16, 0.83, 0.05, 17
+    kwargs = dict(lam=lam, sigma=sigma, num_steps=1, optimizer=optax.sgd(0.0), init_alpha=start, init_q=0.0,
+                  tune_q=False, proxy="smoothed", sampler="per_pull", width=(radius, 0.002))
+    plain = _tune(key, 1.0, _family(), _reference(), T, seeds, **kwargs)
+    polished = _tune(key, 1.0, _family(), _reference(), T, seeds, polish=points, **kwargs)
+    candidates = start + radius * np.linspace(-1.0, 1.0, points)
+    objective = _simulated_objective(key, np.concatenate([[start], candidates]), lam, sigma, seeds)
+    best = int(np.argmin(objective[1:]))
+    assert objective[1 + best] < objective[0]  # the path under test moves
+    assert float(plain.alpha) == pytest.approx(start, rel=1e-9)
+    np.testing.assert_allclose(float(plain.final_objective), objective[0], rtol=1e-9)
+    assert float(polished.alpha) == pytest.approx(candidates[best], rel=1e-9)
+    np.testing.assert_allclose(float(polished.final_objective), objective[1 + best], rtol=1e-9)
+    np.testing.assert_allclose(polished.alpha_trace, plain.alpha_trace, rtol=1e-12)  # the descent is unchanged

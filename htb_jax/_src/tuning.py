@@ -23,9 +23,18 @@ recorded objective is then the exact simulated objective on the seeds, the
 returned schedule is the iterate with the lowest recorded objective (the
 last iterate for the other proxies).
 
+**Polish.**  The minimum of a sawtooth sits at the edge of a tooth, a feature
+finer than the widths most of the descent is smoothed at: the descent can
+stop a tooth or two away from it.  With ``polish = P > 0`` (smoothed proxy)
+the exact objective is then evaluated at ``P`` values of ``alpha`` evenly
+spaced over ``alpha_best +- width[0]`` (clipped into the admissible range,
+``q`` kept), and the best of those and of the iterates is returned: a local
+exhaustive search on the same exact objective, at resolution ``2 width[0] /
+(P - 1)`` in ``alpha``.
+
 **Jit.**  :func:`tune_schedule` is not jitted inside; callers jit it once
 with ``eps``, ``horizon``, ``num_seeds``, ``num_steps``, ``optimizer``,
-``tune_q``, ``proxy`` and ``sampler`` static (``lam``, ``tau``, ``sigma``,
+``tune_q``, ``proxy``, ``sampler`` and ``polish`` static (``lam``, ``tau``, ``sigma``,
 ``width``, the initial schedule and the instances may be traced).
 
 **Reparametrisation.**  Unconstrained ``z = (z_alpha, z_q)`` map into the
@@ -79,6 +88,7 @@ class TuningResult(NamedTuple):
     q_trace: jax.Array  # f64[*L, steps + 1] every iterate's q
     worst_case: jax.Array  # f64[*L] max over the family of R_f / U_eps at the tuned schedule
     reference: jax.Array  # f64[*L] regret proxy on the reference at the tuned schedule
+    final_objective: jax.Array  # f64[*L] J at the tuned schedule (exact for the smoothed proxy)
     lam: jax.Array  # f64[*L] the weights
 
 
@@ -166,6 +176,7 @@ def tune_schedule(
     proxy: str = "monte_carlo",
     width: Any = (0.05, 0.002),
     sampler: str = "auto",
+    polish: int = 0,
 ) -> TuningResult:
     """Tunes AdaR-ETC's ``(alpha, q)`` at a finite horizon with an optax optimiser.
 
@@ -203,6 +214,10 @@ def tune_schedule(
         over the steps; each in ``(0, 1]``.
       sampler: smoothed proxy: ``simulate``'s sampler it reproduces
         (``"auto"``, ``"per_pull"``, ``"order_statistic"``).
+      polish: smoothed proxy: after the descent, the exact objective at this
+        many values of ``alpha`` evenly spaced over ``alpha_best +- width[0]``
+        (``q`` kept); the best of those and of the iterates is returned.
+        0 (the default) skips it.  Static.
 
     Returns:
       :class:`TuningResult`; ``worst_case`` and ``reference`` are the proxy
@@ -228,6 +243,11 @@ def tune_schedule(
     check_interval("sigma", sigma, 0.0, np.inf, low_closed=False, high_closed=False)
     if proxy not in PROXIES:
         raise ValueError(f"proxy must be one of {', '.join(PROXIES)}; got {proxy!r}.")
+    check_integer("polish", polish, 0)
+    polish = int(polish)
+    if polish and proxy != "smoothed":
+        raise ValueError(f"polish searches the exact objective of proxy='smoothed'; got polish={polish} "
+                         f"with proxy={proxy!r}.")
     widths = tuple(width) if isinstance(width, (tuple, list)) else (width, width)
     if len(widths) != 2:
         raise ValueError(f"width must be a number or a pair (first, last); got width={width!r}.")
@@ -266,7 +286,7 @@ def tune_schedule(
     out = jax.vmap(
         lambda lam_: _optimise(
             lam_, z0, tables, scale, eps, family, reference, horizon, num_seeds, tau, sigma, num_steps,
-            optimizer, tune_q, proxy,
+            optimizer, tune_q, proxy, polish,
         )
     )(lam_arr.reshape(-1))
     shape = lam_arr.shape
@@ -274,7 +294,7 @@ def tune_schedule(
 
 
 def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds, tau, sigma, steps,
-              optimizer, tune_q, proxy):
+              optimizer, tune_q, proxy, polish):
     """One ``lam``: ``steps`` optimiser updates by ``lax.scan``; returns the fields of TuningResult."""
 
     def policy_of(z):
@@ -326,9 +346,26 @@ def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds
     zs = jnp.concatenate([z0[None], zs], axis=0)
     alphas, qs = admissible_schedule(zs[:, 0], zs[:, 1], eps)
     if proxy == "smoothed":  # the recorded objective is the exact one: keep the best iterate
-        z = zs[jnp.argmin(values)]
+        best = jnp.argmin(values)
+        z, best_value = zs[best], values[best]
+        if polish:
+            z, best_value = _polish(z, best_value, lambda z: objective(z, widths[0]), tables[1][0], eps, polish)
     final = policy_of(z)
     worst = jnp.max(regret_family(final) / scale)
+    final_value = best_value if proxy == "smoothed" else objective(z, widths[-1])
     best_alpha, best_q = admissible_schedule(z[0], z[1], eps)
-    return best_alpha, best_q, values, alphas, qs, worst, regret_reference(final)
+    return best_alpha, best_q, values, alphas, qs, worst, regret_reference(final), final_value
+
+
+def _polish(z, value, objective, radius, eps, points: int):
+    """The best of ``z`` and ``points`` schedules with ``alpha`` evenly spaced over ``alpha(z) +- radius``
+    (clipped into the admissible range, ``q`` kept), by the exact objective."""
+    alpha, q = admissible_schedule(z[0], z[1], eps)
+    candidates = alpha + radius * jnp.linspace(-1.0, 1.0, points)
+    z_alpha, z_q = schedule_logits(candidates, q, eps)  # clips into the range
+    zs = jnp.stack([z_alpha, jnp.broadcast_to(z_q, z_alpha.shape)], axis=-1)
+    values = jax.lax.map(objective, zs)
+    best = jnp.argmin(values)
+    better = values[best] < value
+    return jnp.where(better, zs[best], z), jnp.where(better, values[best], value)
 
