@@ -170,9 +170,9 @@ def test_smoothed_tuning_finds_the_simulated_grid_argmin():
     np.testing.assert_allclose(float(res.worst_case), np.max(worst[-1]), rtol=1e-9)
 
 
-def _simulated_objective(key, alphas, lam, sigma, seeds):
+def _simulated_objective(key, alphas, qs, lam, sigma, seeds):
     """lam log smax_f(R_f / U_f) + (1 - lam) log R_ref from simulate's mean regrets, f64[G]."""
-    policy = htb.AdaRETC(eps=1.0, alpha=np.asarray(alphas), q=0.0)
+    policy = htb.AdaRETC(eps=1.0, alpha=np.asarray(alphas), q=np.asarray(qs))
     fam = np.asarray(htb.simulate(key, policy, _family(), T, seeds, sampler="per_pull").regret).mean(-1)
     ref = np.asarray(htb.simulate(key, policy, _reference(), T, seeds, sampler="per_pull").regret).mean(-1)
     worst = fam / np.asarray(htb.intrinsic_scale(_family(), 1.0))  # [G, F]
@@ -180,23 +180,37 @@ def _simulated_objective(key, alphas, lam, sigma, seeds):
     return lam * log_w + (1 - lam) * np.log(ref)
 
 
-def test_polish_returns_the_best_of_the_exact_objective_on_its_local_grid():
-    # No descent (SGD with a zero step): the result is the start, or with polish = 17 the best of
-    # the exact objective at 17 alphas over start +- width[0].  Checked against simulate at those
-    # alphas: a polish that ignored its grid, picked the wrong end, evaluated another objective
-    # (the smoothed value at a perturbed schedule) or centred the grid elsewhere fails.  The start
-    # sits inside a tooth of the sawtooth, so some grid point is strictly better.
-    key, lam, sigma, seeds, start, radius, points = jax.random.key(6), 0.5, 0.05, 16, 0.83, 0.05, 17
-    kwargs = dict(lam=lam, sigma=sigma, num_steps=1, optimizer=optax.sgd(0.0), init_alpha=start, init_q=0.0,
-                  tune_q=False, proxy="smoothed", sampler="per_pull", width=(radius, 0.002))
+@pytest.mark.parametrize("tune_q", [False, True])
+def test_polish_is_two_passes_of_the_exact_objective(tune_q):
+    # No descent (SGD with a zero step): the result is the start, or with polish = 9 the best of
+    # two passes of the exact objective: 9 schedules across the whole range of L (alpha from 1 to
+    # alpha*, with q from 0 to 1/3 when tuned), then 9 alphas over the best +- width[0].  Checked
+    # pass by pass against simulate at the same schedules (through the library's clipping
+    # reparametrisation): a polish that skipped a pass, kept a worse point, centred the second
+    # pass elsewhere, or moved q without tune_q fails.  The start is inside a tooth, so both
+    # passes move.
+    key, lam, sigma, seeds, start, q0, radius, points = jax.random.key(6), 0.8, 0.05, 16, 0.83, 0.1, 0.02, 9
+    kwargs = dict(lam=lam, sigma=sigma, num_steps=1, optimizer=optax.sgd(0.0), init_alpha=start, init_q=q0,
+                  tune_q=tune_q, proxy="smoothed", sampler="per_pull", width=(radius, 0.002))
     plain = _tune(key, 1.0, _family(), _reference(), T, seeds, **kwargs)
     polished = _tune(key, 1.0, _family(), _reference(), T, seeds, polish=points, **kwargs)
-    candidates = start + radius * np.linspace(-1.0, 1.0, points)
-    objective = _simulated_objective(key, np.concatenate([[start], candidates]), lam, sigma, seeds)
-    best = int(np.argmin(objective[1:]))
-    assert objective[1 + best] < objective[0]  # the path under test moves
-    assert float(plain.alpha) == pytest.approx(start, rel=1e-9)
-    np.testing.assert_allclose(float(plain.final_objective), objective[0], rtol=1e-9)
-    assert float(polished.alpha) == pytest.approx(candidates[best], rel=1e-9)
-    np.testing.assert_allclose(float(polished.final_objective), objective[1 + best], rtol=1e-9)
+    lo, grid = theory.balanced_alpha(1.0), np.linspace(0.0, 1.0, points)
+
+    def admissible(alphas, qs):
+        alphas, qs = np.broadcast_arrays(alphas, qs)
+        return tuple(np.asarray(x) for x in htb.admissible_schedule(*tuning.schedule_logits(alphas, qs, 1.0), 1.0))
+
+    def best_of(alphas, qs, alpha, q, value):
+        values = _simulated_objective(key, alphas, qs, lam, sigma, seeds)
+        i = int(np.argmin(values))
+        return (alphas[i], qs[i], values[i]) if values[i] < value else (alpha, q, value)
+
+    alpha, q, value = start, q0, _simulated_objective(key, [start], [q0], lam, sigma, seeds)[0]
+    np.testing.assert_allclose(float(plain.final_objective), value, rtol=1e-9)
+    first = best_of(*admissible(1.0 - (1.0 - lo) * grid, grid / 3.0 if tune_q else q0), alpha, q, value)
+    alpha, q, value = best_of(*admissible(first[0] + radius * (2.0 * grid - 1.0), first[1]), *first)
+    assert first[2] < _simulated_objective(key, [start], [q0], lam, sigma, seeds)[0] and value < first[2]
+    assert float(polished.alpha) == pytest.approx(alpha, rel=1e-9)
+    assert float(polished.q) == pytest.approx(q, rel=1e-9, abs=1e-12)
+    np.testing.assert_allclose(float(polished.final_objective), value, rtol=1e-9)
     np.testing.assert_allclose(polished.alpha_trace, plain.alpha_trace, rtol=1e-12)  # the descent is unchanged

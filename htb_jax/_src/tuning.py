@@ -23,14 +23,20 @@ recorded objective is then the exact simulated objective on the seeds, the
 returned schedule is the iterate with the lowest recorded objective (the
 last iterate for the other proxies).
 
-**Polish.**  The minimum of a sawtooth sits at the edge of a tooth, a feature
-finer than the widths most of the descent is smoothed at: the descent can
-stop a tooth or two away from it.  With ``polish = P > 0`` (smoothed proxy)
-the exact objective is then evaluated at ``P`` values of ``alpha`` evenly
-spaced over ``alpha_best +- width[0]`` (clipped into the admissible range,
-``q`` kept), and the best of those and of the iterates is returned: a local
-exhaustive search on the same exact objective, at resolution ``2 width[0] /
-(P - 1)`` in ``alpha``.
+**Polish.**  ``(eps, alpha, q)`` act on a run only through the integer
+exploration length ``L``, and the exact objective is a sawtooth in ``L``
+whose minimum sits at the edge of a tooth.  Where a tooth is wider than the
+widths (on seven Student-t arms at ``T = 2 10^5`` one spans ``alpha`` in
+``[0.70, 1)``) the descent follows the slope inside it to an end of the
+range; where teeth are narrow it can stop a tooth or two from the edge.  With
+``polish = P > 0`` (smoothed proxy) two passes of the exact objective follow
+the descent, each keeping the best point seen: ``P`` schedules across the
+whole range of ``L`` -- ``alpha`` from 1 down to ``alpha*(eps)`` with ``q``
+from 0 up to its maximum when ``q`` is tuned (``L`` grows along this
+diagonal from its smallest to its largest admissible value), ``alpha`` alone
+at the kept ``q`` otherwise -- then ``P`` values of ``alpha`` over ``+-
+width[0]`` around the best so far, ``q`` kept.  The returned schedule is the
+best of all (``2P`` exact evaluations).
 
 **Jit.**  :func:`tune_schedule` is not jitted inside; callers jit it once
 with ``eps``, ``horizon``, ``num_seeds``, ``num_steps``, ``optimizer``,
@@ -214,10 +220,11 @@ def tune_schedule(
         over the steps; each in ``(0, 1]``.
       sampler: smoothed proxy: ``simulate``'s sampler it reproduces
         (``"auto"``, ``"per_pull"``, ``"order_statistic"``).
-      polish: smoothed proxy: after the descent, the exact objective at this
-        many values of ``alpha`` evenly spaced over ``alpha_best +- width[0]``
-        (``q`` kept); the best of those and of the iterates is returned.
-        0 (the default) skips it.  Static.
+      polish: smoothed proxy: after the descent, two passes of the exact
+        objective with this many points each (across the whole range of the
+        exploration length, then ``alpha`` over ``+- width[0]``; see the
+        module docstring); the best of those and of the iterates is
+        returned.  0 (the default) skips it.  Static.
 
     Returns:
       :class:`TuningResult`; ``worst_case`` and ``reference`` are the proxy
@@ -349,7 +356,8 @@ def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds
         best = jnp.argmin(values)
         z, best_value = zs[best], values[best]
         if polish:
-            z, best_value = _polish(z, best_value, lambda z: objective(z, widths[0]), tables[1][0], eps, polish)
+            z, best_value = _polish(z, best_value, lambda z: objective(z, widths[0]), tables[1][0], eps, polish,
+                                    tune_q)
     final = policy_of(z)
     worst = jnp.max(regret_family(final) / scale)
     final_value = best_value if proxy == "smoothed" else objective(z, widths[-1])
@@ -357,15 +365,23 @@ def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds
     return best_alpha, best_q, values, alphas, qs, worst, regret_reference(final), final_value
 
 
-def _polish(z, value, objective, radius, eps, points: int):
-    """The best of ``z`` and ``points`` schedules with ``alpha`` evenly spaced over ``alpha(z) +- radius``
-    (clipped into the admissible range, ``q`` kept), by the exact objective."""
-    alpha, q = admissible_schedule(z[0], z[1], eps)
-    candidates = alpha + radius * jnp.linspace(-1.0, 1.0, points)
-    z_alpha, z_q = schedule_logits(candidates, q, eps)  # clips into the range
-    zs = jnp.stack([z_alpha, jnp.broadcast_to(z_q, z_alpha.shape)], axis=-1)
-    values = jax.lax.map(objective, zs)
-    best = jnp.argmin(values)
-    better = values[best] < value
-    return jnp.where(better, zs[best], z), jnp.where(better, values[best], value)
+def _polish(z, value, objective, radius, eps, points: int, tune_q: bool):
+    """Two passes of the exact objective from ``z``, each keeping the best point seen: ``points``
+    schedules across the whole range of the exploration length (``alpha`` from 1 to ``alpha*``,
+    with ``q`` from 0 to its maximum when tuned), then ``points`` values of ``alpha`` over
+    ``+- radius`` (clipped into the admissible range), ``q`` kept."""
+    lo_a, hi_q = (1.0 + eps) / (1.0 + 2.0 * eps), eps / (1.0 + 2.0 * eps)
+    grid = jnp.linspace(0.0, 1.0, points)
 
+    def search(z, value, alphas, qs):
+        z_alpha, z_q = schedule_logits(alphas, qs, eps)  # clips into the ranges
+        zs = jnp.stack([z_alpha, jnp.broadcast_to(z_q, z_alpha.shape)], axis=-1)
+        values = jax.lax.map(objective, zs)
+        best = jnp.argmin(values)
+        better = values[best] < value
+        return jnp.where(better, zs[best], z), jnp.where(better, values[best], value)
+
+    _, q = admissible_schedule(z[0], z[1], eps)
+    z, value = search(z, value, 1.0 - (1.0 - lo_a) * grid, hi_q * grid if tune_q else q)
+    alpha, q = admissible_schedule(z[0], z[1], eps)
+    return search(z, value, alpha + radius * (2.0 * grid - 1.0), q)
