@@ -359,10 +359,12 @@ def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds
             z, best_value = _polish(z, best_value, lambda z: objective(z, widths[0]), tables[1][0], eps, polish,
                                     tune_q)
     final = policy_of(z)
-    worst = jnp.max(regret_family(final) / scale)
-    final_value = best_value if proxy == "smoothed" else objective(z, widths[-1])
+    family_regret, reference_regret = regret_family(final), regret_reference(final)
+    if proxy != "smoothed":  # the smoothed proxy recorded it exactly on the way
+        best_value = tuning_objective(final, lam, lambda _: family_regret, lambda _: reference_regret, scale, sigma)
     best_alpha, best_q = admissible_schedule(z[0], z[1], eps)
-    return best_alpha, best_q, values, alphas, qs, worst, regret_reference(final), final_value
+    worst = jnp.max(family_regret / scale)
+    return best_alpha, best_q, values, alphas, qs, worst, reference_regret, best_value
 
 
 def _polish(z, value, objective, radius, eps, points: int, tune_q: bool):
@@ -370,7 +372,7 @@ def _polish(z, value, objective, radius, eps, points: int, tune_q: bool):
     schedules across the whole range of the exploration length (``alpha`` from 1 to ``alpha*``,
     with ``q`` from 0 to its maximum when tuned), then ``points`` values of ``alpha`` over
     ``+- radius`` (clipped into the admissible range), ``q`` kept."""
-    lo_a, hi_q = (1.0 + eps) / (1.0 + 2.0 * eps), eps / (1.0 + 2.0 * eps)
+    lo_a, hi_q = theory.alpha_range(eps)[0], theory.q_range(eps)[1]
     grid = jnp.linspace(0.0, 1.0, points)
 
     def search(z, value, alphas, qs):
