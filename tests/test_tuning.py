@@ -180,16 +180,35 @@ def _simulated_objective(key, alphas, qs, lam, sigma, seeds):
     return lam * log_w + (1 - lam) * np.log(ref)
 
 
+def _exploration_lengths(alphas, qs, num_arms=2, horizon=T):
+    return np.asarray(htb.AdaRETC(eps=1.0, alpha=np.asarray(alphas), q=np.asarray(qs))
+                      .exploration_length(num_arms, horizon))
+
+
+def _alphas_reaching(lengths, q, num_arms=2, horizon=T):
+    """By bisection (L falls as alpha grows): the largest admissible alpha whose L reaches each target."""
+    lo = np.full(len(lengths), float(theory.balanced_alpha(1.0)))
+    hi = np.full(len(lengths), 1.0 - 1e-12)
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        reach = _exploration_lengths(mid, np.full(len(lengths), q), num_arms, horizon) >= lengths
+        lo, hi = np.where(reach, mid, lo), np.where(reach, hi, mid)
+    return lo
+
+
 @pytest.mark.parametrize("tune_q", [False, True])
-def test_polish_is_two_passes_of_the_exact_objective(tune_q):
-    # No descent (SGD with a zero step): the result is the start, or with polish = 9 the best of
-    # two passes of the exact objective: 9 schedules across the whole range of L (alpha from 1 to
-    # alpha*, with q from 0 to 1/3 when tuned), then 9 alphas over the best +- width[0].  Checked
-    # pass by pass against simulate at the same schedules (through the library's clipping
-    # reparametrisation): a polish that skipped a pass, kept a worse point, centred the second
-    # pass elsewhere, or moved q without tune_q fails.  The start is inside a tooth, so both
-    # passes move.
-    key, lam, sigma, seeds, start, q0, radius, points = jax.random.key(6), 0.8, 0.05, 16, 0.83, 0.1, 0.02, 9
+def test_polish_is_three_passes_of_the_exact_objective(tune_q):
+    # No descent (SGD with a zero step): the result is the start, or with polish = 11 the best of
+    # three passes of the exact objective: 11 schedules across the whole range of L (alpha from 1
+    # to alpha*, with q from 0 to 1/3 when tuned), then 11 alphas over the best +- width[0], then
+    # the tooth lengths of 11 // (3K - 1) = 2 teeth around the best (K = 2, B_T = 227: tooth m
+    # starts at E_m = (227 m - 1) 2 + 1; its lengths E_m + 0..2 and E_(m+1) - 1..2), the window
+    # clipped into the teeth the range of L reaches, each length reached by bisection on alpha at
+    # the kept q.  Checked pass by pass against simulate at the same schedules: a polish that
+    # skipped a pass, kept a worse point, centred a pass elsewhere, or moved q without tune_q
+    # fails.  Every pass moves in this setup (objective 7.409 -> 7.087 / 7.101 -> 7.081 / 7.082
+    # -> 7.079 at L = 908, the first length with blocks of 2 for both arms).
+    key, lam, sigma, seeds, start, q0, radius, points = jax.random.key(6), 0.8, 0.05, 16, 0.83, 0.1, 0.02, 11
     kwargs = dict(lam=lam, sigma=sigma, num_steps=1, optimizer=optax.sgd(0.0), init_alpha=start, init_q=q0,
                   tune_q=tune_q, proxy="smoothed", sampler="per_pull", width=(radius, 0.002))
     plain = _tune(key, 1.0, _family(), _reference(), T, seeds, **kwargs)
@@ -208,9 +227,73 @@ def test_polish_is_two_passes_of_the_exact_objective(tune_q):
     alpha, q, value = start, q0, _simulated_objective(key, [start], [q0], lam, sigma, seeds)[0]
     np.testing.assert_allclose(float(plain.final_objective), value, rtol=1e-9)
     first = best_of(*admissible(1.0 - (1.0 - lo) * grid, grid / 3.0 if tune_q else q0), alpha, q, value)
-    alpha, q, value = best_of(*admissible(first[0] + radius * (2.0 * grid - 1.0), first[1]), *first)
-    assert first[2] < _simulated_objective(key, [start], [q0], lam, sigma, seeds)[0] and value < first[2]
-    assert float(polished.alpha) == pytest.approx(alpha, rel=1e-9)
-    assert float(polished.q) == pytest.approx(q, rel=1e-9, abs=1e-12)
+    second = best_of(*admissible(first[0] + radius * (2.0 * grid - 1.0), first[1]), *first)
+    k, blocks = 2, int(np.ceil(8 * np.log(2 * float(T) ** 3)))
+    assert blocks == 227
+
+    def tooth(lengths):  # arm 0 has ceil(L / K) pulls, in blocks of that // B_T
+        return -(-np.asarray(lengths) // k) // blocks
+
+    ends = admissible([1.0, lo], [0.0, 1.0 / 3.0] if tune_q else q0)
+    first_tooth, last_tooth = tooth(_exploration_lengths(*ends))
+    teeth = points // (3 * k - 1)
+    m0 = np.clip(tooth(_exploration_lengths([second[0]], [second[1]]))[0] - (teeth - 1) // 2, first_tooth,
+                 max(first_tooth, last_tooth - teeth + 1))
+    edges = [(m * blocks - 1) * k + 1 for m in range(m0, m0 + teeth + 1)]
+    lengths = np.concatenate([[e + j for j in range(2 * k - 1)] + [nxt - j for j in range(1, k + 1)]
+                              for e, nxt in zip(edges[:-1], edges[1:], strict=True)])
+    qs = np.full(len(lengths), second[1])
+    _, _, value = best_of(_alphas_reaching(lengths, second[1]), qs, *second)
+    assert value < second[2] < first[2] < _simulated_objective(key, [start], [q0], lam, sigma, seeds)[0]
     np.testing.assert_allclose(float(polished.final_objective), value, rtol=1e-9)
+    assert _exploration_lengths([float(polished.alpha)], [float(polished.q)])[0] == 908
+    if not tune_q:
+        assert float(polished.q) == pytest.approx(q0, rel=1e-9)
     np.testing.assert_allclose(polished.alpha_trace, plain.alpha_trace, rtol=1e-12)  # the descent is unchanged
+
+
+@pytest.mark.parametrize(
+    "instance, num_arms, group",
+    [
+        # Gaussian arms, gap 0.05: mostly right commits, so the regret grows inside a tooth
+        # except on the best arm's rounds; the minimum of several teeth sits at E_m + K.
+        (htb.Gaussian(loc=jnp.array([0.0, -0.05, -0.05]), scale=1.0), 3, "first"),
+        # Theorem 1's pair, spike probability 0.03: the spiky optimal arm's Median-of-Means
+        # misses the spike and commits wrongly on most seeds, so the regret falls inside a tooth
+        # and its minimum sits at the tooth's last length.
+        (htb.lower_bound_pair(2, 1.0, 0.03)[1], 2, "last"),
+    ],
+    ids=["gaussian", "spiky-pair"],
+)
+def test_tooth_lengths_hold_the_minimum_of_every_tooth(instance, num_arms, group):
+    # Every exploration length in range (T = 2 10^4, eps = 0.2, q = 0.01: L from K B_T + 2 to
+    # about 5.5e3, 5 whole teeth at K = 3, 9 at K = 2), each reached exactly by schedule_for_length (the inverse
+    # of Algorithm 1, line 1), 64 seeds: the minimum of the mean regret over each whole tooth is
+    # its minimum over the tooth's 3K - 1 lengths.  Each setup reaches a minimum off the arm
+    # edges (E_m .. E_m + K - 1), which a set of edges alone misses.
+    k, horizon, eps, q = num_arms, 20_000, 0.2, 0.01
+    lo = float(theory.balanced_alpha(eps))
+    smallest, largest = (int(htb.AdaRETC(eps=eps, alpha=a, q=q).exploration_length(k, horizon))
+                         for a in (1 - 1e-12, lo))
+    lengths = np.arange(smallest + 1, largest)
+    alphas, qs = tuning.schedule_for_length(jnp.asarray(lengths), q, eps, k, horizon, False)
+    policy = htb.AdaRETC(eps=eps, alpha=alphas, q=qs)
+    np.testing.assert_array_equal(policy.exploration_length(k, horizon), lengths)
+    regret = np.asarray(htb.simulate(jax.random.key(0), policy, instance, horizon, 64).regret).mean(-1)
+    blocks = int(np.ceil(8 * (np.log(k) + 3 * np.log(horizon))))
+    tooth = -(-lengths // k) // blocks
+    offsets = []
+    for m in np.unique(tooth):
+        inside = tooth == m
+        if inside.sum() < k * blocks:  # the partial teeth at the ends of the range
+            continue
+        candidates = np.isin(lengths, np.asarray(tuning.tooth_lengths(m, 1, k, horizon)))
+        assert candidates.sum() == 3 * k - 1
+        assert regret[candidates].min() == regret[inside].min(), m
+        offsets.append(lengths[inside][np.argmin(regret[inside])] - (m * blocks - 1) * k - 1)
+    assert len(offsets) >= 5
+    if group == "first":
+        assert any(k <= o <= 2 * k - 2 for o in offsets), offsets
+    else:
+        assert any(o >= k * blocks - k for o in offsets), offsets
+
