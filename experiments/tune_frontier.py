@@ -327,7 +327,8 @@ TUNE_HORIZONS = (10**4, 10**5, 10**6, 10**7)
 TUNE_SEEDS = 256
 TUNE_LAMS = (1.0, 0.9)
 GRID_ALPHAS = 200
-POLISH = 129  # after the descent: 129 alphas over the whole range, then 129 over the best +- 0.05 (step 7.8e-4)
+POLISH = 129  # after the descent: 129 alphas over the whole range, 129 over the best +- 0.05 (step 7.8e-4), then the
+# lengths of the 25 teeth (K = 2: 5 lengths each) around the best where a tooth's minimum sits
 # The trend part: Theorem 1's family down to spike probability 1e-16 (the hardest member at T = 10^18
 # and alpha*(1) has a spike probability near 1e-9), horizons to 10^18, weights just above lam_bal.
 TREND_SPIKES = htb.powers_of_ten(-16.0, -0.3, 0.25) + (0.5,)
@@ -428,7 +429,8 @@ def smoothed_md(grad_rows, tune_rows, seconds) -> str:
         f"tune_schedule(proxy='smoothed') against the argmin of the same objective computed by simulate on 200 "
         f"alphas (Theorem 1's family, spikes as above, reference spike {FIXED_SPIKE}, eps = 1, q = 0, "
         f"{TUNE_SEEDS} seeds, Adam(0.1) x {STEPS} steps from two starts, widths 0.05 -> 0.002, then the exact "
-        f"objective at {POLISH} alphas over the whole range and {POLISH} over the best +- 0.05 (polish); 'off': "
+        f"objective at {POLISH} alphas over the whole range, {POLISH} over the best +- 0.05 and the 5 lengths of each of "
+        f"the {POLISH // 5} teeth around the best where a tooth's minimum sits (polish); 'off': "
         "(tuned - grid argmin) / grid step):",
         "",
         "| T | lam | tuned alpha | grid argmin | off | J tuned (exact) | J grid min | J std. err. "
@@ -522,7 +524,8 @@ def trend_md(rows, seconds) -> str:
         f"The tuned alpha against T = 1e4..1e18 (smoothed proxy, Theorem 1's family with {len(TREND_SPIKES)} spike "
         f"probabilities 1e-16..0.5, reference spike {FIXED_SPIKE}, eps = 1, q = 0, {TREND_SEEDS} seeds, "
         f"order-statistic sampler, Adam(0.1) x {STEPS} steps from two starts, widths 0.05 -> 0.002, then the "
-        f"exact objective at {POLISH} alphas over the whole range and {POLISH} over the best +- 0.05) against "
+        f"exact objective at {POLISH} alphas over the whole range, {POLISH} over the best +- 0.05 and the 5 lengths of "
+        f"each of the {POLISH // 5} teeth around the best where a tooth's minimum sits) against "
         f"simulate's argmin on {GRID_ALPHAS} alphas; s_W, s_R: "
         "least-squares slopes of simulate's log W and log R_ref in log L over the grid; lam_T = s_R / (s_R - s_W), "
         "the weight at which the objective is flat in log L (alpha*(1) = lam_bal = 2/3):",
