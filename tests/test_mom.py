@@ -1,5 +1,7 @@
 """Median-of-Means against the paper's definition (a plain numpy reference)."""
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -7,6 +9,7 @@ import pytest
 
 import htb_jax as htb
 from conftest import mom_reference
+from htb_jax._src import mom
 
 
 def _check(x, num_blocks, n=None):
@@ -107,6 +110,75 @@ def test_float32_agrees_with_float64_within_documented_bound():
         scale = np.abs(x64[:, : blocks * s]).reshape(200, blocks, s).mean(-1).max(-1)
         bound = 2.0**-24 * (scale + np.abs(m64)) * (1 + 1e-9)
         assert np.all(np.abs(m32 - m64) <= bound), blocks
+
+
+def _chunked_block_sums(x, size, blocks, chunk):
+    """Plain-Python block sums added as the static route documents: within a chunk, the block's
+    samples one after the other in float64 (from the first); then onto the running sum, chunk by chunk."""
+    sums = []
+    for b in range(blocks):
+        total = 0.0
+        for start in range(0, len(x), chunk):
+            part = None
+            for t in range(max(b * size, start), min((b + 1) * size, start + chunk)):
+                part = float(x[t]) if part is None else part + float(x[t])
+            if part is not None:
+                total = total + part
+        sums.append(total)
+    return np.array(sums)
+
+
+def _exact_sum(samples):
+    """The exact sum rounded once (math.fsum), with IEEE infinities: NaN for both signs."""
+    if np.isnan(samples).any() or (np.isposinf(samples).any() and np.isneginf(samples).any()):
+        return math.nan
+    return math.fsum(samples)
+
+
+def test_stream_block_sums_static_and_prefix_routes():
+    # Block sizes on both sides of STATIC_BLOCK_SIZES (16), a 37-sample chunk that no block size
+    # divides (blocks start inside a chunk and straddle two or three of them), an empty layout, and
+    # infinities: +inf, -inf, both in one block (NaN).  Static rows must equal the plain-Python
+    # additions in their documented order bit for bit (a shifted block edge, a lost or doubled
+    # sample, a reordered sum all fail); prefix-sum rows equal the exact sums within their bound
+    # C 2^-53 max|prefix| over a chunk of C = 37 samples, with the same infinities.
+    size = np.array([[3, 17, 0], [16, 1, 5], [40, 7, 2]])
+    blocks = np.array([[30, 5, 1], [6, 50, 18], [2, 13, 40]])
+    chunk = 37
+    rng = np.random.default_rng(5)
+    # Magnitudes 2^-30 .. 2^30, so that float64 sums round and their order shows.
+    x = (rng.standard_t(3.0, (2, 3, 4 * chunk)) * 2.0 ** rng.integers(-30, 31, (2, 3, 4 * chunk)))
+    x = x.astype(np.float32)  # 2 leading rows (seeds)
+    x[0, 0, 10] = np.inf  # row 0, layout s = 3: block 3
+    x[1, 2, 45] = -np.inf  # s = 40 and s = 7: blocks 1 and 6 hold both signs -> NaN; s = 2: block 22
+    x[1, 2, 47] = np.inf  # s = 2: block 23
+    steps = -(-int((size * blocks).max()) // chunk)
+    assert mom.STATIC_BLOCK_SIZES == 16  # s = 17 and 40 take the prefix route
+    got = mom.stream_block_sums(lambda j: jax.lax.dynamic_slice_in_dim(jnp.asarray(x), j * chunk, chunk, -1), steps,
+                                jnp.asarray(size), jnp.asarray(blocks), chunk, max_blocks=56)
+    assert got.shape == (56, 3, 3, 2)
+    got = np.asarray(got)
+    for lead in range(2):
+        for a in range(3):
+            for g in range(3):
+                s, b = int(size[a, g]), int(blocks[a, g])
+                if s == 0:
+                    np.testing.assert_array_equal(got[:, a, g, lead], 0.0)
+                    continue
+                row = x[lead, a].astype(np.float64)
+                sums = got[:b, a, g, lead]
+                if s <= 16:
+                    want = _chunked_block_sums(row, s, b, chunk)
+                    np.testing.assert_array_equal(sums, want, err_msg=f"{lead, a, g}")
+                else:
+                    want = np.array([_exact_sum(row[i * s:(i + 1) * s]) for i in range(b)])
+                    np.testing.assert_array_equal(np.isfinite(sums), np.isfinite(want))
+                    finite = np.isfinite(want)
+                    np.testing.assert_array_equal(sums[~finite], want[~finite])
+                    prefix = np.abs(np.cumsum(np.where(np.isfinite(row), row, 0.0).reshape(-1, chunk), -1)).max()
+                    np.testing.assert_allclose(sums[finite], want[finite], rtol=0, atol=chunk * 2.0**-53 * prefix)
+    assert np.isposinf(got[3, 0, 0, 0]) and np.isnan(got[6, 2, 1, 1]) and np.isnan(got[1, 2, 0, 1])
+    assert np.isneginf(got[22, 2, 2, 1]) and np.isposinf(got[23, 2, 2, 1])
 
 
 @pytest.mark.parametrize(

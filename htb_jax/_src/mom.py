@@ -1,22 +1,30 @@
-"""Median-of-Means (Section 4): block sums from prefix sums, median by exact selection.
+"""Median-of-Means (Section 4): block sums streamed chunk by chunk, median by exact selection.
 
 With ``n`` samples and ``B`` blocks, ``s = floor(n / B)``; block ``b`` (0-based)
 holds samples ``b s .. (b+1) s - 1``, the ``n - B s`` leftover samples are
 discarded, and the estimate is the ``ceil(B/2)``-th smallest block mean.
 
-Block sums come from float64 prefix sums, so the block size ``s`` -- and hence
-``n`` and ``B`` -- can be traced values: one compiled program serves a whole
-grid of exploration lengths.  Infinite samples are kept out of the prefix sums
-(which would turn ``inf - inf`` into NaN for every later block): the prefix
-sums carry the finite part, and prefix counts of ``+inf`` and ``-inf`` samples
-restore each block's own infinity.  A block holding ``+inf`` has mean
-``+inf``, one holding both signs (or a NaN sample) has mean NaN, and no other
-block is affected.  The median is then an exact order statistic
-(:mod:`htb_jax._src.selection`), which orders NaN after ``+inf``.
+``n``, ``B`` and ``s`` may be traced values (one compiled program serves a
+whole grid of exploration lengths), so a block layout is never a static
+reshape of the samples.  Each row and layout is summed by one of two routes:
 
-Accuracy: a block sum is exact up to float64 rounding of the prefix sums,
-``|error| <= n 2^-53 max_j |sum_{i<=j} x_i|``; the estimate is that block mean
-rounded once to the output dtype.
+* **Small blocks, ``1 <= s <= STATIC_BLOCK_SIZES``:** a ``lax.switch`` on ``s``
+  picks a branch in which ``s`` is a Python int, and the row's samples are
+  reshaped into ``[blocks, s]`` and added in float64, sample after sample in
+  their order (a fixed order: the same sum on every machine).  A sum is
+  exact up to float64 rounding of ``s - 1`` additions; infinities follow
+  IEEE arithmetic within their own block (``+inf``, ``-inf``, NaN for both or
+  for a NaN sample) and never reach another block.
+* **Larger blocks:** float64 prefix sums of the chunk, read at the block edges
+  (:func:`chunk_block_sums`), which is cheap per sample when blocks are long.
+  Infinite samples are kept out of the prefix sums (which would turn
+  ``inf - inf`` into NaN for every later block): prefix counts of ``+inf`` and
+  ``-inf`` samples restore each block's own infinity, with the semantics
+  above.  A block sum is exact up to ``|error| <= C 2^-53 max_j |sum_{i<=j}
+  x_i|`` over a chunk of ``C`` samples.
+
+The median is an exact order statistic (:mod:`htb_jax._src.selection`), which
+orders NaN after ``+inf``.
 """
 
 from __future__ import annotations
@@ -31,14 +39,15 @@ import jax.numpy as jnp
 from htb_jax._src import selection
 from htb_jax._src.validation import check_integer, concrete, real_array
 
+STATIC_BLOCK_SIZES = 16  # block sizes summed by a static reshape; longer blocks read prefix sums
+
 
 def _block_diff(cumsum: jax.Array, edges: jax.Array) -> jax.Array:
     """Block sums from a cumulative sum: f[..., A, C] and edges i32[Bmax + 1, A, G] -> [..., Bmax, A, G].
 
     The sum of samples ``edges[b] .. edges[b+1] - 1`` of arm row ``a`` is
     ``S(edges[b+1]) - S(edges[b])`` with ``S(e) = cumsum[a, e - 1]`` and
-    ``S(0) = 0``.  One flat gather per leading row, producing the block axis
-    ahead of the (arm, layout) axes: the layout the selection counts over.
+    ``S(0) = 0``.  One flat gather per leading row.
     """
     lead, (arms, chunk) = cumsum.shape[:-2], cumsum.shape[-2:]
     flat = cumsum.reshape(-1, arms * chunk)
@@ -56,12 +65,11 @@ def chunk_block_sums(
     num_blocks: jax.Array,
     max_blocks: int,
 ) -> jax.Array:
-    """Contributions of samples ``offset .. offset + C - 1`` to every MoM block.
+    """Contributions of samples ``offset .. offset + C - 1`` to every MoM block, from prefix sums.
 
-    Each row ``a`` of ``x`` (an arm) feeds ``G`` block layouts (one per grid
-    point sharing the samples: the common random numbers of a sweep); block
-    ``b`` of layout ``(a, g)`` holds samples ``b s .. (b+1) s - 1``,
-    ``s = block_size[a, g]``, and exists for ``b < num_blocks[a, g]``.
+    Each row ``a`` of ``x`` (an arm) feeds ``G`` block layouts; block ``b`` of
+    layout ``(a, g)`` holds samples ``b s .. (b+1) s - 1``, ``s =
+    block_size[a, g]``, and exists for ``b < num_blocks[a, g]``.
 
     A contribution is the float64 sum of the block's finite samples, plus
     ``+inf`` if it holds a ``+inf`` sample, ``-inf`` for a ``-inf`` and NaN for
@@ -100,62 +108,118 @@ def chunk_block_sums(
     return jax.lax.cond(jnp.all(jnp.isfinite(x)), lambda: finite, with_infinities)
 
 
-def num_chunks(pulls: jax.Array, chunk: int) -> jax.Array:
-    """Streaming steps of ``chunk`` pulls needed to cover ``pulls`` pulls (at least 1)."""
-    return jnp.maximum((pulls + chunk - 1) // chunk, 1)
+def _static_size_sums(size: int, chunk: int, max_blocks: int):
+    """The branch for block size ``s = size``: ``(x f[L, C], offset) -> f64[max_blocks, L]``, the
+    contributions of the chunk's samples to blocks ``start .. start + max_blocks - 1`` with
+    ``start = min(offset // s, max_blocks)`` (blocks past ``max_blocks`` are never read)."""
+    touched = min(-(-(chunk + size - 1) // size), max_blocks)  # blocks a chunk reaches, at most
+
+    def branch(x, offset):
+        rows = x.shape[0]
+        head = offset % size  # samples of the first block that precede the chunk
+        padded = jnp.pad(x, ((0, 0), (size - 1, max(touched * size - chunk, 0))))
+        window = jax.lax.dynamic_slice_in_dim(padded, size - 1 - head, touched * size, axis=-1)
+        window = window.reshape(rows, touched, size).astype(jnp.float64)
+        sums = window[..., 0]
+        for t in range(1, size):
+            sums = sums + window[..., t]
+        return jnp.pad(sums.T, ((0, max_blocks - touched), (0, 0)))
+
+    return branch
 
 
-def stream_block_means(draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int):
-    """Streams chunks of pulls into block sums and returns block means.
+def stream_block_sums(draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int):
+    """Streams chunks of pulls into Median-of-Means block sums, block axis first.
+
+    A chunk's contribution to a block is added onto the block's running sum
+    (from ``+0.0``); on the static route the contribution is the block's
+    samples in the chunk added one after the other, from the first.
 
     Args:
       draw_chunk: ``j -> f[..., A, chunk]``, samples ``j chunk .. (j+1) chunk - 1``
-        of each row.
+        of each row (leading axes ``...``, e.g. seeds, share the layouts).
       steps: traced number of chunks to stream (>= 1).
-      block_size: i64[A, G] ``s`` per row and layout.
+      block_size: i64[A, G] ``s`` per row and layout; ``s = 0`` is an empty
+        layout (no work; its sums are 0).
       num_blocks: i64[G] (or [A, G]) ``B`` per layout.
       chunk: static chunk length.
       max_blocks: static length of the block axis.
 
     Returns:
-      f64[..., max_blocks, A, G] block means (entries ``b >= B`` are meaningless).
+      f64[max_blocks, A, G, ...] block sums (entries ``b >= B`` are meaningless).
     """
+    lead = jax.eval_shape(draw_chunk, 0).shape[:-2]
+    rows = math.prod(lead)
+    arms, layouts = block_size.shape
+    num_blocks = jnp.broadcast_to(jnp.asarray(num_blocks, jnp.int64), (arms, layouts))
+    size = jnp.asarray(block_size, jnp.int64).reshape(-1)  # [A G]
+    branch = jnp.where((size >= 1) & (size <= STATIC_BLOCK_SIZES), size, 0).astype(jnp.int32)
+    long_blocks = size > STATIC_BLOCK_SIZES
+    branches = [lambda x, offset: jnp.zeros((max_blocks, rows), jnp.float64)]
+    branches += [_static_size_sums(s, chunk, max_blocks) for s in range(1, STATIC_BLOCK_SIZES + 1)]
 
-    def contribution(j):
-        return chunk_block_sums(draw_chunk(j), j * chunk, block_size, num_blocks, max_blocks)
+    def step(j, sums):
+        x = draw_chunk(j)
+        offset = jnp.asarray(j, jnp.int64) * chunk
+        flat = x.reshape(rows, arms, chunk)
 
-    sums = jax.lax.fori_loop(1, steps, lambda j, sums: sums + contribution(j), contribution(0))
-    return sums / jnp.maximum(block_size, 1)
+        def row(r, sums):
+            part = jax.lax.switch(branch[r], branches, flat[:, r // layouts], offset)
+            start = jnp.minimum(offset // jnp.maximum(size[r], 1), max_blocks)
+            current = jax.lax.dynamic_slice(sums, (start, r, 0), (max_blocks, 1, rows))
+            return jax.lax.dynamic_update_slice(sums, current + part[:, None], (start, r, 0))
+
+        sums = jax.lax.fori_loop(0, arms * layouts, row, sums)
+
+        def add_long_blocks(sums):
+            long_sums = chunk_block_sums(flat, offset, block_size, num_blocks, max_blocks)  # [L, Bmax, A, G]
+            long_sums = jnp.where(long_blocks.reshape(arms, layouts), long_sums, 0.0)
+            return sums.at[:max_blocks].add(jnp.moveaxis(long_sums, 0, -1).reshape(max_blocks, -1, rows))
+
+        return jax.lax.cond(jnp.any(long_blocks), add_long_blocks, lambda sums: sums, sums)
+
+    # Rows [2 Bmax, A G, L]: a chunk's blocks start at offset // s, clamped to Bmax.
+    sums = jnp.zeros((2 * max_blocks, arms * layouts, rows), jnp.float64)
+    sums = jax.lax.fori_loop(0, steps, step, sums)[:max_blocks]
+    return sums.reshape(max_blocks, arms, layouts, *lead)
 
 
-def median_of_block_means(
-    means: jax.Array, num_blocks: jax.Array, dtype=jnp.float32
-) -> jax.Array:
-    """The ``ceil(B/2)``-th smallest of the first ``B`` block means, in ``dtype``.
+def stream_block_means(draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int):
+    """:func:`stream_block_sums` divided by the block sizes: f64[max_blocks, A, G, ...] block means
+    (0 for an empty layout; entries ``b >= B`` are meaningless)."""
+    sums = stream_block_sums(draw_chunk, steps, block_size, num_blocks, chunk, max_blocks)
+    size = jnp.maximum(jnp.asarray(block_size, jnp.int64), 1).astype(jnp.float64)
+    return sums / size.reshape(*size.shape, *([1] * (sums.ndim - 3)))
+
+
+def median_of_blocks(means: jax.Array, num_blocks: jax.Array, dtype=jnp.float32) -> jax.Array:
+    """The ``ceil(B/2)``-th smallest of the first ``B`` block means along the leading axis, in ``dtype``.
 
     Rounding the float64 means to ``dtype`` first is monotone, so the result is
     exactly the float64 order statistic rounded to ``dtype``.
 
     Args:
-      means: f64[..., Bmax, A, G] block means; entries ``b >= B`` are ignored.
-      num_blocks: int[A, G] ``B`` per layout (broadcast), ``1 <= B <= Bmax``.
+      means: f64[Bmax, ...] block means; entries ``b >= B`` are ignored.
+      num_blocks: int ``B``, ``1 <= B <= Bmax``, broadcast against ``means.shape[1:]``.
       dtype: float32 or float64.
 
     Returns:
-      dtype[..., A, G].
+      dtype[means.shape[1:]].
     """
-    lead, (max_blocks, arms, layouts) = means.shape[:-3], means.shape[-3:]
-    num_blocks = jnp.broadcast_to(jnp.asarray(num_blocks), (arms, layouts))
+    max_blocks, rest = means.shape[0], means.shape[1:]
+    num_blocks = jnp.broadcast_to(jnp.asarray(num_blocks), rest)
     keys = selection.order_keys(means.astype(dtype))
-    unused = jnp.arange(max_blocks)[:, None, None] >= num_blocks
-    keys = jnp.where(unused, jnp.iinfo(keys.dtype).max, keys)
-    # Count over the block axis of a 2-D [Bmax, rows * A * G] array: the counting passes
-    # vectorise along every other axis at once (twice as fast as along A * G alone).
-    rows = math.prod(lead)
-    keys = jnp.moveaxis(keys.reshape(rows, max_blocks, arms * layouts), 1, 0).reshape(max_blocks, -1)
-    ranks = jnp.tile(((num_blocks + 1) // 2).reshape(arms * layouts), rows)
-    picked = selection.kth_smallest_keys(keys, ranks, axis=0)
-    return selection.from_order_keys(picked, dtype).reshape(*lead, arms, layouts)
+    keys = jnp.where(jnp.arange(max_blocks).reshape(-1, *([1] * len(rest))) >= num_blocks,
+                     jnp.iinfo(keys.dtype).max, keys)
+    # Count over the block axis of a 2-D [Bmax, columns] array: the counting passes
+    # vectorise along every other axis at once.
+    picked = selection.kth_smallest_keys(keys.reshape(max_blocks, -1), ((num_blocks + 1) // 2).reshape(-1), axis=0)
+    return selection.from_order_keys(picked, dtype).reshape(rest)
+
+
+def num_chunks(pulls: jax.Array, chunk: int) -> jax.Array:
+    """Streaming steps of ``chunk`` pulls needed to cover ``pulls`` pulls (at least 1)."""
+    return jnp.maximum((pulls + chunk - 1) // chunk, 1)
 
 
 def median_of_means(
@@ -237,7 +301,8 @@ def _median_of_means(x, num_blocks, n, max_blocks):
     n = jnp.broadcast_to(n, rows).reshape(-1, 1)
     num_blocks = jnp.broadcast_to(num_blocks, rows).reshape(-1, 1)
     block_size = n // jnp.maximum(num_blocks, 1)
-    sums = chunk_block_sums(x, 0, block_size, num_blocks, max_blocks)  # [Bmax, A, 1]
-    estimate = median_of_block_means(sums / jnp.maximum(block_size, 1), num_blocks, dtype)
+    length = x.shape[-1]
+    means = stream_block_means(lambda j: x, 1, block_size, num_blocks, length, max_blocks)  # [Bmax, A, 1]
+    estimate = median_of_blocks(means, num_blocks, dtype)
     valid = (block_size >= 1) & (num_blocks <= max_blocks)
     return jnp.where(valid, estimate, jnp.nan).astype(dtype).reshape(rows)

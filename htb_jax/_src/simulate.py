@@ -193,7 +193,7 @@ def _regret_curve(checkpoints, exploration, horizon, committed, gaps, num_arms):
 
 def _median(means, blocks):
     """f32[..., F, C, K] Median-of-Means estimates from block means f64[..., F, Bmax, K, C]."""
-    return jnp.swapaxes(mom.median_of_block_means(means, blocks, jnp.float32), -1, -2)
+    return jnp.swapaxes(mom.median_of_blocks(jnp.moveaxis(means, -3, 0), blocks, jnp.float32), -1, -2)
 
 
 _LAYOUT_SHIFT = 40  # (B, s) packed as B 2^40 + s: s <= MAX_PULLS = 2^32, B < 2^23
@@ -216,7 +216,8 @@ def _distinct_layouts(block_size, blocks, num_layouts: int):
     Args:
       block_size: i64[K, C] ``s``; blocks: i64[C] ``B``.
       num_layouts: static ``U``, at least the most distinct layouts of an arm;
-        an arm with fewer repeats its largest layout.
+        an arm with fewer fills its other slots with empty layouts (``s = 0``,
+        ``B = 1``: no work, never read).
 
     Returns:
       ``(size, count, index)``: i64[K, U] the layouts' ``s`` and ``B``, and
@@ -230,7 +231,8 @@ def _distinct_layouts(block_size, blocks, num_layouts: int):
     distinct = jnp.min(jnp.where(rank[:, None, :] == slot, ordered[:, None, :], ordered[:, None, -1:]), axis=-1)
     index = jnp.sum(distinct[:, None, :] < codes[:, :, None], axis=-1)  # the first slot holding the code
     mask = (1 << _LAYOUT_SHIFT) - 1
-    return distinct & mask, distinct >> _LAYOUT_SHIFT, index
+    used = slot[:, 0] <= rank[:, -1:]  # [K, U]
+    return jnp.where(used, distinct & mask, 0), jnp.where(used, distinct >> _LAYOUT_SHIFT, 1), index
 
 
 def num_layouts(needed: int, configs: int) -> int:
@@ -248,9 +250,11 @@ def _streamed_estimates(draw_chunk, steps, block_size, blocks, static):
     distinct layout of each arm."""
     size, count, index = _distinct_layouts(block_size, blocks, static.num_layouts)
     means = mom.stream_block_means(draw_chunk, steps, size, count, static.pull_chunk, static.max_blocks)
-    medians = mom.median_of_block_means(means, count, jnp.float32)  # [..., F, K, U]
-    picked = jnp.take_along_axis(medians, jnp.broadcast_to(index, (*medians.shape[:-1], index.shape[-1])), axis=-1)
-    return jnp.swapaxes(picked, -1, -2)
+    lead = means.shape[3:]
+    expand = (slice(None), slice(None)) + (None,) * len(lead)
+    medians = mom.median_of_blocks(means, count[expand], jnp.float32)  # [K, U, ..., F]
+    picked = jnp.take_along_axis(medians, jnp.broadcast_to(index[expand], (*index.shape, *lead)), axis=1)
+    return jnp.moveaxis(picked, (0, 1), (-1, -2))  # [..., F, C, K]
 
 
 def _commit(estimates, exploration, horizon, pulls, gaps, checkpoints):

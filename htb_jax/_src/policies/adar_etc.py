@@ -213,7 +213,7 @@ def commit_estimates(policy: ExploreThenCommit, table, first_pulls, exploration,
     means = mom.stream_block_means(
         draw_chunk, steps, block_size, jnp.reshape(blocks, (1,)), spec.pull_chunk, spec.max_blocks
     )
-    return mom.median_of_block_means(means, jnp.reshape(blocks, (1,)), jnp.float32)[:, 0]
+    return mom.median_of_blocks(means, blocks, jnp.float32)[:, 0]
 
 
 def etc_kernel(policy: ExploreThenCommit, spec):

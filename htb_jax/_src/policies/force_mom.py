@@ -86,8 +86,7 @@ class ForceMoM:
             size = forced // jnp.maximum(blocks, 1)
             b = jnp.arange(max_blocks + 1, dtype=jnp.int64)
             at = prefix[arm, jnp.minimum(b, blocks) * size]
-            means = ((at[1:] - at[:-1]) / jnp.maximum(size, 1))[:, None, None]
-            value = mom.median_of_block_means(means, jnp.reshape(jnp.maximum(blocks, 1), (1, 1)))[0, 0]
+            value = mom.median_of_blocks((at[1:] - at[:-1]) / jnp.maximum(size, 1), jnp.maximum(blocks, 1))
             return jnp.where(blocks >= 1, value, jnp.nan)
 
         def is_forced(done, ctx):

@@ -226,8 +226,7 @@ def _mom_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
         b = jnp.arange(max_blocks + 1, dtype=jnp.int64)
         at = prefix[arm, jnp.minimum(b, blocks) * size]
         sums = at[1:] - at[:-1]
-        means = (sums / jnp.maximum(size, 1))[:, None, None]
-        value = mom.median_of_block_means(means, jnp.reshape(jnp.maximum(blocks, 1), (1, 1)))[0, 0]
+        value = mom.median_of_blocks(sums / jnp.maximum(size, 1), jnp.maximum(blocks, 1))
         return jnp.where(blocks >= 1, value, jnp.nan)
 
     def init(ctx):
