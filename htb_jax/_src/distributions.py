@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy import special
 
-from htb_jax._src import binomial, order_statistic, pytree, quadrature
+from htb_jax._src import binomial, ndtri, order_statistic, pytree, quadrature
 from htb_jax._src import bits as bits_lib
 from htb_jax._src.validation import (
     check_broadcast,
@@ -476,7 +476,7 @@ class Frechet(Distribution):
 def _normal_from_bits(w):
     """Standard normal from one word, both tails to ``|z| ~ 9.3`` (prob. ``2^-64``)."""
     upper, p = bits_lib.signed_tail(w)
-    magnitude = -special.ndtri(p)
+    magnitude = ndtri.lower_tail_magnitude(p)  # -ndtri(p), bit for bit
     return jnp.where(upper, magnitude, -magnitude)
 
 
