@@ -192,3 +192,19 @@ def test_stream_block_sums_static_and_prefix_routes():
 def test_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_a_static_bound_on_block_sizes_compiles_fewer_branches_and_equals_any_size():
+    # simulate compiles branches up to the schedule's largest block size rounded up to 4, 8 or 16
+    # (and no prefix-sum route): the sums must equal the unbounded program's, bit for bit.
+    assert [mom.static_block_sizes(s) for s in (1, 4, 5, 8, 9, 16, 17, 10**6)] == [4, 4, 8, 8, 16, 16, None, None]
+    size, blocks, chunk = np.array([[1, 3, 8], [5, 0, 7]]), np.array([[40, 11, 4], [6, 1, 5]]), 13
+    x = jnp.asarray(np.random.default_rng(6).standard_cauchy((3, 2, 4 * chunk)), jnp.float32)
+
+    def sums(bound):
+        return mom.stream_block_sums(lambda j: jax.lax.dynamic_slice_in_dim(x, j * chunk, chunk, -1), 4,
+                                     jnp.asarray(size), jnp.asarray(blocks), chunk, 40, bound)
+
+    unbounded = np.asarray(sums(None))
+    np.testing.assert_array_equal(np.asarray(sums(8)), unbounded)
+    np.testing.assert_array_equal(unbounded[:5, 1, 2, 0], _chunked_block_sums(np.asarray(x[0, 1], np.float64), 7, 5, chunk))

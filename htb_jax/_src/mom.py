@@ -128,7 +128,16 @@ def _static_size_sums(size: int, chunk: int, max_blocks: int):
     return branch
 
 
-def stream_block_sums(draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int):
+def static_block_sizes(largest: int) -> int | None:
+    """The static bound on block sizes a program is compiled for: the largest block size it will
+    see rounded up to 4, 8 or 16 (so that a new grid recompiles only when it crosses one), or
+    ``None`` beyond :data:`STATIC_BLOCK_SIZES` (every size, longer blocks by prefix sums)."""
+    return next((b for b in (4, 8, STATIC_BLOCK_SIZES) if largest <= b), None)
+
+
+def stream_block_sums(
+    draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int, max_block_size: int | None = None
+):
     """Streams chunks of pulls into Median-of-Means block sums, block axis first.
 
     A chunk's contribution to a block is added onto the block's running sum
@@ -144,6 +153,9 @@ def stream_block_sums(draw_chunk, steps, block_size, num_blocks, chunk: int, max
       num_blocks: i64[G] (or [A, G]) ``B`` per layout.
       chunk: static chunk length.
       max_blocks: static length of the block axis.
+      max_block_size: static bound on every ``s`` (see :func:`static_block_sizes`):
+        branches are compiled for sizes up to it only, and the prefix-sum route
+        only above :data:`STATIC_BLOCK_SIZES`; ``None``: any size.
 
     Returns:
       f64[max_blocks, A, G, ...] block sums (entries ``b >= B`` are meaningless).
@@ -153,10 +165,12 @@ def stream_block_sums(draw_chunk, steps, block_size, num_blocks, chunk: int, max
     arms, layouts = block_size.shape
     num_blocks = jnp.broadcast_to(jnp.asarray(num_blocks, jnp.int64), (arms, layouts))
     size = jnp.asarray(block_size, jnp.int64).reshape(-1)  # [A G]
-    branch = jnp.where((size >= 1) & (size <= STATIC_BLOCK_SIZES), size, 0).astype(jnp.int32)
-    long_blocks = size > STATIC_BLOCK_SIZES
+    static_sizes = STATIC_BLOCK_SIZES if max_block_size is None else min(max_block_size, STATIC_BLOCK_SIZES)
+    long_route = max_block_size is None or max_block_size > STATIC_BLOCK_SIZES
+    branch = jnp.where((size >= 1) & (size <= static_sizes), size, 0).astype(jnp.int32)
+    long_blocks = size > static_sizes
     branches = [lambda x, offset: jnp.zeros((max_blocks, rows), jnp.float64)]
-    branches += [_static_size_sums(s, chunk, max_blocks) for s in range(1, STATIC_BLOCK_SIZES + 1)]
+    branches += [_static_size_sums(s, chunk, max_blocks) for s in range(1, static_sizes + 1)]
 
     def step(j, sums):
         x = draw_chunk(j)
@@ -176,6 +190,8 @@ def stream_block_sums(draw_chunk, steps, block_size, num_blocks, chunk: int, max
             long_sums = jnp.where(long_blocks.reshape(arms, layouts), long_sums, 0.0)
             return sums.at[:max_blocks].add(jnp.moveaxis(long_sums, 0, -1).reshape(max_blocks, -1, rows))
 
+        if not long_route:
+            return sums
         return jax.lax.cond(jnp.any(long_blocks), add_long_blocks, lambda sums: sums, sums)
 
     # Rows [2 Bmax, A G, L]: a chunk's blocks start at offset // s, clamped to Bmax.
@@ -184,10 +200,12 @@ def stream_block_sums(draw_chunk, steps, block_size, num_blocks, chunk: int, max
     return sums.reshape(max_blocks, arms, layouts, *lead)
 
 
-def stream_block_means(draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int):
+def stream_block_means(
+    draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int, max_block_size: int | None = None
+):
     """:func:`stream_block_sums` divided by the block sizes: f64[max_blocks, A, G, ...] block means
     (0 for an empty layout; entries ``b >= B`` are meaningless)."""
-    sums = stream_block_sums(draw_chunk, steps, block_size, num_blocks, chunk, max_blocks)
+    sums = stream_block_sums(draw_chunk, steps, block_size, num_blocks, chunk, max_blocks, max_block_size)
     size = jnp.maximum(jnp.asarray(block_size, jnp.int64), 1).astype(jnp.float64)
     return sums / size.reshape(*size.shape, *([1] * (sums.ndim - 3)))
 

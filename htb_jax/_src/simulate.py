@@ -13,6 +13,8 @@ the commit phase is exact:
 block counts and block sizes are traced, so a new ``alpha``, ``q``, ``eps_bar``
 (or horizon within the same block-count bucket) recompiles only where the
 grid's number of distinct layouts per arm crosses 1, 2, 3, 4, 6, 8, 12, ...
+or its largest block size crosses 4, 8 or 16 (the static branches of
+:func:`~htb_jax._src.mom.stream_block_sums`).
 
 The exploration rewards come either pull by pull from the reward table
 (``sampler="per_pull"``), or, for families whose sums have a closed-form law
@@ -146,6 +148,7 @@ class _Static:
     seed_chunk: int = 1
     sampler: str = "per_pull"
     num_layouts: int = 1  # per arm: the distinct (B, s) block layouts streamed (see _distinct_layouts)
+    max_block_size: int | None = None  # static bound on the block sizes (mom.static_block_sizes)
 
 
 def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
@@ -164,11 +167,12 @@ def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
 
 @jax.jit(static_argnames=("num_arms",))
 def _schedule_maxima(policy: ExploreThenCommit, horizons: jax.Array, num_arms: int):
-    """The most exploration pulls of an arm, and the most distinct block layouts ``(B, s)`` of an arm
-    over the configurations (see :func:`_distinct_layouts`)."""
+    """The most exploration pulls of an arm, the most distinct block layouts ``(B, s)`` of an arm
+    over the configurations (see :func:`_distinct_layouts`), and the largest block size ``s``."""
     blocks, _, pulls, _ = _schedule(policy, num_arms, horizons)
-    codes = jnp.sort(_layout_codes((pulls // blocks[:, None]).T, blocks), axis=-1)
-    return jnp.max(pulls), jnp.max(1 + jnp.sum(codes[:, 1:] != codes[:, :-1], axis=-1))
+    sizes = (pulls // blocks[:, None]).T
+    codes = jnp.sort(_layout_codes(sizes, blocks), axis=-1)
+    return jnp.max(pulls), jnp.max(1 + jnp.sum(codes[:, 1:] != codes[:, :-1], axis=-1)), jnp.max(sizes)
 
 
 def _regret_curve(checkpoints, exploration, horizon, committed, gaps, num_arms):
@@ -249,7 +253,8 @@ def _streamed_estimates(draw_chunk, steps, block_size, blocks, static):
     """f32[..., F, C, K] Median-of-Means estimates from streamed samples, one computation per
     distinct layout of each arm."""
     size, count, index = _distinct_layouts(block_size, blocks, static.num_layouts)
-    means = mom.stream_block_means(draw_chunk, steps, size, count, static.pull_chunk, static.max_blocks)
+    means = mom.stream_block_means(draw_chunk, steps, size, count, static.pull_chunk, static.max_blocks,
+                                   static.max_block_size)
     lead = means.shape[3:]
     expand = (slice(None), slice(None)) + (None,) * len(lead)
     medians = mom.median_of_blocks(means, count[expand], jnp.float32)  # [K, U, ..., F]
@@ -472,13 +477,13 @@ def run_on_rewards(
     check_integer("num_checkpoints", num_checkpoints, 2)
     _check_pull_chunk(pull_chunk)
     flat = _flatten(policy)
-    needed, distinct = (int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k))
+    needed, distinct, largest = (int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k))
     if needed > total:
         raise ValueError(f"the reward table has {total} pulls per arm but the schedule needs {needed}.")
     chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
     configs = flat.eps.shape[0] * horizons.shape[0]
     static = _Static(k, chunk, max_blocks(k, horizons), num_checkpoints,
-                     num_layouts=num_layouts(distinct, configs))
+                     num_layouts=num_layouts(distinct, configs), max_block_size=mom.static_block_sizes(largest))
     parts = _run_on_rewards_program(
         flat, rewards.astype(jnp.float32), jnp.asarray(means), jnp.asarray(horizons), static=static
     )
@@ -692,7 +697,7 @@ def _prepare(
         )
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
         chosen = ("order_statistic" if has_block_sums else "per_pull") if sampler == "auto" else sampler
-        needed, distinct = (0, 1) if chosen != "per_pull" else (
+        needed, distinct, largest = (0, 1, 1) if chosen != "per_pull" else (
             int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k)
         )
         if math.ceil(needed / chunk) * chunk > MAX_PULLS:
@@ -703,7 +708,8 @@ def _prepare(
             )
         configs = flat.eps.shape[0] * horizons.shape[0]
         instances = flat_instance.batch_shape[0]
-        static = _Static(k, chunk, blocks, num_checkpoints, sampler=chosen, num_layouts=num_layouts(distinct, configs))
+        static = _Static(k, chunk, blocks, num_checkpoints, sampler=chosen, num_layouts=num_layouts(distinct, configs),
+                         max_block_size=mom.static_block_sizes(largest))
         preferred = _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
         plan = plan_seed_chunk(
             math.ceil(num_seeds / len(devices)),
