@@ -39,7 +39,6 @@ Writes ``experiments/peer_frontier/``: ``table.md``, ``peer_frontier.csv``,
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import pathlib
 import sys
@@ -334,10 +333,7 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     suffix = "" if args.only is None else "_only"
     (OUT / f"table{suffix}.md").write_text(text + "\n")
-    with open(OUT / f"peer_frontier{suffix}.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    sweep.write_csv(rows, OUT / f"peer_frontier{suffix}.csv")
     plot(rows, OUT / f"peer_frontier{suffix}.png",
          f"Peers on Theorem 1's frontier, T in [{args.fit_from}, {args.horizon}], {args.seeds} seeds "
          f"({args.adar_seeds} AdaR-ETC)")

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
+from htb_jax._src.sweep import write_csv
 
 K, GAP = 5, 0.2
 
@@ -86,12 +87,12 @@ def main(argv=None):
             print(f"  {inst_name:13s} {name:30s} {time.perf_counter() - start:6.1f} s", file=sys.stderr)
 
     csv_path = os.path.join(args.out, "regret_curves.csv")
-    with open(csv_path, "w") as f:
-        f.write("instance,policy,round,mean_regret,stderr\n")
-        for (inst_name, name), (rounds, curve) in results.items():
-            mean, se = curve.mean(0), curve.std(0, ddof=1) / math.sqrt(curve.shape[0])
-            for t, m, e in zip(rounds, mean, se, strict=True):
-                f.write(f'"{inst_name}","{name}",{t},{m!r},{e!r}\n')
+    rows = []
+    for (inst_name, name), (rounds, curve) in results.items():
+        mean, se = curve.mean(0), curve.std(0, ddof=1) / math.sqrt(curve.shape[0])
+        rows += [dict(instance=inst_name, policy=name, round=t, mean_regret=m, stderr=e)
+                 for t, m, e in zip(rounds, mean, se, strict=True)]
+    write_csv(rows, csv_path)
 
     table = [f"| policy | {' | '.join(instances())} |", "|---|" + "---:|" * len(instances())]
     for name in policies(next(iter(instances().values()))):

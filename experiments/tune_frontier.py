@@ -163,13 +163,6 @@ def tau_convergence(eps: float, alpha: float, family, reference) -> list[dict]:
     return rows
 
 
-def write_csv(rows, path):
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def plot(rows, summaries, path):
     import matplotlib
 
@@ -460,9 +453,9 @@ def smoothed_main(tuning_only: bool = False) -> None:
         grad_rows = read_csv(OUT / "gradients.csv")
     else:
         grad_rows = gradient_agreement()
-        write_csv(grad_rows, OUT / "gradients.csv")
+        frontier.write_csv(grad_rows, OUT / "gradients.csv")
     tune_rows = tuned_against_grid()
-    write_csv(tune_rows, OUT / "tuned_vs_grid.csv")
+    frontier.write_csv(tune_rows, OUT / "tuned_vs_grid.csv")
     plot_alpha_vs_t(tune_rows, OUT / "alpha_vs_T.png")
     table = smoothed_md(grad_rows, tune_rows, time.perf_counter() - started)
     (OUT / "smoothed.md").write_text(table + "\n")
@@ -476,7 +469,7 @@ def balanced_main() -> None:
     OUT.mkdir(exist_ok=True)
     lams = (float(theory.balanced_alpha(1.0)),)
     rows = tuned_against_grid(lams)
-    write_csv(rows, OUT / "tuned_vs_grid_balanced.csv")
+    frontier.write_csv(rows, OUT / "tuned_vs_grid_balanced.csv")
     plot_alpha_vs_t(rows, OUT / "alpha_vs_T_balanced.png", lams)
     text = smoothed_md([], rows, time.perf_counter() - started).split("\n\n", 2)[-1]
     (OUT / "balanced.md").write_text(text + "\n")
@@ -563,7 +556,7 @@ def trend_main() -> None:
     started = time.perf_counter()
     OUT.mkdir(exist_ok=True)
     rows = tuned_against_grid(TREND_LAMS, TREND_SPIKES, TREND_HORIZONS, TREND_SEEDS)
-    write_csv(rows, OUT / "tuned_vs_grid_trend.csv")
+    frontier.write_csv(rows, OUT / "tuned_vs_grid_trend.csv")
     plot_trend(rows, OUT / "alpha_vs_T_trend.png")
     text = trend_md(rows, time.perf_counter() - started)
     (OUT / "trend.md").write_text(text + "\n")
@@ -594,8 +587,8 @@ def main() -> None:
         tau_rows += tau_convergence(eps, worst_only["alpha"], family, reference)
         print(f"eps={eps:g}: {s['seconds']:.0f} s", flush=True)
     OUT.mkdir(exist_ok=True)
-    write_csv(rows, OUT / "tune_frontier.csv")
-    write_csv(tau_rows, OUT / "tau_convergence.csv")
+    frontier.write_csv(rows, OUT / "tune_frontier.csv")
+    frontier.write_csv(tau_rows, OUT / "tau_convergence.csv")
     plot(rows, summaries, OUT / "tune_frontier.png")
     table = table_md(rows, summaries, tau_rows)
     (OUT / "table.md").write_text(table + "\n")

@@ -30,7 +30,6 @@ parameter, with the same seeds.  Writes ``experiments/worst_instance/``
 
 from __future__ import annotations
 
-import csv
 import pathlib
 import time
 
@@ -41,6 +40,7 @@ import optax
 
 import htb_jax as htb
 from htb_jax import theory
+from htb_jax._src.sweep import write_csv
 
 OUT = pathlib.Path(__file__).resolve().parent / "worst_instance"
 KEY = 2026
@@ -175,13 +175,6 @@ def plot(curves, path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
-
-
-def write_csv(rows, path) -> None:
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def main() -> None:

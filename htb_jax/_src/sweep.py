@@ -10,7 +10,9 @@ Given an output directory, every finished chunk is kept there
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import json
 import math
 import sys
@@ -330,13 +332,29 @@ def format_table(rows: Sequence[dict]) -> str:
     return head + "\n".join(lines)
 
 
+def _csv_field(value):
+    """A CSV field: floats (NumPy's too) as the shortest repr that reads back exactly, NumPy
+    integers and booleans as Python's, everything else as ``str``."""
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (np.integer, np.bool_)):
+        return str(value.item())
+    return str(value)
+
+
 def write_csv(rows: Sequence[dict], path) -> None:
-    """One line per row (floats as ``repr``, exact), written atomically."""
+    """The rows as CSV, a header then one line per row, written atomically.
+
+    The columns are the first row's keys.  Floats are written exactly
+    (``repr``), fields holding a comma or a quote are quoted (``csv``'s
+    minimal quoting), and lines end in ``\\n``.
+    """
     keys = list(rows[0])
-    lines = [",".join(keys)]
-    lines += [",".join(repr(r[k]) if isinstance(r[k], float) else str(r[k]) for k in keys) for r in rows]
-    text = "\n".join(lines) + "\n"
-    atomic_write(str(path), lambda f: f.write(text.encode()))
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(keys)
+    writer.writerows([_csv_field(r[k]) for k in keys] for r in rows)
+    atomic_write(str(path), lambda f: f.write(text.getvalue().encode()))
 
 
 def plot(result: SweepResult, path) -> None:

@@ -1,0 +1,34 @@
+"""``sweep.write_csv``, the one CSV writer of the library and the experiments."""
+
+import csv
+import math
+
+import numpy as np
+
+from htb_jax._src.sweep import write_csv
+
+
+def test_write_csv_reads_back_every_field_exactly(tmp_path):
+    # NumPy floats must be written as numbers (their repr is "np.float64(...)" in NumPy 2), names
+    # holding commas or quotes must be quoted, and every float must read back to the same double.
+    rows = [
+        dict(instance="Student-t(2.4), K=7", policy='AdaR-ETC "order-free"', seeds=np.int64(64),
+             regret=np.float64(1 / 3), gap=0.1 + 0.2, small=np.float32(0.1), exact=True, agrees=np.bool_(False)),
+        dict(instance="Pareto(1.5)", policy="UCB1", seeds=8, regret=math.inf, gap=math.nan, small=-0.0,
+             exact=False, agrees=np.bool_(True)),
+    ]
+    path = tmp_path / "rows.csv"
+    write_csv(rows, path)
+    raw = path.read_bytes()
+    assert b"\r" not in raw and raw.endswith(b"\n") and b"np." not in raw
+    back = list(csv.DictReader(open(path, newline="")))
+    assert list(back[0]) == list(rows[0])
+    for got, want in zip(back, rows, strict=True):
+        assert got["instance"] == want["instance"] and got["policy"] == want["policy"]
+        assert int(got["seeds"]) == int(want["seeds"])
+        for key in ("regret", "gap", "small"):
+            value, expected = float(got[key]), float(want[key])
+            assert value == expected or (math.isnan(value) and math.isnan(expected)), key
+            assert math.copysign(1.0, value) == math.copysign(1.0, expected)
+        assert got["exact"] == str(bool(want["exact"])) and got["agrees"] == str(bool(want["agrees"]))
+    assert raw.splitlines()[1].startswith(b'"Student-t(2.4), K=7","AdaR-ETC ""order-free""",64,0.3333333333333333,')
