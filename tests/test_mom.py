@@ -136,24 +136,24 @@ def _exact_sum(samples):
 
 
 def test_stream_block_sums_static_and_prefix_routes():
-    # Block sizes on both sides of STATIC_BLOCK_SIZES (16), a 37-sample chunk that no block size
+    # Block sizes on both sides of STATIC_BLOCK_SIZES (32), a 37-sample chunk that no block size
     # divides (blocks start inside a chunk and straddle two or three of them), an empty layout, and
     # infinities: +inf, -inf, both in one block (NaN).  Static rows must equal the plain-Python
     # additions in their documented order bit for bit (a shifted block edge, a lost or doubled
     # sample, a reordered sum all fail); prefix-sum rows equal the exact sums within their bound
     # C 2^-53 max|prefix| over a chunk of C = 37 samples, with the same infinities.
-    size = np.array([[3, 17, 0], [16, 1, 5], [40, 7, 2]])
-    blocks = np.array([[30, 5, 1], [6, 50, 18], [2, 13, 40]])
+    size = np.array([[3, 33, 0], [32, 1, 5], [40, 7, 2]])
+    blocks = np.array([[30, 4, 1], [4, 50, 18], [2, 13, 40]])
     chunk = 37
     rng = np.random.default_rng(5)
     # Magnitudes 2^-30 .. 2^30, so that float64 sums round and their order shows.
     x = (rng.standard_t(3.0, (2, 3, 4 * chunk)) * 2.0 ** rng.integers(-30, 31, (2, 3, 4 * chunk)))
     x = x.astype(np.float32)  # 2 leading rows (seeds)
-    x[0, 0, 10] = np.inf  # row 0, layout s = 3: block 3
+    x[0, 0, 10] = np.inf  # row 0, layout s = 3: block 3; s = 33: block 0
     x[1, 2, 45] = -np.inf  # s = 40 and s = 7: blocks 1 and 6 hold both signs -> NaN; s = 2: block 22
     x[1, 2, 47] = np.inf  # s = 2: block 23
     steps = -(-int((size * blocks).max()) // chunk)
-    assert mom.STATIC_BLOCK_SIZES == 16  # s = 17 and 40 take the prefix route
+    assert mom.STATIC_BLOCK_SIZES == 32  # s = 33 and 40 take the prefix route
     got = mom.stream_block_sums(lambda j: jax.lax.dynamic_slice_in_dim(jnp.asarray(x), j * chunk, chunk, -1), steps,
                                 jnp.asarray(size), jnp.asarray(blocks), chunk, max_blocks=56)
     assert got.shape == (56, 3, 3, 2)
@@ -167,7 +167,7 @@ def test_stream_block_sums_static_and_prefix_routes():
                     continue
                 row = x[lead, a].astype(np.float64)
                 sums = got[:b, a, g, lead]
-                if s <= 16:
+                if s <= 32:
                     want = _chunked_block_sums(row, s, b, chunk)
                     np.testing.assert_array_equal(sums, want, err_msg=f"{lead, a, g}")
                 else:
@@ -178,6 +178,7 @@ def test_stream_block_sums_static_and_prefix_routes():
                     prefix = np.abs(np.cumsum(np.where(np.isfinite(row), row, 0.0).reshape(-1, chunk), -1)).max()
                     np.testing.assert_allclose(sums[finite], want[finite], rtol=0, atol=chunk * 2.0**-53 * prefix)
     assert np.isposinf(got[3, 0, 0, 0]) and np.isnan(got[6, 2, 1, 1]) and np.isnan(got[1, 2, 0, 1])
+    assert np.isposinf(got[0, 0, 1, 0])
     assert np.isneginf(got[22, 2, 2, 1]) and np.isposinf(got[23, 2, 2, 1])
 
 
@@ -195,9 +196,10 @@ def test_errors(call, message):
 
 
 def test_a_static_bound_on_block_sizes_compiles_fewer_branches_and_equals_any_size():
-    # simulate compiles branches up to the schedule's largest block size rounded up to 4, 8 or 16
+    # simulate compiles branches up to the schedule's largest block size rounded up to 4, 8, 16 or 32
     # (and no prefix-sum route): the sums must equal the unbounded program's, bit for bit.
-    assert [mom.static_block_sizes(s) for s in (1, 4, 5, 8, 9, 16, 17, 10**6)] == [4, 4, 8, 8, 16, 16, None, None]
+    sizes = (1, 4, 5, 8, 9, 16, 17, 32, 33, 10**6)
+    assert [mom.static_block_sizes(s) for s in sizes] == [4, 4, 8, 8, 16, 16, 32, 32, None, None]
     size, blocks, chunk = np.array([[1, 3, 8], [5, 0, 7]]), np.array([[40, 11, 4], [6, 1, 5]]), 13
     x = jnp.asarray(np.random.default_rng(6).standard_cauchy((3, 2, 4 * chunk)), jnp.float32)
 

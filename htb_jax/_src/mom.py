@@ -8,7 +8,7 @@ discarded, and the estimate is the ``ceil(B/2)``-th smallest block mean.
 whole grid of exploration lengths), so a block layout is never a static
 reshape of the samples.  Each row and layout is summed by one of two routes:
 
-* **Small blocks, ``1 <= s <= STATIC_BLOCK_SIZES``:** a ``lax.switch`` on ``s``
+* **Small blocks, ``1 <= s <= STATIC_BLOCK_SIZES`` (32):** a ``lax.switch`` on ``s``
   picks a branch in which ``s`` is a Python int, and the row's samples are
   reshaped into ``[blocks, s]`` and added in float64, sample after sample in
   their order (a fixed order: the same sum on every machine).  A sum is
@@ -39,7 +39,7 @@ import jax.numpy as jnp
 from htb_jax._src import selection
 from htb_jax._src.validation import check_integer, concrete, real_array
 
-STATIC_BLOCK_SIZES = 16  # block sizes summed by a static reshape; longer blocks read prefix sums
+STATIC_BLOCK_SIZES = 32  # block sizes summed by a static reshape; longer blocks read prefix sums
 
 
 def _block_diff(cumsum: jax.Array, edges: jax.Array) -> jax.Array:
@@ -130,9 +130,9 @@ def _static_size_sums(size: int, chunk: int, max_blocks: int):
 
 def static_block_sizes(largest: int) -> int | None:
     """The static bound on block sizes a program is compiled for: the largest block size it will
-    see rounded up to 4, 8 or 16 (so that a new grid recompiles only when it crosses one), or
+    see rounded up to 4, 8, 16 or 32 (so that a new grid recompiles only when it crosses one), or
     ``None`` beyond :data:`STATIC_BLOCK_SIZES` (every size, longer blocks by prefix sums)."""
-    return next((b for b in (4, 8, STATIC_BLOCK_SIZES) if largest <= b), None)
+    return next((b for b in (4, 8, 16, STATIC_BLOCK_SIZES) if largest <= b), None)
 
 
 def stream_block_sums(
@@ -307,12 +307,17 @@ def median_of_means(
             )
         max_blocks = int(blocks.max())
     check_integer("max_blocks", max_blocks, 1)
+    # Block sizes are at most n // B: compile the static branches for those only (when concrete).
+    largest = None
+    if blocks is not None and blocks.size:
+        most = length if (n is None or valid is None or not valid.size) else int(valid.max())
+        largest = static_block_sizes(most // max(int(blocks.min()), 1))
     n = jnp.asarray(length if n is None else n, jnp.int64)
-    return _median_of_means(x, jnp.asarray(num_blocks, jnp.int64), n, max_blocks)
+    return _median_of_means(x, jnp.asarray(num_blocks, jnp.int64), n, max_blocks, largest)
 
 
-@partial(jax.jit, static_argnums=3)
-def _median_of_means(x, num_blocks, n, max_blocks):
+@partial(jax.jit, static_argnums=(3, 4))
+def _median_of_means(x, num_blocks, n, max_blocks, max_block_size):
     dtype = x.dtype
     rows = jnp.broadcast_shapes(x.shape[:-1], n.shape, num_blocks.shape)
     x = jnp.broadcast_to(x, (*rows, x.shape[-1])).reshape(-1, x.shape[-1])  # [A, N]
@@ -320,7 +325,7 @@ def _median_of_means(x, num_blocks, n, max_blocks):
     num_blocks = jnp.broadcast_to(num_blocks, rows).reshape(-1, 1)
     block_size = n // jnp.maximum(num_blocks, 1)
     length = x.shape[-1]
-    means = stream_block_means(lambda j: x, 1, block_size, num_blocks, length, max_blocks)  # [Bmax, A, 1]
+    means = stream_block_means(lambda j: x, 1, block_size, num_blocks, length, max_blocks, max_block_size)
     estimate = median_of_blocks(means, num_blocks, dtype)
     valid = (block_size >= 1) & (num_blocks <= max_blocks)
     return jnp.where(valid, estimate, jnp.nan).astype(dtype).reshape(rows)

@@ -13,7 +13,7 @@ the commit phase is exact:
 block counts and block sizes are traced, so a new ``alpha``, ``q``, ``eps_bar``
 (or horizon within the same block-count bucket) recompiles only where the
 grid's number of distinct layouts per arm crosses 1, 2, 3, 4, 6, 8, 12, ...
-or its largest block size crosses 4, 8 or 16 (the static branches of
+or its largest block size crosses 4, 8, 16 or 32 (the static branches of
 :func:`~htb_jax._src.mom.stream_block_sums`).
 
 The exploration rewards come either pull by pull from the reward table
