@@ -307,13 +307,13 @@ def median_of_means(
             )
         max_blocks = int(blocks.max())
     check_integer("max_blocks", max_blocks, 1)
-    # Block sizes are at most n // B: compile the static branches for those only (when concrete).
-    largest = None
+    # Block sizes are at most n // B <= N // B: compile the static branches for those only.
+    bound = None
     if blocks is not None and blocks.size:
-        most = length if (n is None or valid is None or not valid.size) else int(valid.max())
-        largest = static_block_sizes(most // max(int(blocks.min()), 1))
+        most = length if valid is None or not valid.size else int(valid.max())
+        bound = static_block_sizes(most // max(int(blocks.min()), 1))
     n = jnp.asarray(length if n is None else n, jnp.int64)
-    return _median_of_means(x, jnp.asarray(num_blocks, jnp.int64), n, max_blocks, largest)
+    return _median_of_means(x, jnp.asarray(num_blocks, jnp.int64), n, max_blocks, bound)
 
 
 @partial(jax.jit, static_argnums=(3, 4))

@@ -51,6 +51,11 @@ def _padded(coefficients) -> np.ndarray:
     return np.array((0.0,) * (_DEGREE + 1 - len(coefficients)) + coefficients, np.float32)
 
 
+# Per Horner step, the three approximations' coefficients (central, tail, far tail), float32.
+_NUMERATOR = tuple(zip(_padded(_P0), _padded(_P1), _padded(_P2), strict=True))
+_DENOMINATOR = tuple(zip(_padded(_Q0), _padded(_Q1), _padded(_Q2), strict=True))
+
+
 def _horner(coefficients: list[jax.Array], t: jax.Array) -> jax.Array:
     """``sum_i c_i t^(8 - i)`` by Horner's rule from 0, as ``jnp.polyval`` evaluates it."""
     y = jnp.zeros_like(t)
@@ -77,10 +82,9 @@ def lower_tail_magnitude(p: jax.Array) -> jax.Array:
     z = jax.lax.sqrt(one(-2.0) * jax.lax.log(p))
     far = z >= one(8.0)
     t = jnp.where(central, ww, 1 / z)
-    tables = [(_padded(a), _padded(b), _padded(c)) for a, b, c in ((_P0, _P1, _P2), (_Q0, _Q1, _Q2))]
     numerator, denominator = (
-        _horner([jnp.where(central, c0, jnp.where(far, c2, c1)) for c0, c1, c2 in zip(*table, strict=True)], t)
-        for table in tables
+        _horner([jnp.where(central, c0, jnp.where(far, c2, c1)) for c0, c1, c2 in steps], t)
+        for steps in (_NUMERATOR, _DENOMINATOR)
     )
     ratio = numerator / denominator
     x_central = (w + w * ww * ratio) * -one(math.sqrt(2.0 * math.pi))
