@@ -53,7 +53,9 @@ def _pool(workers: int) -> concurrent.futures.ThreadPoolExecutor:
 
 
 @functools.lru_cache(maxsize=128)
-def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: int, threads: int = 1) -> Callable:
+def seed_sharded_program(
+    kernel: Callable, static, devices: tuple, seed_axis: int, threads: int = 1, compiler_options: tuple = ()
+) -> Callable:
     """``kernel(key, policy, instance, gaps, horizons, first_seed, static=static)`` on the seed mesh.
 
     Execution ``t`` (of ``threads``, run concurrently) on device ``d``
@@ -70,6 +72,8 @@ def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: in
       devices: the devices (a tuple, for caching).
       seed_axis: position of the seed axis in the outputs.
       threads: concurrent executions (1: the program is called directly).
+      compiler_options: ``(name, value)`` pairs of XLA options for this
+        program alone (``jax.jit(compiler_options=...)``), a tuple for caching.
     """
     mesh = seed_mesh(devices)
     if len(devices) == 1:
@@ -89,7 +93,7 @@ def seed_sharded_program(kernel: Callable, static, devices: tuple, seed_axis: in
             out_specs=PartitionSpec(*([None] * seed_axis), SEED_AXIS_NAME),
             check_vma=False,
         )
-    program = jax.jit(body, out_shardings=seed_sharding(mesh, seed_axis))
+    program = jax.jit(body, out_shardings=seed_sharding(mesh, seed_axis), compiler_options=dict(compiler_options))
     replicated = NamedSharding(mesh, PartitionSpec())
 
     def place(*args):
