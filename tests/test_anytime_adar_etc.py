@@ -30,3 +30,35 @@ def test_anytime_prefix_property():
 def test_growth_range():
     with pytest.raises(ValueError, match=r"growth must lie in \[1.1, 16\]; got growth=1.05"):
         htb.AnytimeAdaRETC(eps=1.0, alpha=0.7, q=0.0, growth=1.05)
+
+
+def test_commits_compile_block_sums_only_up_to_the_largest_epoch_block(monkeypatch):
+    # eps = 0.2, alpha = 0.867 (beta = 0.798): the epochs' blocks grow with their length; the last
+    # commit before T = 20000 (epoch l = 8192) sums blocks of 5 pulls, and the epoch capped at T + 1
+    # rounds that the engine also lays out would use 6, so the commit compiles the block-sum branches
+    # up to 8 instead of all 32 and the prefix-sum route.  A bound below a commit's block size would
+    # zero its block sums (estimates of 0, another commit).
+    from reference_policies import _adar_etc_schedule, _ceil_snapped
+
+    from htb_jax._src import simulate as simulate_lib
+
+    k, horizon, eps, alpha, q = 2, 20_000, 0.2, 0.867, 0.0
+    policy = htb.AnytimeAdaRETC(eps=eps, alpha=alpha, q=q, growth=2.0)
+    sizes, start, epoch = [], 0, 0
+    while start < horizon:
+        length = _ceil_snapped(2.0**epoch)
+        blocks, explore = _adar_etc_schedule(k, length, eps, alpha, q)
+        if explore < length and start + explore <= horizon:
+            sizes.append(-(-explore // k) // blocks)
+        start, epoch = start + length, epoch + 1
+    assert max(sizes) == 5
+    flat = simulate_lib._flatten(policy)
+    assert simulate_lib._commit_block_size_bound(flat, np.array([horizon]), k) == 8
+
+    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=k, gap=0.3)
+    bounded = htb.simulate(jax.random.key(14), policy, nu, horizon, 2, record_arms=True)
+    monkeypatch.setattr(simulate_lib, "_commit_block_size_bound", lambda *args: None)
+    every_size = htb.simulate(jax.random.key(14), policy, nu, horizon, 2, record_arms=True)
+    for field in ("estimates", "committed", "arms", "regret"):
+        np.testing.assert_array_equal(getattr(bounded, field), getattr(every_size, field), err_msg=field)
+    assert np.all(np.isfinite(bounded.estimates)) and np.all(bounded.estimates != 0)

@@ -48,12 +48,17 @@ class EngineSpec:
       max_pulls: the largest horizon: no arm is pulled more often.
       pull_chunk: streaming step for estimates computed from the reward table.
       max_blocks: static bound on Median-of-Means block counts from ``B_T``.
+      max_block_size: static bound on the block sizes of an ETC commit's
+        Median-of-Means (:func:`~htb_jax._src.mom.static_block_sizes`), so that
+        the commit compiles only the block-sum routes it can take; ``None``:
+        any size.
     """
 
     num_arms: int
     max_pulls: int
     pull_chunk: int
     max_blocks: int
+    max_block_size: int | None = None
 
 
 class RoundContext(NamedTuple):

@@ -58,6 +58,7 @@ from htb_jax._src.memory import (
 from htb_jax._src.outcome import Outcome, pseudo_regret
 from htb_jax._src.policies import adar_etc as adar_etc_lib
 from htb_jax._src.policies.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls
+from htb_jax._src.policies.anytime_adar_etc import AnytimeAdaRETC
 from htb_jax._src.policies.empirical_etc import EmpiricalETC
 from htb_jax._src.reward_table import (
     MAX_PULLS,
@@ -154,11 +155,16 @@ class _Static:
 def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
     """Per configuration (grid point, horizon), flattened g-major.
 
+    Args:
+      policy: the flat schedule grid [G].
+      num_arms: ``K``.
+      horizons: i64[H], or i64[G, H] (horizons per grid point).
+
     Returns:
       ``(estimator_blocks, exploration, pulls, horizon)``: i64[C] blocks of the
       commit estimator, ``L``, i64[C, K] exploration pulls, and ``T``.
     """
-    t = jnp.broadcast_to(horizons[None, :], (policy.eps.shape[0], horizons.shape[0]))
+    t = jnp.broadcast_to(horizons, (policy.eps.shape[0], horizons.shape[-1]))
     column = jax.tree.map(lambda f: f[:, None], policy)
     exploration = jnp.broadcast_to(column.exploration_length(num_arms, t), t.shape).reshape(-1)
     blocks = jnp.broadcast_to(column.estimator_blocks(adar_etc_lib.num_blocks(num_arms, t)), t.shape)
@@ -173,6 +179,17 @@ def _schedule_maxima(policy: ExploreThenCommit, horizons: jax.Array, num_arms: i
     sizes = (pulls // blocks[:, None]).T
     codes = jnp.sort(_layout_codes(sizes, blocks), axis=-1)
     return jnp.max(pulls), jnp.max(1 + jnp.sum(codes[:, 1:] != codes[:, :-1], axis=-1)), jnp.max(sizes)
+
+
+def _commit_block_size_bound(policy: Any, horizons: np.ndarray, num_arms: int) -> int | None:
+    """The engine's static bound on an ETC commit's block sizes (``EngineSpec.max_block_size``):
+    the largest block size over the horizons the flat policy's commits use (AnytimeAdaRETC: every
+    epoch length), rounded by :func:`~htb_jax._src.mom.static_block_sizes`; ``None`` for a policy
+    without such commits."""
+    if not isinstance(policy, ExploreThenCommit):
+        return None
+    commits = policy.epochs(int(horizons.max())) if isinstance(policy, AnytimeAdaRETC) else jnp.asarray(horizons)
+    return mom.static_block_sizes(int(_schedule_maxima(policy, commits, num_arms)[2]))
 
 
 def _regret_curve(checkpoints, exploration, horizon, committed, gaps, num_arms):
@@ -732,7 +749,7 @@ def _prepare(
         run_fast.lower = lambda: program.lower(*args)
         return plan, run_fast
     check_integer("horizon (T)", horizons, 1, maximum=MAX_ENGINE_HORIZON)
-    spec = engine_lib.EngineSpec(k, int(horizons.max()), chunk, blocks)
+    spec = engine_lib.EngineSpec(k, int(horizons.max()), chunk, blocks, _commit_block_size_bound(flat, horizons, k))
     program, args, plan = engine_lib.prepare_engine(
         key, flat, flat_instance, horizons, num_seeds, spec=spec, num_checkpoints=num_checkpoints,
         first_seed=first_seed, seed_chunk=seed_chunk, devices=devices, memory_budget=budget,

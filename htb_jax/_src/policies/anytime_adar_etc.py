@@ -44,15 +44,22 @@ class AnytimeAdaRETC(ExploreThenCommit):
         check_interval("growth", self.growth, MIN_GROWTH, MAX_GROWTH, low_closed=True, high_closed=True)
 
     def epoch_lengths(self, count: int) -> jax.Array:
-        """``l_k = ceil(g^k)`` for ``k < count``, i64[count]."""
+        """``l_k = ceil(g^k)`` for ``k < count``, i64[..., count]."""
         k = jnp.arange(count, dtype=jnp.float64)
-        return snapped_ceil(jnp.asarray(self.growth, jnp.float64) ** k).astype(jnp.int64)
+        growth = jnp.asarray(self.growth, jnp.float64)[..., None]
+        return snapped_ceil(growth**k).astype(jnp.int64)
+
+    def epochs(self, max_pulls: int) -> jax.Array:
+        """The lengths of the epochs an engine run of at most ``max_pulls`` rounds may enter,
+        i64[..., count]: enough epochs at the smallest growth factor, each at most
+        ``max_pulls + 1`` rounds.  Each epoch is AdaR-ETC with this length as its horizon."""
+        count = math.ceil(math.log(max_pulls + 1) / math.log(MIN_GROWTH)) + 2
+        return jnp.minimum(self.epoch_lengths(count), max_pulls + 1)
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
         k = spec.num_arms
-        # Enough epochs to cover the longest horizon at the smallest growth factor.
-        count = math.ceil(math.log(spec.max_pulls + 1) / math.log(MIN_GROWTH)) + 2
-        lengths = jnp.minimum(self.epoch_lengths(count), spec.max_pulls + 1)
+        lengths = self.epochs(spec.max_pulls)
+        count = lengths.shape[-1]
         ends = jnp.cumsum(lengths)  # last round of each epoch
 
         def epoch(t):
