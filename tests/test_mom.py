@@ -79,11 +79,14 @@ def test_too_few_samples_is_an_error_or_nan_in_a_grid():
     np.testing.assert_array_equal(np.isnan(np.asarray(got)), [True, False])
 
 
-def test_traced_blocks_and_lengths_one_program():
+@pytest.mark.parametrize("length", [40, 16])
+def test_traced_blocks_and_lengths_one_program(length):
+    # N = 40: every static branch and the prefix sums (blocks of 40); N = 16: branches up to 16
+    # only (the block size is at most N), the first row's one block of 16 samples on the last.
     rng = np.random.default_rng(1)
-    x = rng.standard_normal((6, 40))
+    x = rng.standard_normal((6, length))
     blocks = np.array([1, 2, 5, 7, 9, 3])
-    lengths = np.array([40, 39, 10, 21, 40, 4])
+    lengths = np.minimum([40, 39, 10, 21, 40, 4], length)
     fn = jax.jit(lambda x, b, n: htb.median_of_means(x, b, n, max_blocks=9))
     got = np.asarray(fn(jnp.asarray(x), jnp.asarray(blocks), jnp.asarray(lengths)))
     want = [mom_reference(x[i, : lengths[i]], blocks[i]) for i in range(6)]

@@ -307,8 +307,9 @@ def median_of_means(
             )
         max_blocks = int(blocks.max())
     check_integer("max_blocks", max_blocks, 1)
-    # Block sizes are at most n // B <= N // B: compile the static branches for those only.
-    bound = None
+    # Block sizes are at most n // B <= N // B (<= N when B is traced): compile the static branches
+    # for those only.
+    bound = static_block_sizes(length)
     if blocks is not None and blocks.size:
         most = length if valid is None or not valid.size else int(valid.max())
         bound = static_block_sizes(most // max(int(blocks.min()), 1))
