@@ -35,7 +35,7 @@ from htb_jax._src.sharding import gather, program_args, seed_sharded_program
 _CPU_SEED_CHUNK_BYTES = 512 * 2**20
 _ACCELERATOR_SEED_CHUNK_BYTES = 8 * 2**30
 # XLA's region-analysis copy insertion: the round loop's carry is updated in place instead of being copied
-# twice per round (UCB1 at 256 seeds on a 2-core CPU: 10 operations per round instead of 13, see BENCHMARKS.md).
+# twice per round (UCB1 at 256 seeds on a 2-core CPU: 9 operations per round instead of 12, see BENCHMARKS.md).
 _COMPILER_OPTIONS = (("xla_cpu_copy_insertion_use_region_analysis", True),)
 
 
