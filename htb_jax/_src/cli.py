@@ -7,6 +7,7 @@ import json
 import math
 import os
 import sys
+import tomllib
 
 import jax
 
@@ -184,13 +185,6 @@ def _sweep_parser(sub) -> None:
 
 
 def _read_toml(path: str) -> dict:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        try:
-            import tomli as tomllib
-        except ImportError:
-            raise ValueError("reading --config needs Python >= 3.11 or the tomli package") from None
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
