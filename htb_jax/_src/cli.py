@@ -236,7 +236,7 @@ def _frontier_parser(sub) -> None:
             "family of the regret normalized by U_eps) and distribution-dependent exponent c (one fixed "
             "instance) for a grid of alpha at several eps, with bootstrap intervals; print the "
             "measured-vs-theory table and write frontier.png, frontier.csv, table.md and runs.npz. "
-            "With no flags it runs an embedded default (about 10 s on a 2-core CPU); raise "
+            "With no flags it runs an embedded default (about 6 s on a 2-core CPU); raise "
             "--seeds, --horizons and --alphas-per-eps on a GPU. Every finished chunk of seeds is "
             "stored in --out with a manifest: the same command, killed and started again, resumes; "
             "another configuration needs another --out."

@@ -320,7 +320,7 @@ class TFrontierConfig:
     max_alpha: float = 0.9
     horizons: tuple[int, ...] = tuple(int(10**e) for e in range(3, 16))
     fit_from: int = 10**9
-    num_seeds: int = 64
+    num_seeds: int = 256
     seed_chunk: int = 16
     key: int = 0
     family: SpikeFamily = SpikeFamily()
