@@ -15,6 +15,7 @@ number the fast path reads.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -36,7 +37,7 @@ _CPU_SEED_CHUNK_BYTES = 512 * 2**20
 _ACCELERATOR_SEED_CHUNK_BYTES = 8 * 2**30
 # XLA's region-analysis copy insertion: the round loop's carry is updated in place instead of being copied
 # twice per round (UCB1 at 256 seeds on a 2-core CPU: 9 operations per round instead of 12, see BENCHMARKS.md).
-_COMPILER_OPTIONS = (("xla_cpu_copy_insertion_use_region_analysis", True),)
+_CPU_COMPILER_OPTIONS = (("xla_cpu_copy_insertion_use_region_analysis", True),)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -253,6 +254,20 @@ def output_bytes_per_seed(num_configs: int, spec: EngineSpec, num_checkpoints: i
     return num_configs * (16 * num_checkpoints + 12 * k + 12 + 4 * record)
 
 
+@functools.cache
+def compiler_options(device: jax.Device) -> tuple:
+    """The XLA options the engine compiles its programs with on ``device``: ``_CPU_COMPILER_OPTIONS``
+    on a CPU whose XLA knows them (a trivial program compiled once to ask), else none."""
+    if device.platform != "cpu":
+        return ()
+    probe = jax.ShapeDtypeStruct((), jnp.float32, sharding=jax.sharding.SingleDeviceSharding(device))
+    try:
+        jax.jit(lambda x: x, compiler_options=dict(_CPU_COMPILER_OPTIONS)).lower(probe).compile()
+    except jax.errors.JaxRuntimeError:  # an XLA without the option: "No such compile option"
+        return ()
+    return _CPU_COMPILER_OPTIONS
+
+
 def prepare_engine(
     key: jax.Array,
     policy: Any,
@@ -294,7 +309,8 @@ def prepare_engine(
         devices,
     )
     static = _Static(spec, num_checkpoints, plan.seeds_per_thread, plan.seed_chunk, record)
-    program = seed_sharded_program(_engine_kernel, static, tuple(devices), 3, plan.threads, _COMPILER_OPTIONS)
+    options = compiler_options(devices[0])
+    program = seed_sharded_program(_engine_kernel, static, tuple(devices), 3, plan.threads, options)
     return program, program_args(key, policy, instance, horizons, first_seed), plan
 
 
