@@ -309,10 +309,11 @@ def median_of_means(
     check_integer("max_blocks", max_blocks, 1)
     # Block sizes are at most n // B <= N // B (<= N when B is traced): compile the static branches
     # for those only.
-    bound = static_block_sizes(length)
+    most, fewest = length, 1
     if blocks is not None and blocks.size:
         most = length if valid is None or not valid.size else int(valid.max())
-        bound = static_block_sizes(most // max(int(blocks.min()), 1))
+        fewest = max(int(blocks.min()), 1)
+    bound = static_block_sizes(most // fewest)
     n = jnp.asarray(length if n is None else n, jnp.int64)
     return _median_of_means(x, jnp.asarray(num_blocks, jnp.int64), n, max_blocks, bound)
 

@@ -58,7 +58,6 @@ from htb_jax._src.memory import (
 from htb_jax._src.outcome import Outcome, pseudo_regret
 from htb_jax._src.policies import adar_etc as adar_etc_lib
 from htb_jax._src.policies.adar_etc import AdaRETC, ExploreThenCommit, exploration_pulls
-from htb_jax._src.policies.anytime_adar_etc import AnytimeAdaRETC
 from htb_jax._src.policies.empirical_etc import EmpiricalETC
 from htb_jax._src.reward_table import (
     MAX_PULLS,
@@ -183,12 +182,11 @@ def _schedule_maxima(policy: ExploreThenCommit, horizons: jax.Array, num_arms: i
 
 def _commit_block_size_bound(policy: Any, horizons: np.ndarray, num_arms: int) -> int | None:
     """The engine's static bound on an ETC commit's block sizes (``EngineSpec.max_block_size``):
-    the largest block size over the horizons the flat policy's commits use (AnytimeAdaRETC: every
-    epoch length), rounded by :func:`~htb_jax._src.mom.static_block_sizes`; ``None`` for a policy
-    without such commits."""
+    the largest block size over the flat policy's ``commit_horizons``, rounded by
+    :func:`~htb_jax._src.mom.static_block_sizes`; ``None`` for a policy without such commits."""
     if not isinstance(policy, ExploreThenCommit):
         return None
-    commits = policy.epochs(int(horizons.max())) if isinstance(policy, AnytimeAdaRETC) else jnp.asarray(horizons)
+    commits = policy.commit_horizons(horizons)
     return mom.static_block_sizes(int(_schedule_maxima(policy, commits, num_arms)[2]))
 
 

@@ -121,6 +121,11 @@ class ExploreThenCommit:
         """Blocks of the commit estimator: ``B_T`` (Median-of-Means)."""
         return blocks
 
+    def commit_horizons(self, horizons: jax.Array) -> jax.Array:
+        """The horizons whose schedules a run of horizon up to ``max(horizons)`` commits with:
+        the horizons themselves, i64[H] (one commit per run, at ``L_T``)."""
+        return jnp.asarray(horizons)
+
     @property
     def beta(self) -> jax.Array:
         """``beta_alpha = (1 - alpha)(1 + eps)/eps``, f64[batch_shape]."""

@@ -56,6 +56,10 @@ class AnytimeAdaRETC(ExploreThenCommit):
         count = math.ceil(math.log(max_pulls + 1) / math.log(MIN_GROWTH)) + 2
         return jnp.minimum(self.epoch_lengths(count), max_pulls + 1)
 
+    def commit_horizons(self, horizons: jax.Array) -> jax.Array:
+        """Every epoch length a run up to ``max(horizons)`` may commit in: :meth:`epochs`, i64[..., count]."""
+        return self.epochs(int(jnp.max(jnp.asarray(horizons))))
+
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
         k = spec.num_arms
         lengths = self.epochs(spec.max_pulls)
