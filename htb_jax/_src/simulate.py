@@ -49,6 +49,7 @@ from htb_jax._src import mom, order_statistic
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import check_float32_resolution, check_instance
 from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.loop_hoisting import unhoisted
 from htb_jax._src.memory import (
     MemoryPlan,
     check_memory_budget,
@@ -149,6 +150,7 @@ class _Static:
     sampler: str = "per_pull"
     num_layouts: int = 1  # per arm: the distinct (B, s) block layouts streamed (see _distinct_layouts)
     max_block_size: int | None = None  # static bound on the block sizes (mom.static_block_sizes)
+    unhoisted_chunks: bool = False  # the seed-chunk loop keeps out of XLA:CPU's loop hoisting (loop_hoisting)
 
 
 def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
@@ -350,7 +352,7 @@ def _fast_path_kernel(key, policy, instance, gaps, horizons, first_seed, *, stat
         return _commit(estimates, exploration, horizon, pulls, gaps, checkpoints)
 
     keys = seed_keys(key, static.num_seeds, first_seed).reshape(-1, static.seed_chunk)
-    parts = jax.lax.map(seed_chunk, keys)
+    parts = jax.lax.map(unhoisted(seed_chunk) if static.unhoisted_chunks else seed_chunk, keys)
     return [p.reshape(static.num_seeds, *p.shape[2:]) for p in parts]
 
 
@@ -736,7 +738,8 @@ def _prepare(
             threads,
             devices,
         )
-        static = dataclasses.replace(static, num_seeds=plan.seeds_per_thread, seed_chunk=plan.seed_chunk)
+        static = dataclasses.replace(static, num_seeds=plan.seeds_per_thread, seed_chunk=plan.seed_chunk,
+                                     unhoisted_chunks=devices[0].platform == "cpu")
         program = seed_sharded_program(_fast_path_kernel, static, devices, 0, plan.threads)
         args = program_args(key, flat, flat_instance, horizons, first_seed)
 
