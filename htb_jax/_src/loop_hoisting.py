@@ -26,7 +26,8 @@ import jax.numpy as jnp
 
 
 def unhoisted(body: Callable) -> Callable:
-    """``body`` for ``lax.map``/``lax.scan``, with a two-element sort that XLA:CPU does not hoist.
+    """``body`` for ``lax.map``/``lax.scan``/``lax.while_loop``, with a two-element sort that XLA:CPU
+    does not hoist (on a CPU; on other platforms ``body`` as it is, chosen when the program is lowered).
 
     The outputs are ``body``'s, bit for bit: with ``(a, b)`` the sorted pair
     (ascending in the total order, where ``-0.0 < 0.0`` and NaN comes last),
@@ -45,10 +46,15 @@ def unhoisted(body: Callable) -> Callable:
     """
 
     def step(*args):
-        leaves, tree = jax.tree.flatten(body(*args))
-        first = leaves[0].reshape(-1)
-        low, high = jax.lax.sort(jnp.stack([first[0], first[-1]]))
-        leaves[0] = jnp.where(low > high, jnp.zeros_like(leaves[0]), leaves[0])
-        return jax.tree.unflatten(tree, leaves)
+        out = body(*args)
+        return jax.lax.platform_dependent(out, cpu=_with_sort, default=lambda out: out)
 
     return step
+
+
+def _with_sort(out):
+    leaves, tree = jax.tree.flatten(out)
+    first = leaves[0].reshape(-1)
+    low, high = jax.lax.sort(jnp.stack([first[0], first[-1]]))
+    leaves[0] = jnp.where(low > high, jnp.zeros_like(leaves[0]), leaves[0])
+    return jax.tree.unflatten(tree, leaves)

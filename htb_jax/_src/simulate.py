@@ -150,7 +150,6 @@ class _Static:
     sampler: str = "per_pull"
     num_layouts: int = 1  # per arm: the distinct (B, s) block layouts streamed (see _distinct_layouts)
     max_block_size: int | None = None  # static bound on the block sizes (mom.static_block_sizes)
-    unhoisted_chunks: bool = False  # the seed-chunk loop keeps out of XLA:CPU's loop hoisting (loop_hoisting)
 
 
 def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
@@ -352,7 +351,7 @@ def _fast_path_kernel(key, policy, instance, gaps, horizons, first_seed, *, stat
         return _commit(estimates, exploration, horizon, pulls, gaps, checkpoints)
 
     keys = seed_keys(key, static.num_seeds, first_seed).reshape(-1, static.seed_chunk)
-    parts = jax.lax.map(unhoisted(seed_chunk) if static.unhoisted_chunks else seed_chunk, keys)
+    parts = jax.lax.map(unhoisted(seed_chunk), keys)  # on a CPU, kept out of XLA's loop hoisting
     return [p.reshape(static.num_seeds, *p.shape[2:]) for p in parts]
 
 
@@ -738,8 +737,7 @@ def _prepare(
             threads,
             devices,
         )
-        static = dataclasses.replace(static, num_seeds=plan.seeds_per_thread, seed_chunk=plan.seed_chunk,
-                                     unhoisted_chunks=devices[0].platform == "cpu")
+        static = dataclasses.replace(static, num_seeds=plan.seeds_per_thread, seed_chunk=plan.seed_chunk)
         program = seed_sharded_program(_fast_path_kernel, static, devices, 0, plan.threads)
         args = program_args(key, flat, flat_instance, horizons, first_seed)
 
