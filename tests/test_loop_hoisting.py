@@ -14,8 +14,15 @@ from htb_jax._src.loop_hoisting import unhoisted
 NAN, INF = float("nan"), float("inf")
 
 
+BODIES = {
+    "floats": lambda x: (x * 1.0, {"neg": -x}),  # the guard selects the step's own values (NaN, -0.0)
+    "ints": lambda x: (x * 1.0, jnp.arange(3) + x.shape[0]),  # the guard selects the smallest output
+}
+
+
+@pytest.mark.parametrize("body", BODIES, ids=str)
 @pytest.mark.parametrize("first, last", [
-    (-0.0, -0.0),     # equal ends: ">=" in place of ">" would zero the output
+    (-0.0, -0.0),     # equal ends: ">=" in place of ">" would zero an output
     (-0.0, 0.0),      # equal as numbers, ordered by the sort
     (0.0, -0.0),
     (NAN, NAN),
@@ -24,19 +31,27 @@ NAN, INF = float("nan"), float("inf")
     (-INF, INF),
     (2.5, 2.5),
 ])
-def test_outputs_are_the_body_outputs_bit_for_bit(first, last):
+def test_outputs_are_the_body_outputs_bit_for_bit(first, last, body):
     """Every output of the wrapped body equals the body's, signed zeros and NaNs included: catches
-    a guard whose comparison holds for equal ends (``>=``: 4 of these cases fail)."""
+    a guard whose comparison holds for equal ends (``>=``: 4 of these 8 pairs fail, with either body)."""
     xs = jnp.array([[first, 0.0, -0.0, last], [last, NAN, -INF, first]], jnp.float32)
-
-    def body(x):
-        return x * 1.0, jnp.arange(3) + x.shape[0], {"neg": -x}  # the first leaf carries the guard
-
-    plain = jax.jit(lambda xs: jax.lax.map(body, xs))(xs)
-    guarded = jax.jit(lambda xs: jax.lax.map(unhoisted(body), xs))(xs)
+    plain = jax.jit(lambda xs: jax.lax.map(BODIES[body], xs))(xs)
+    guarded = jax.jit(lambda xs: jax.lax.map(unhoisted(BODIES[body]), xs))(xs)
     for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(guarded), strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(np.asarray(a).view(np.uint8), np.asarray(b).view(np.uint8))
+
+
+def test_a_fori_loop_under_vmap_sorts_one_pair():
+    """The sort takes the loop index, which ``vmap`` leaves unbatched: one pair per step, not one
+    per lane (the jaxpr's sort operand has shape (2,)); the results equal the unguarded loop's."""
+    def run(step):
+        return jax.vmap(lambda c: jax.lax.fori_loop(0, 5, step, c))(jnp.arange(6.0))
+
+    step = lambda i, c: c * 1.5 + i  # noqa: E731
+    sorts = [line for line in str(jax.make_jaxpr(lambda: run(unhoisted(step)))()).splitlines() if "= sort[" in line]
+    assert sorts and all(re.search(r":\w+\[2\] = sort\[", line) for line in sorts), sorts
+    np.testing.assert_array_equal(run(unhoisted(step)), run(step))
 
 
 def _computations(hlo: str) -> dict[str, str]:

@@ -36,6 +36,7 @@ import jax.numpy as jnp
 from jax.scipy import special
 
 from htb_jax._src import bits as bits_lib
+from htb_jax._src.loop_hoisting import unhoisted
 
 ORDER_STATISTIC_STREAM = 0x05D57  # fold_in tag of the order-statistic words
 _F64 = jnp.float64
@@ -93,6 +94,6 @@ def levels(seed_key: jax.Array, num_arms: int, blocks: jax.Array) -> tuple[jax.A
         return first, second
 
     zeros = jnp.zeros(arms.shape, _F64)
-    first, second = jax.lax.fori_loop(jnp.int64(0), jnp.max(blocks) + 1, add, (zeros, zeros))
+    first, second = jax.lax.fori_loop(jnp.int64(0), jnp.max(blocks) + 1, unhoisted(add), (zeros, zeros))
     total = first + second
     return first / total, second / total
