@@ -419,13 +419,16 @@ def _fast_path_output_bytes(instances, configs, num_arms, num_checkpoints) -> in
 
 @functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
 def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_shape):
-    """[*seed, F, G*H, ...] arrays -> grid + instance + horizon + seed (+ trailing), one program."""
+    """[*seed, F, G*H, ...] arrays -> grid + instance + horizon + seed (+ trailing), one program (a
+    padded seed axis is cut to ``seed_shape`` here too, rather than by one slicing program per output)."""
     lead = len(seed_shape)
     f = int(np.prod(instance_shape, dtype=int))
     g = int(np.prod(grid_shape, dtype=int))
     h = int(np.prod(horizon_shape, dtype=int))
 
     def arrange(a):
+        if lead:
+            a = a[: seed_shape[0]]
         trailing = a.shape[lead + 2 :]
         a = a.reshape(*seed_shape, f, g, h, *trailing)
         order = (lead + 1, lead, lead + 2, *range(lead), *range(lead + 3, a.ndim))
@@ -433,6 +436,19 @@ def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_sh
         return a.reshape(*grid_shape, *instance_shape, *horizon_shape, *seed_shape, *trailing)
 
     return Outcome(*(arrange(a) for a in parts))
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def _arrange_engine(outputs, shape, record_arms: bool):
+    """The engine's ``[G, F, H, S_padded, ...]`` outputs -> the Outcome with leading axes ``shape``
+    (grid + instance + horizon + seed), the padded seeds cut, one program."""
+    num_seeds = shape[-1]
+    curve, pulls, committed, exploration, estimates, checkpoints, arms = (a[:, :, :, :num_seeds] for a in outputs)
+    parts = (curve[..., -1], pulls, committed, exploration, estimates, checkpoints, curve)
+    outcome = Outcome(*(a.reshape(*shape, *a.shape[4:]) for a in parts))
+    if record_arms:
+        outcome = dataclasses.replace(outcome, arms=arms.reshape(*shape, arms.shape[-1]))
+    return outcome
 
 
 def run_on_rewards(
@@ -742,8 +758,8 @@ def _prepare(
         args = program_args(key, flat, flat_instance, horizons, first_seed)
 
         def run_fast():
-            parts = [p[:num_seeds] for p in gather(program(*args))]
-            return _arrange_fast_path(parts, policy.batch_shape, instance_shape, horizon_shape, (num_seeds,))
+            return _arrange_fast_path(gather(program(*args)), policy.batch_shape, instance_shape, horizon_shape,
+                                      (num_seeds,))
 
         run_fast.lower = lambda: program.lower(*args)
         return plan, run_fast
@@ -756,14 +772,8 @@ def _prepare(
     )
 
     def run_engine():
-        out = [a[:, :, :, :num_seeds] for a in gather(program(*args))]
-        curve, pulls, committed, exploration, estimates, checkpoints, arms = out
-        parts = (curve[..., -1], pulls, committed, exploration, estimates, checkpoints, curve)
         shape = (*policy.batch_shape, *instance_shape, *horizon_shape, num_seeds)
-        outcome = Outcome(*(a.reshape(*shape, *a.shape[4:]) for a in parts))
-        if record_arms:
-            outcome = dataclasses.replace(outcome, arms=arms.reshape(*shape, arms.shape[-1]))
-        return outcome
+        return _arrange_engine(gather(program(*args)), shape, record_arms)
 
     run_engine.lower = lambda: program.lower(*args)
     return plan, run_engine
