@@ -92,6 +92,32 @@ def test_psi_p_matches_direct_evaluation():
     assert np.all(np.isfinite(got[:, :-2]))
 
 
+P2_MAGS = [0.0, 1e-300, 1e-8, 0.3, 1.0, 2.0, 37.5, 1e10, 1e154, 1.4e154, 1.9e154, 2.0**499, 2.0**500, 2.0**501, 1e300,
+           1.7976931348623157e308]
+P2_XS = np.array([s * m for m in P2_MAGS for s in (1.0, -1.0)] + [math.inf, -math.inf, math.nan])
+
+
+def test_psi_2_matches_direct_evaluation_and_the_general_form():
+    """At p = 2, psi is log1p(|x| + x^2 / 2) with x^2 = x x, and log1p(m^2 / 2 - 1) + 2 e log 2 from
+    |x| = 2^500 on (x^2 / 2 overflows from 2^512.5 = 1.9e154 on): within 4 ulp of 50-digit decimals
+    at every magnitude (no |log x| factor as in exp(2 log|x|)): catches a switch to the large-|x|
+    form above 2^512.5 (inf at 1.9e154), an exponent off by one (off by 2 log 2) and a mantissa
+    outside [1, 2).  The same values come out of a p grid that mixes 2 with other orders
+    and out of vmap over p, bit for bit."""
+    two = np.asarray(jax.jit(p_robust.psi_p)(jnp.asarray(P2_XS), 2.0))
+    want = np.array([_psi_decimal(x, 2.0) if not math.isnan(x) else math.nan for x in P2_XS])
+    finite = np.isfinite(want)
+    assert np.all(np.abs(two[finite] - want[finite]) <= 4 * np.spacing(np.abs(want[finite])))
+    np.testing.assert_array_equal(two[~finite], want[~finite])
+    mixed = np.asarray(jax.jit(p_robust.psi_p)(jnp.asarray(P2_XS), jnp.array([[1.5], [2.0]])))
+    np.testing.assert_array_equal(mixed[1], two)
+    general = np.asarray(jax.jit(p_robust.psi_p)(jnp.asarray(P2_XS), 1.9999999))
+    np.testing.assert_array_equal(mixed[0], np.asarray(jax.jit(p_robust.psi_p)(jnp.asarray(P2_XS), 1.5)))
+    assert np.all(np.abs(general[finite] - two[finite]) <= 1e-6 * np.abs(two[finite]))  # continuous in p
+    vmapped = np.asarray(jax.jit(jax.vmap(p_robust.psi_p, (None, 0)))(jnp.asarray(P2_XS), jnp.array([2.0, 1.5])))
+    np.testing.assert_array_equal(vmapped[0], two)
+
+
 def _estimate_direct(y, p, scale):
     """The estimate with Python floats and ``math``, and the same prefactor times ``sum |psi|``."""
     n = len(y)

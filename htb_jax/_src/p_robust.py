@@ -16,9 +16,13 @@ there (``r^(1 - 2/p) = exp((p - 2)/p log r) -> 1`` as ``p -> 2``), and
 ``psi_p`` is ``log1p(|x| + b_p exp(p log|x|))`` (three transcendental
 functions per sample: it is the whole cost of an estimate), and ``log b_p + p
 log|x|`` where ``|x|^p`` overflows float64 (there ``1 + |x|`` lies below the
-last bit), so it is finite for every finite ``x``.  ``psi_p(+-inf) = +-inf``,
-so an infinite reward makes its arm's estimate infinite (NaN if the arm holds
-both signs).
+last bit), so it is finite for every finite ``x``.  At ``p = 2`` (where
+``|x|^2`` is ``x x``, as Python's ``abs(x) ** 2`` computes it) it is
+``log1p(|x| + x^2 / 2)``, one transcendental function instead of three, and
+for ``|x| >= 2^500`` ``log1p(m^2 / 2 - 1) + 2 e log 2`` with ``|x| = m 2^e``,
+``1 <= m < 2``: ``log(x^2 / 2)``, to which ``1 + |x|`` adds nothing, through
+the same ``log1p``.  ``psi_p(+-inf) = +-inf``, so an infinite reward makes its
+arm's estimate infinite (NaN if the arm holds both signs).
 
 The index policies APE2, MR-UCB and MR-APE share :func:`index_kernel`: the
 first ``K`` rounds play arm ``t - 1``; later rounds play the first argmax of
@@ -42,6 +46,7 @@ from htb_jax._src.engine import EngineSpec, PolicyKernel, RoundContext, Summary,
 from htb_jax._src.validation import check_interval
 
 CHUNK = 256  # rewards per step of the estimator's loop over a pulled arm's history
+_LOG_2 = math.log(2.0)
 
 
 def b_p(p: jax.typing.ArrayLike) -> jax.Array:
@@ -83,11 +88,38 @@ def psi_p(x: jax.typing.ArrayLike, p: jax.typing.ArrayLike, b: jax.typing.ArrayL
     x = jnp.asarray(x, jnp.float64)
     p = jnp.asarray(p, jnp.float64)
     b = b_p(p) if b is None else jnp.asarray(b, jnp.float64)
-    a = jnp.abs(x)
-    log_a = jnp.log(a)
-    inner = a + b * jnp.exp(p * log_a)  # |x| + b_p |x|^p; log(0) = -inf gives 0 at x = 0
-    # inner overflows only where |x|^p > 1e308, where 1 + |x| is below its last bit: log b_p + p log|x|.
-    return jnp.sign(x) * jnp.where(jnp.isinf(inner), jnp.log(b) + p * log_a, jnp.log1p(inner))
+    shape = jnp.broadcast_shapes(x.shape, p.shape, b.shape)
+
+    def general():
+        a = jnp.abs(x)
+        log_a = jnp.log(a)
+        inner = a + b * jnp.exp(p * log_a)  # |x| + b_p |x|^p; log(0) = -inf gives 0 at x = 0
+        # inner overflows only where |x|^p > 1e308, where 1 + |x| is below its last bit: log b_p + p log|x|.
+        out = jnp.sign(x) * jnp.where(jnp.isinf(inner), jnp.log(b) + p * log_a, jnp.log1p(inner))
+        return jnp.broadcast_to(out, shape)
+
+    def two():
+        return jnp.broadcast_to(jnp.sign(x) * _log1p_abs_plus_b_square(jnp.abs(x), b), shape)
+
+    def mixed():
+        return jnp.where(p == 2.0, two(), general())
+
+    # Elementwise, psi is two() where p = 2 and general() elsewhere; the switch runs only what is needed
+    # (under vmap with a batched p, all three and a select).
+    which = jnp.any(p == 2.0).astype(jnp.int32) + jnp.all(p == 2.0).astype(jnp.int32)
+    return jax.lax.switch(which, (general, mixed, two))
+
+
+def _log1p_abs_plus_b_square(a: jax.Array, b: jax.Array) -> jax.Array:
+    """``log(1 + a + b a^2)`` for ``a >= 0`` (``psi_2``), without overflow: ``log1p(b m^2 - 1) + 2 e log 2``
+    for ``a = m 2^e >= 2^500`` (``a / (b a^2) < 2^-499``), ``inf`` at ``a = inf``."""
+    big = a >= 2.0**500
+    bits = jax.lax.bitcast_convert_type(a, jnp.uint64)
+    exponent = ((bits >> 52) & 0x7FF).astype(jnp.int64) - 1023
+    m = jax.lax.bitcast_convert_type((bits & jnp.uint64(2**52 - 1)) | jnp.uint64(1023 << 52), jnp.float64)  # [1, 2)
+    out = jnp.log1p(jnp.where(big, b * m * m - 1.0, a + b * a * a))
+    out = out + jnp.where(big, (2 * exponent).astype(jnp.float64) * _LOG_2, 0.0)
+    return jnp.where(jnp.isinf(a), jnp.inf, out)
 
 
 def p_robust_mean(
