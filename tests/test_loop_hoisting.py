@@ -91,7 +91,6 @@ def test_the_seed_chunk_loop_runs_in_the_runtime_with_its_sort_inside():
     assert any(_reaches_sort(body, computations, set()) for body in loops)
 
 
-
 @pytest.mark.parametrize("platform, has_sort", [("cpu", True), ("cuda", False), ("rocm", False)])
 def test_the_sort_is_lowered_for_cpus_only(platform, has_sort):
     """A GPU program gets the body as it is (no sort kernel per step); lowered for each platform

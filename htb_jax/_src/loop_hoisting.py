@@ -13,8 +13,9 @@ passes) still gain from being hoisted.
 The threshold (``--xla_backend_extra_options=
 xla_cpu_small_while_loop_byte_threshold=N``) can only be set for the whole
 process: ``jax.jit(compiler_options=...)`` takes no backend extra options.  So
-the loop body itself carries what XLA:CPU does not hoist: a sort, here of two
-numbers computed in the body, whose result selects nothing.
+the loop body itself carries what XLA:CPU does not hoist: a sort of two
+entries of the step's first argument, whose result selects nothing
+(:func:`unhoisted`).
 """
 
 from __future__ import annotations

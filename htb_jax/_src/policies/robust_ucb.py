@@ -20,9 +20,9 @@ constants of the paper's Lemmas 1-3 and Proposition 1:
 The estimators are exact: the truncation level of every sample and Catoni's
 ``a`` change with ``t``, so ``"truncated"`` and ``"catoni"`` recompute from all
 samples each round: ``"truncated"`` reads the columns up to ``t`` (O(K t) per
-round), ``"catoni"`` every column.  Catoni's
-root is re-solved to float64 resolution each round by 4 safeguarded Newton
-steps started from the previous round's root (O(4 K T)); roots are tracked from an arm's first
+round), ``"catoni"`` every column.  Catoni's root is re-solved to float64
+resolution each round by 4 safeguarded Newton steps started from the
+previous round's root (O(4 K T)); roots are tracked from an arm's first
 sample on, so they have converged long before the arm becomes valid.
 ``"mom"`` keeps float64 prefix sums and caches each arm's estimate: a round
 recomputes the pulled arm (O(k log) with ``k <= 1 + 16 log t``), and all arms
