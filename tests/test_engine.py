@@ -68,17 +68,3 @@ def test_seed_chunks_and_first_seed_do_not_change_results():
              for f, n in ((0, 3), (3, 2))]
     np.testing.assert_array_equal(whole.regret, np.concatenate([p.regret for p in parts]))
     np.testing.assert_array_equal(whole.estimates, np.concatenate([p.estimates for p in parts]))
-
-
-def test_compiler_options_only_where_xla_knows_them(monkeypatch):
-    # The engine asks XLA for region-analysis copy insertion on a CPU; an XLA without an option
-    # would refuse every engine program ("No such compile option"), so the probe must drop it.
-    from htb_jax._src import engine
-
-    cpu = jax.devices("cpu")[0]
-    engine.compiler_options.cache_clear()
-    assert engine.compiler_options(cpu) == (("xla_cpu_copy_insertion_use_region_analysis", True),)
-    monkeypatch.setattr(engine, "_CPU_COMPILER_OPTIONS", (("xla_cpu_no_such_option_anywhere", True),))
-    engine.compiler_options.cache_clear()
-    assert engine.compiler_options(cpu) == ()
-    engine.compiler_options.cache_clear()

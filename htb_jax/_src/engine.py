@@ -15,7 +15,6 @@ number the fast path reads.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -24,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from htb_jax._src import compiler_options as compiler_options_lib
 from htb_jax._src import memory as memory_lib
 from htb_jax._src import round_stream
 from htb_jax._src.distributions import Distribution
@@ -35,9 +35,9 @@ from htb_jax._src.sharding import gather, program_args, seed_sharded_program
 # Chunk working memory beyond which larger chunks run no faster (the memory budget may lower it).
 _CPU_SEED_CHUNK_BYTES = 512 * 2**20
 _ACCELERATOR_SEED_CHUNK_BYTES = 8 * 2**30
-# XLA's region-analysis copy insertion: the round loop's carry is updated in place instead of being copied
-# twice per round (UCB1 at 256 seeds on a 2-core CPU: 9 operations per round instead of 12, see BENCHMARKS.md).
-_CPU_COMPILER_OPTIONS = (("xla_cpu_copy_insertion_use_region_analysis", True),)
+# Region-analysis copy insertion: the round loop's carry is updated in place instead of being copied twice
+# per round (UCB1 at 256 seeds on a 2-core CPU: 9 operations per round instead of 12, see BENCHMARKS.md).
+_CPU_COMPILER_OPTIONS = (compiler_options_lib.COPY_INSERTION, compiler_options_lib.VECTOR_WIDTH)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,20 +254,6 @@ def output_bytes_per_seed(num_configs: int, spec: EngineSpec, num_checkpoints: i
     return num_configs * (16 * num_checkpoints + 12 * k + 12 + 4 * record)
 
 
-@functools.cache
-def compiler_options(device: jax.Device) -> tuple:
-    """The XLA options the engine compiles its programs with on ``device``: ``_CPU_COMPILER_OPTIONS``
-    on a CPU whose XLA knows them (a trivial program compiled once to ask), else none."""
-    if device.platform != "cpu":
-        return ()
-    probe = jax.ShapeDtypeStruct((), jnp.float32, sharding=jax.sharding.SingleDeviceSharding(device))
-    try:
-        jax.jit(lambda x: x, compiler_options=dict(_CPU_COMPILER_OPTIONS)).lower(probe).compile()
-    except jax.errors.JaxRuntimeError:  # an XLA without the option: "No such compile option"
-        return ()
-    return _CPU_COMPILER_OPTIONS
-
-
 def prepare_engine(
     key: jax.Array,
     policy: Any,
@@ -309,7 +295,7 @@ def prepare_engine(
         devices,
     )
     static = _Static(spec, num_checkpoints, plan.seeds_per_thread, plan.seed_chunk, record)
-    options = compiler_options(devices[0])
+    options = compiler_options_lib.known(devices[0], _CPU_COMPILER_OPTIONS)
     program = seed_sharded_program(_engine_kernel, static, tuple(devices), 3, plan.threads, options)
     return program, program_args(key, policy, instance, horizons, first_seed), plan
 

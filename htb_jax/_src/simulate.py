@@ -44,6 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from htb_jax._src import compiler_options as compiler_options_lib
 from htb_jax._src import engine as engine_lib
 from htb_jax._src import mom, order_statistic
 from htb_jax._src.distributions import Distribution
@@ -754,7 +755,8 @@ def _prepare(
             devices,
         )
         static = dataclasses.replace(static, num_seeds=plan.seeds_per_thread, seed_chunk=plan.seed_chunk)
-        program = seed_sharded_program(_fast_path_kernel, static, devices, 0, plan.threads)
+        options = compiler_options_lib.known(devices[0], (compiler_options_lib.VECTOR_WIDTH,))
+        program = seed_sharded_program(_fast_path_kernel, static, devices, 0, plan.threads, options)
         args = program_args(key, flat, flat_instance, horizons, first_seed)
 
         def run_fast():
