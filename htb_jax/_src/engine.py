@@ -35,8 +35,9 @@ from htb_jax._src.sharding import gather, program_args, seed_sharded_program
 # Chunk working memory beyond which larger chunks run no faster (the memory budget may lower it).
 _CPU_SEED_CHUNK_BYTES = 512 * 2**20
 _ACCELERATOR_SEED_CHUNK_BYTES = 8 * 2**30
-# Region-analysis copy insertion: the round loop's carry is updated in place instead of being copied twice
-# per round (UCB1 at 256 seeds on a 2-core CPU: 9 operations per round instead of 12, see BENCHMARKS.md).
+# On a CPU (compiler_options.py): region-analysis copy insertion, so that the round loop's carry is updated
+# in place instead of being copied twice per round (UCB1 at 256 seeds on a 2-core CPU: 9 operations per round
+# instead of 12), and 512-bit vectors where the CPU has them (see BENCHMARKS.md).
 _CPU_COMPILER_OPTIONS = (compiler_options_lib.COPY_INSERTION, compiler_options_lib.VECTOR_WIDTH)
 
 
