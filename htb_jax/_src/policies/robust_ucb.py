@@ -19,11 +19,11 @@ constants of the paper's Lemmas 1-3 and Proposition 1:
 
 The estimators are exact: the truncation level of every sample and Catoni's
 ``a`` change with ``t``, so ``"truncated"`` and ``"catoni"`` recompute from all
-samples each round: ``"truncated"`` reads the columns up to ``t`` (O(K t) per
-round), ``"catoni"`` every column.  Catoni's root is re-solved to float64
-resolution each round by 4 safeguarded Newton steps started from the
-previous round's root (O(4 K T)); roots are tracked from an arm's first
-sample on, so they have converged long before the arm becomes valid.
+samples each round, reading the columns up to ``t`` (O(K t) per round).
+Catoni's root is re-solved to float64 resolution each round by 4
+safeguarded Newton steps started from the previous round's root (O(4 K t));
+roots are tracked from an arm's first sample on, so they have converged
+long before the arm becomes valid.
 ``"mom"`` keeps float64 prefix sums and caches each arm's estimate: a round
 recomputes the pulled arm (O(k log) with ``k <= 1 + 16 log t``), and all arms
 only in the rounds where ``floor(1 + 16 log t)`` changes (about ``16 log T``
@@ -44,7 +44,7 @@ from htb_jax._src.validation import check_broadcast, check_interval
 
 ESTIMATORS = ("truncated", "mom", "catoni")
 _CATONI_STEPS = 4
-_TRUNCATED_CHUNK = 128  # samples per step of the truncated mean's loop over the pulled columns
+_TRUNCATED_CHUNK = 128  # samples per step of the truncated mean's and Catoni's loops over the pulled columns
 
 
 @pytree.dataclass
@@ -128,24 +128,48 @@ def _psi(x):
     return jnp.sign(x) * jnp.log1p(jnp.abs(x) + 0.5 * x * x)
 
 
-def _catoni_root(x, s, a, start):
+def _catoni_root(x, s, a, start, columns):
     """Root of ``f(mu) = sum_{j<s} psi(a (x_j - mu))`` (decreasing in ``mu``) per arm: f64[K].
 
     Safeguarded Newton from ``start`` (last round's root: the root moves little
     from round to round), inside the bracket ``[min x, max x]`` where
     ``f >= 0`` and ``f <= 0`` at the ends; a step that leaves the current
     bracket is replaced by bisection.  ``_CATONI_STEPS`` iterations reach
-    float64 resolution from such a start.
+    float64 resolution from such a start.  Every pass reads ``x`` (f64[K, N],
+    ``N`` a multiple of ``_TRUNCATED_CHUNK``) in column chunks up to
+    ``columns``, a bound on ``s`` that every seed shares (the round ``t``),
+    adding chunk sums in order, as :func:`_truncated_mean` does.
     """
-    used = jnp.arange(x.shape[-1]) < s[:, None]
-    lo = jnp.min(jnp.where(used, x, jnp.inf), axis=-1)
-    hi = jnp.max(jnp.where(used, x, -jnp.inf), axis=-1)
+    k, n = x.shape
+    columns = jnp.minimum(jnp.asarray(columns, jnp.int64), n)
+    trips = (columns + _TRUNCATED_CHUNK - 1) // _TRUNCATED_CHUNK
+
+    def over_columns(add, init):
+        def chunk(c, acc):
+            first = c * _TRUNCATED_CHUNK
+            cols = jax.lax.dynamic_slice(x, (jnp.int64(0), first), (k, _TRUNCATED_CHUNK))
+            used = first + jnp.arange(_TRUNCATED_CHUNK, dtype=jnp.int64) < s[:, None]
+            return add(acc, cols, used)
+
+        return jax.lax.fori_loop(jnp.int64(0), trips, chunk, init)
+
+    lo, hi = over_columns(
+        lambda acc, cols, used: (jnp.minimum(acc[0], jnp.min(jnp.where(used, cols, jnp.inf), axis=-1)),
+                                 jnp.maximum(acc[1], jnp.max(jnp.where(used, cols, -jnp.inf), axis=-1))),
+        (jnp.full(k, jnp.inf), jnp.full(k, -jnp.inf)),
+    )
 
     def step(_, state):
         m, lo, hi = state
-        y = a[:, None] * (x - m[:, None])
-        f = jnp.sum(jnp.where(used, _psi(y), 0.0), axis=-1)
-        slope = -a * jnp.sum(jnp.where(used, (1.0 + jnp.abs(y)) / (1.0 + jnp.abs(y) + 0.5 * y * y), 0.0), axis=-1)
+
+        def add(acc, cols, used):
+            y = a[:, None] * (cols - m[:, None])
+            dpsi = (1.0 + jnp.abs(y)) / (1.0 + jnp.abs(y) + 0.5 * y * y)
+            return (acc[0] + jnp.sum(jnp.where(used, _psi(y), 0.0), axis=-1),
+                    acc[1] + jnp.sum(jnp.where(used, dpsi, 0.0), axis=-1))
+
+        f, g = over_columns(add, (jnp.zeros(k), jnp.zeros(k)))
+        slope = -a * g
         lo = jnp.where(f >= 0.0, m, lo)
         hi = jnp.where(f <= 0.0, m, hi)
         newton = m - f / slope
@@ -187,7 +211,7 @@ def _truncated_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
 
 
 def _catoni_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
-    """Catoni's M-estimator: each round re-solves every arm's root (O(K T) per iteration)."""
+    """Catoni's M-estimator: each round re-solves every arm's root (O(K t) per Newton step)."""
     k, n = spec.num_arms, spec.max_pulls
     v = jnp.asarray(policy.v, jnp.float64)
 
@@ -202,7 +226,8 @@ def _catoni_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
 
     def init(ctx):
         # samples in pull order; each arm's root for the coming round (tracked while invalid too)
-        return jnp.zeros((k, n), jnp.float64), jnp.full(k, jnp.nan, jnp.float64)
+        columns = -(-n // _TRUNCATED_CHUNK) * _TRUNCATED_CHUNK
+        return jnp.zeros((k, columns), jnp.float64), jnp.full(k, jnp.nan, jnp.float64)
 
     def act(state, ctx):
         _, roots = state
@@ -215,7 +240,7 @@ def _catoni_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
         x = x.at[arm, ctx.pulls[arm]].set(reward.astype(jnp.float64))
         pulls = ctx.pulls.at[arm].add(1)
         a, _ = scale(pulls, ctx.t + 1)
-        return x, _catoni_root(x, pulls, a, roots)
+        return x, _catoni_root(x, pulls, a, roots, ctx.t)  # no arm has more than t pulls after round t
 
     def summary(state, ctx):
         _, roots = state
