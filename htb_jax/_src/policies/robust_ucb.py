@@ -44,7 +44,7 @@ from htb_jax._src.validation import check_broadcast, check_interval
 
 ESTIMATORS = ("truncated", "mom", "catoni")
 _CATONI_STEPS = 4
-_TRUNCATED_CHUNK = 128  # samples per step of the truncated mean's and Catoni's loops over the pulled columns
+_COLUMN_CHUNK = 128  # samples per step of the truncated mean's and Catoni's loops over the pulled columns
 
 
 @pytree.dataclass
@@ -98,29 +98,46 @@ def _log_inv_delta(t: jax.Array) -> jax.Array:
     return 2.0 * jnp.log(t.astype(jnp.float64))
 
 
-def _truncated_mean(x, s, eps, u, log_inv_delta, columns):
-    """Lemma 1's truncated mean of each arm's first ``s`` samples: f64[K].
+def _sample_buffer(k: int, n: int) -> jax.Array:
+    """f64[K, N]: each arm's samples in pull order (zeros until pulled), ``N`` the ``n`` pulls
+    rounded up to whole chunks of ``_COLUMN_CHUNK`` columns."""
+    return jnp.zeros((k, -(-n // _COLUMN_CHUNK) * _COLUMN_CHUNK), jnp.float64)
 
-    Reads ``x`` (f64[K, N], ``N`` a multiple of ``_TRUNCATED_CHUNK``) in
-    column chunks up to ``columns``, adding chunk sums in order: an upper
-    bound on ``s`` that every seed shares (the round ``t``), so a round at
-    ``t`` costs ``O(K t)``, not ``O(K N)``.  (The seed's own ``max(s)`` would
-    give each seed its own trip count, and under ``vmap`` every step a select
-    over the batch: 2.8x slower than reading all ``N`` columns at ``K = 2``.)
+
+def _fold_columns(x, columns, add, init):
+    """``add(acc, cols, index)`` folded over ``x`` (a :func:`_sample_buffer`) in column chunks,
+    in order, up to ``columns``: ``cols`` is f64[K, _COLUMN_CHUNK] and ``index`` i64[_COLUMN_CHUNK]
+    the 0-based pull index of each column.
+
+    ``columns`` is an upper bound on every arm's pull count that every seed
+    shares (the round ``t``), so a round at ``t`` costs ``O(K t)``, not
+    ``O(K N)``.  (The seed's own ``max(s)`` would give each seed its own trip
+    count, and under ``vmap`` every step a select over the batch: 2.8x slower
+    than reading all ``N`` columns at ``K = 2``.)
     """
     k, n = x.shape
+    columns = jnp.minimum(jnp.asarray(columns, jnp.int64), n)
+    trips = (columns + _COLUMN_CHUNK - 1) // _COLUMN_CHUNK
 
-    def step(c, total):
-        start = c * _TRUNCATED_CHUNK
-        cols = jax.lax.dynamic_slice(x, (jnp.int64(0), start), (k, _TRUNCATED_CHUNK))
-        j = (start + 1 + jnp.arange(_TRUNCATED_CHUNK, dtype=jnp.int64)).astype(jnp.float64)
+    def chunk(c, acc):
+        first = c * _COLUMN_CHUNK
+        cols = jax.lax.dynamic_slice(x, (jnp.int64(0), first), (k, _COLUMN_CHUNK))
+        return add(acc, cols, first + jnp.arange(_COLUMN_CHUNK, dtype=jnp.int64))
+
+    return jax.lax.fori_loop(jnp.int64(0), trips, chunk, init)
+
+
+def _truncated_mean(x, s, eps, u, log_inv_delta, columns):
+    """Lemma 1's truncated mean of each arm's first ``s`` samples: f64[K], from the columns of
+    ``x`` up to ``columns`` (:func:`_fold_columns`), adding chunk sums in order."""
+
+    def add(total, cols, index):
+        j = (index + 1).astype(jnp.float64)
         level = (u * j / log_inv_delta) ** (1.0 / (1.0 + eps))
         keep = (j <= s[:, None]) & (jnp.abs(cols) <= level)
         return total + jnp.sum(jnp.where(keep, cols, 0.0), axis=-1)
 
-    columns = jnp.minimum(jnp.asarray(columns, jnp.int64), n)
-    trips = (columns + _TRUNCATED_CHUNK - 1) // _TRUNCATED_CHUNK
-    total = jax.lax.fori_loop(jnp.int64(0), trips, step, jnp.zeros(k, jnp.float64))
+    total = _fold_columns(x, columns, add, jnp.zeros(x.shape[0], jnp.float64))
     return total / jnp.maximum(s, 1)
 
 
@@ -135,23 +152,13 @@ def _catoni_root(x, s, a, start, columns):
     from round to round), inside the bracket ``[min x, max x]`` where
     ``f >= 0`` and ``f <= 0`` at the ends; a step that leaves the current
     bracket is replaced by bisection.  ``_CATONI_STEPS`` iterations reach
-    float64 resolution from such a start.  Every pass reads ``x`` (f64[K, N],
-    ``N`` a multiple of ``_TRUNCATED_CHUNK``) in column chunks up to
-    ``columns``, a bound on ``s`` that every seed shares (the round ``t``),
-    adding chunk sums in order, as :func:`_truncated_mean` does.
+    float64 resolution from such a start.  Every pass reads the columns of
+    ``x`` up to ``columns`` (:func:`_fold_columns`), adding chunk sums in order.
     """
-    k, n = x.shape
-    columns = jnp.minimum(jnp.asarray(columns, jnp.int64), n)
-    trips = (columns + _TRUNCATED_CHUNK - 1) // _TRUNCATED_CHUNK
+    k = x.shape[0]
 
     def over_columns(add, init):
-        def chunk(c, acc):
-            first = c * _TRUNCATED_CHUNK
-            cols = jax.lax.dynamic_slice(x, (jnp.int64(0), first), (k, _TRUNCATED_CHUNK))
-            used = first + jnp.arange(_TRUNCATED_CHUNK, dtype=jnp.int64) < s[:, None]
-            return add(acc, cols, used)
-
-        return jax.lax.fori_loop(jnp.int64(0), trips, chunk, init)
+        return _fold_columns(x, columns, lambda acc, cols, index: add(acc, cols, index < s[:, None]), init)
 
     lo, hi = over_columns(
         lambda acc, cols, used: (jnp.minimum(acc[0], jnp.min(jnp.where(used, cols, jnp.inf), axis=-1)),
@@ -195,7 +202,7 @@ def _truncated_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
         return mean, jnp.where(pulls > 0, mean + width, jnp.inf)
 
     def init(ctx):
-        return jnp.zeros((k, -(-n // _TRUNCATED_CHUNK) * _TRUNCATED_CHUNK), jnp.float64)  # samples, in pull order
+        return _sample_buffer(k, n)
 
     def act(x, ctx):
         return first_argmax(index(x, ctx.pulls, ctx.t)[1])
@@ -226,8 +233,7 @@ def _catoni_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
 
     def init(ctx):
         # samples in pull order; each arm's root for the coming round (tracked while invalid too)
-        columns = -(-n // _TRUNCATED_CHUNK) * _TRUNCATED_CHUNK
-        return jnp.zeros((k, columns), jnp.float64), jnp.full(k, jnp.nan, jnp.float64)
+        return _sample_buffer(k, n), jnp.full(k, jnp.nan, jnp.float64)
 
     def act(state, ctx):
         _, roots = state
