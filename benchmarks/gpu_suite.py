@@ -29,7 +29,12 @@ figure) and exits with status 1 if a check fails.  ``--size auto`` (the
 default) is ``full`` on a GPU and ``toy`` elsewhere; the toy size runs in
 seconds on a CPU (``tests/test_gpu_suite.py``), so the suite cannot rot.
 
-    python benchmarks/gpu_suite.py [--size auto|toy|full] [--frontier-seeds N] [--out FILE]
+``--parts`` runs some of the parts (``sweep,engine,scale,frontier,checks``;
+all by default), so that a suite longer than one call's time limit can be
+split across calls.  With ``--out``, the block so far is written to the file
+after every part, so a run stopped midway keeps the parts it finished.
+
+    python benchmarks/gpu_suite.py [--size auto|toy|full] [--parts P,..] [--frontier-seeds N] [--out FILE]
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 
 import jax
 import numpy as np
@@ -175,7 +181,9 @@ def cpu_devices():
         return None
 
 
-def check_against_cpu(size: Size, config: frontier.TFrontierConfig, frontier_runs) -> list[Check]:
+def check_against_cpu(size: Size, config: frontier.TFrontierConfig, frontier_runs=None) -> list[Check]:
+    """The checks against the CPU path; ``frontier_runs`` (the frontier part's runs) are compared where
+    given, else the frontier's first seeds are run on the accelerator here."""
     cpu = cpu_devices()
     if cpu is None:
         return [Check("CPU backend visible", False, "jax.devices('cpu') failed: run without JAX_PLATFORMS=cuda")]
@@ -210,16 +218,24 @@ def check_against_cpu(size: Size, config: frontier.TFrontierConfig, frontier_run
 
     # T-frontier: the first n seeds of the full run against the same seeds on the CPU.
     m = min(n, config.num_seeds)
-    ref = htb.simulate(jax.random.key(int(config.key)), frontier.t_frontier_policy(config),
-                       config.family.instances(), list(config.horizons), m, devices=cpu)
-    checks.append(equal_check("frontier: exploration L_T", frontier_runs.exploration,
+    args = (jax.random.key(int(config.key)), frontier.t_frontier_policy(config), config.family.instances(),
+            list(config.horizons), m)
+    ref = htb.simulate(*args, devices=cpu)
+    if frontier_runs is None:
+        accel = htb.simulate(*args)
+        accel_exploration, accel_regret = accel.exploration[:, 0, :, 0], accel.regret
+    else:
+        accel_exploration, accel_regret = frontier_runs.exploration, frontier_runs.regret[..., :m]
+    checks.append(equal_check("frontier: exploration L_T", accel_exploration,
                               np.asarray(ref.exploration[:, 0, :, 0])))
-    accel_regret = frontier_runs.regret[..., :m]
     checks.append(mean_check("frontier: mean regret per (alpha, member, T)", accel_regret, ref.regret))
     return checks
 
 
 # -- the suite ---------------------------------------------------------------------------------
+
+PARTS = ("sweep", "engine", "scale", "frontier", "checks")
+
 
 def cpu_2core_sweep(seeds: int, horizon: int, repeats: int) -> float | None:
     """htb_jax's sweep rate (rounds/s) on two cores of this host's CPU: a subprocess pinned to
@@ -236,120 +252,171 @@ def cpu_2core_sweep(seeds: int, horizon: int, repeats: int) -> float | None:
     return seeds * bench_sweep.ALPHAS.size * bench_sweep.QS.size * horizon / seconds
 
 
-def run_suite(size_name: str, frontier_seeds: int | None = None) -> tuple[str, list[Check]]:
+def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence[str] = PARTS,
+              on_part: Callable[[str], None] | None = None) -> tuple[str, list[Check]]:
+    """Runs ``parts`` (in the order of :data:`PARTS`) at size ``size_name``.
+
+    Returns:
+      ``(block, checks)``: the Markdown block of the parts run, and the checks
+      (empty unless ``"checks"`` is among the parts).  ``on_part`` receives the
+      block of the parts finished so far after each part.
+    """
     size = SIZES[size_name]
     if frontier_seeds:
         size = dataclasses.replace(size, frontier_seeds=frontier_seeds,
                                    frontier_chunk=min(size.frontier_chunk, frontier_seeds))
+    config = frontier_config(size_name, size.frontier_seeds, size.frontier_chunk)
     started = time.perf_counter()
-    walls = {}
+    results, walls = {}, {}
     dev = jax.devices()[0]
     print(f"gpu_suite --size {size_name}: backend {jax.default_backend()}, {len(jax.devices())} x "
-          f"{dev.device_kind}", file=sys.stderr, flush=True)
+          f"{dev.device_kind}; parts {', '.join(p for p in PARTS if p in parts)}", file=sys.stderr, flush=True)
 
-    t = time.perf_counter()
-    sweep = bench_sweep.run(size.sweep_seeds, size.repeats, horizon=size.sweep_horizon,
+    def sweep():
+        r = bench_sweep.run(size.sweep_seeds, size.repeats, horizon=size.sweep_horizon,
                             numpy_seeds=size.numpy_seeds, previous_baseline=False, forced_devices=False,
                             selection=size_name == "full")
-    cpu2 = cpu_2core_sweep(1000, size.sweep_horizon, size.repeats) if size.cpu_2core else None
-    walls["sweep"] = time.perf_counter() - t
-    print(f"  sweep done ({walls['sweep']:.0f} s)", file=sys.stderr, flush=True)
+        cpu2 = cpu_2core_sweep(1000, size.sweep_horizon, size.repeats) if size.cpu_2core else None
+        return r, cpu2
 
-    t = time.perf_counter()
-    engine = bench_engine.run_benchmark(size.engine_seeds, size.engine_horizon, loop_seeds=size.loop_seeds,
-                                        smpy_seeds=size.smpy_seeds, repeats=size.repeats, forced_devices=False,
-                                        robust_seeds=size.robust_seeds, robust_ucb=size.robust_ucb)
-    walls["engine"] = time.perf_counter() - t
-    print(f"  engine done ({walls['engine']:.0f} s)", file=sys.stderr, flush=True)
+    def engine():
+        return bench_engine.run_benchmark(size.engine_seeds, size.engine_horizon, loop_seeds=size.loop_seeds,
+                                          smpy_seeds=size.smpy_seeds, repeats=size.repeats, forced_devices=False,
+                                          robust_seeds=size.robust_seeds, robust_ucb=size.robust_ucb)
 
-    t = time.perf_counter()
-    scale_seeds = bench_scale.seeds_table(size.scale_max_seeds, size.repeats, size.scale_horizon)
-    lo, hi = size.horizon_exponents
-    scale_horizons = bench_scale.horizons_table(size.horizon_seeds, size.repeats, hi, lo)
-    scale_memory = bench_scale.budget_table(size.budget_seeds, size.budget_engine_seeds, horizon=size.budget_horizon,
-                                            engine_horizon=size.budget_engine_horizon, budgets=size.budgets)
-    walls["scale"] = time.perf_counter() - t
-    print(f"  scaling done ({walls['scale']:.0f} s)", file=sys.stderr, flush=True)
+    def scale():
+        lo, hi = size.horizon_exponents
+        return (bench_scale.seeds_table(size.scale_max_seeds, size.repeats, size.scale_horizon),
+                bench_scale.horizons_table(size.horizon_seeds, size.repeats, hi, lo),
+                bench_scale.budget_table(size.budget_seeds, size.budget_engine_seeds, horizon=size.budget_horizon,
+                                         engine_horizon=size.budget_engine_horizon, budgets=size.budgets))
 
-    t = time.perf_counter()
-    config = frontier_config(size_name, size.frontier_seeds, size.frontier_chunk)
-    result = frontier.run_t_frontier(config, progress=False)
-    walls["frontier"] = time.perf_counter() - t
-    print(f"  frontier done ({walls['frontier']:.0f} s)", file=sys.stderr, flush=True)
+    def frontier_part():
+        return frontier.run_t_frontier(config, progress=False)
 
-    t = time.perf_counter()
-    checks = check_against_cpu(size, config, result.runs)
-    walls["checks"] = time.perf_counter() - t
-    walls["total"] = time.perf_counter() - started
+    def checks():
+        runs = results["frontier"].runs if "frontier" in results else None
+        return check_against_cpu(size, config, runs)
 
-    block = render(size_name, size, sweep, cpu2, engine, scale_seeds, scale_horizons, scale_memory,
-                   config, result, checks, walls)
-    return block, checks
+    for name, part in zip(PARTS, (sweep, engine, scale, frontier_part, checks), strict=True):
+        if name not in parts:
+            continue
+        t = time.perf_counter()
+        results[name] = part()
+        walls[name] = time.perf_counter() - t
+        walls["total"] = time.perf_counter() - started
+        print(f"  {name} done ({walls[name]:.0f} s)", file=sys.stderr, flush=True)
+        if on_part is not None:
+            on_part(render(size_name, size, config, results, walls))
+    return render(size_name, size, config, results, walls), results.get("checks", [])
 
 
-def render(size_name, size, sweep, cpu2, engine, scale_seeds, scale_horizons, scale_memory, config, result,
-           checks, walls) -> str:
+def _command(size_name: str, size: Size, parts) -> str:
+    command = f"python benchmarks/gpu_suite.py --size {size_name}"
+    if tuple(parts) != PARTS:
+        command += f" --parts {','.join(parts)}"
+    if size.frontier_seeds != SIZES[size_name].frontier_seeds:
+        command += f" --frontier-seeds {size.frontier_seeds}"
+    return command
+
+
+def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results: dict, walls: dict) -> str:
+    """The Markdown block of the parts in ``results`` (the ones finished so far)."""
     dev = jax.devices()[0]
     import jaxlib
 
     today = datetime.date.today().isoformat()
+    timing = ", ".join(f"{name} {walls[name]:.0f} s" for name in PARTS if name in walls)
     lines = [
         f"### {today}, {jax.default_backend().upper()}: {len(jax.devices())} x {dev.device_kind}, "
         f"jax {jax.__version__}, jaxlib {jaxlib.__version__}, NumPy {np.__version__}, "
         f"{os.cpu_count()} host cores ({platform.machine()})",
         "",
         "```",
-        f"python benchmarks/gpu_suite.py --size {size_name}"
-        + (f" --frontier-seeds {size.frontier_seeds}" if size.frontier_seeds != SIZES[size_name].frontier_seeds else ""),
+        _command(size_name, size, [p for p in PARTS if p in results]),
         "```",
         "",
-        f"Total wall time {walls['total']:.0f} s (sweep {walls['sweep']:.0f} s, engine {walls['engine']:.0f} s, "
-        f"scaling {walls['scale']:.0f} s, frontier {walls['frontier']:.0f} s, CPU checks {walls['checks']:.0f} s).",
+        f"Total wall time {walls.get('total', 0.0):.0f} s ({timing}).",
         "",
         "| measure | value | target |",
         "|---|---:|---:|",
-        f"| sweep: htb_jax, {sweep['seeds']} seeds, simulated rounds/s | {sweep['jax_rounds_per_s']:.3e} | |",
-        f"| sweep: NumPy ({sweep['numpy_threads']} threads, {sweep['numpy_seeds']} seeds), simulated rounds/s "
-        f"| {sweep['numpy_rounds_per_s']:.3e} | |",
-        f"| sweep: htb_jax / NumPy | {sweep['ratio']:.1f}x | >= 2 |",
     ]
-    if cpu2 is not None:
-        lines.append(f"| sweep: htb_jax on 2 host cores (1000 seeds), simulated rounds/s | {cpu2:.3e} | |")
-        lines.append(f"| sweep: {jax.default_backend()} / 2 host cores | {sweep['jax_rounds_per_s'] / cpu2:.1f}x "
-                     f"| >= {SWEEP_TARGET:g} |")
-    ucb = engine["rows"][0]
-    lines.append(f"| engine: UCB1, {ucb['seeds']} seeds, T={engine['horizon']}, seed-rounds/s | {ucb['engine']:.3e} "
-                 f"| {'>= 1e9' if jax.default_backend() != 'cpu' else ''} |")
-    if len(engine["rows"]) > 1:
-        rob = engine["rows"][1]
-        lines.append(f"| engine: Robust UCB (MoM), {rob['seeds']} seeds, seed-rounds/s | {rob['engine']:.3e} | |")
-    if "smpy_rate" in engine:
-        lines.append(f"| engine: UCB1 / SMPyBandits 0.9.7 UCB (same run) | {engine['ratio_smpy']:.0f}x | >= 1000 |")
-    lines.append(f"| T-frontier: {config.num_seeds} seeds, T to {max(config.horizons):.0e}, wall (s) "
-                 f"| {result.runs.seconds:.1f} | |")
-    lines += ["", "Sweep:", "", "```", bench_sweep.report(sweep), "```", "", "Engine:", "", "```",
-              bench_engine.report(engine), "```", "", "Scaling, seeds:", "", scale_seeds, "",
-              "Scaling, horizons (block sums):", "", scale_horizons, "", "Memory budget:", "", scale_memory, "",
-              "T-frontier:", "", frontier.t_frontier_table(result), "",
-              f"Checks against the CPU path, same key, first {size.check_seeds} seeds:", "",
-              "| check | result | detail |", "|---|---|---|"]
-    lines += [f"| {c.name} | {'pass' if c.passed else 'FAIL'} | {c.detail} |" for c in checks]
+    if "sweep" in results:
+        sweep, cpu2 = results["sweep"]
+        lines += [
+            f"| sweep: htb_jax, {sweep['seeds']} seeds, simulated rounds/s | {sweep['jax_rounds_per_s']:.3e} | |",
+            f"| sweep: NumPy ({sweep['numpy_threads']} threads, {sweep['numpy_seeds']} seeds), simulated rounds/s "
+            f"| {sweep['numpy_rounds_per_s']:.3e} | |",
+            f"| sweep: htb_jax / NumPy | {sweep['ratio']:.1f}x | >= 2 |",
+        ]
+        if cpu2 is not None:
+            lines.append(f"| sweep: htb_jax on 2 host cores (1000 seeds), simulated rounds/s | {cpu2:.3e} | |")
+            lines.append(f"| sweep: {jax.default_backend()} / 2 host cores | {sweep['jax_rounds_per_s'] / cpu2:.1f}x "
+                         f"| >= {SWEEP_TARGET:g} |")
+    if "engine" in results:
+        engine = results["engine"]
+        ucb = engine["rows"][0]
+        lines.append(f"| engine: UCB1, {ucb['seeds']} seeds, T={engine['horizon']}, seed-rounds/s "
+                     f"| {ucb['engine']:.3e} | {'>= 1e9' if jax.default_backend() != 'cpu' else ''} |")
+        if len(engine["rows"]) > 1:
+            rob = engine["rows"][1]
+            lines.append(f"| engine: Robust UCB (MoM), {rob['seeds']} seeds, seed-rounds/s | {rob['engine']:.3e} | |")
+        if "smpy_rate" in engine:
+            lines.append(f"| engine: UCB1 / SMPyBandits 0.9.7 UCB (same run) | {engine['ratio_smpy']:.0f}x | >= 1000 |")
+    if "frontier" in results:
+        lines.append(f"| T-frontier: {config.num_seeds} seeds, T to {max(config.horizons):.0e}, wall (s) "
+                     f"| {results['frontier'].runs.seconds:.1f} | |")
+    if "sweep" in results:
+        lines += ["", "Sweep:", "", "```", bench_sweep.report(results["sweep"][0]), "```"]
+    if "engine" in results:
+        lines += ["", "Engine:", "", "```", bench_engine.report(results["engine"]), "```"]
+    if "scale" in results:
+        scale_seeds, scale_horizons, scale_memory = results["scale"]
+        lines += ["", "Scaling, seeds:", "", scale_seeds, "", "Scaling, horizons (block sums):", "", scale_horizons,
+                  "", "Memory budget:", "", scale_memory]
+    if "frontier" in results:
+        lines += ["", "T-frontier:", "", frontier.t_frontier_table(results["frontier"])]
+    if "checks" in results:
+        lines += ["", f"Checks against the CPU path, same key, first {size.check_seeds} seeds:", "",
+                  "| check | result | detail |", "|---|---|---|"]
+        lines += [f"| {c.name} | {'pass' if c.passed else 'FAIL'} | {c.detail} |" for c in results["checks"]]
     return "\n".join(lines)
+
+
+def parse_parts(text: str) -> tuple[str, ...]:
+    """``"sweep,engine"`` -> the named parts, in the order of :data:`PARTS`; ValueError names the bad one."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in PARTS]
+    if unknown or not names:
+        raise ValueError(f"--parts must be a comma-separated list of {', '.join(PARTS)}; got {text!r}")
+    return tuple(p for p in PARTS if p in names)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", choices=("auto", "toy", "full"), default="auto",
                         help="full on a GPU, toy elsewhere (default auto)")
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help=f"comma-separated parts to run, of {','.join(PARTS)} (default all)")
     parser.add_argument("--frontier-seeds", type=int, default=None, help="seeds of the T-frontier run")
-    parser.add_argument("--out", default=None, help="also write the block to this file")
+    parser.add_argument("--out", default=None, help="also write the block to this file (after every part)")
     args = parser.parse_args(argv)
+    try:
+        parts = parse_parts(args.parts)
+    except ValueError as e:
+        print(f"gpu_suite: {e}", file=sys.stderr)
+        return 2
+    if args.frontier_seeds is not None and args.frontier_seeds < 1:
+        print(f"gpu_suite: --frontier-seeds must be a positive integer; got {args.frontier_seeds}", file=sys.stderr)
+        return 2
     size = args.size if args.size != "auto" else ("full" if jax.default_backend() == "gpu" else "toy")
-    block, checks = run_suite(size, args.frontier_seeds)
-    print(block)
-    if args.out:
+
+    def write(block: str) -> None:
         with open(args.out, "w") as f:
             f.write(block + "\n")
+
+    block, checks = run_suite(size, args.frontier_seeds, parts, on_part=write if args.out else None)
+    print(block)
     failed = [c for c in checks if not c.passed]
     for c in failed:
         print(f"FAILED: {c.name}: {c.detail}", file=sys.stderr)

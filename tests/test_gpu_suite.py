@@ -9,19 +9,44 @@ results; what this test guards is that every part still runs and reports.
 import pathlib
 import sys
 
+import pytest
+
 BENCHMARKS = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+try:
+    import gpu_suite
+finally:
+    sys.path.remove(str(BENCHMARKS))
 
 
 def test_toy_suite_runs_every_part_and_passes_its_checks(capsys):
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import gpu_suite
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    block, checks = gpu_suite.run_suite("toy")
+    blocks = []
+    block, checks = gpu_suite.run_suite("toy", on_part=blocks.append)
+    # The block so far after each part: a run stopped midway keeps the parts it finished.
+    assert len(blocks) == len(gpu_suite.PARTS) and blocks[-1] == block
+    assert "Sweep:" in blocks[0] and "Engine:" not in blocks[0] and "Checks against" not in blocks[3]
+    assert "--parts" not in block  # the command line of a whole run
     assert [c.name for c in checks if not c.passed] == []
     assert len(checks) >= 10
     for part in ("| sweep: htb_jax / NumPy |", "| engine: UCB1,", "Scaling, seeds:", "Scaling, horizons",
                  "Memory budget:", "T-frontier:", "| eps | alpha |", "Checks against the CPU path"):
         assert part in block, part
     assert block.startswith("### ")
+
+
+def test_parts_run_alone_and_the_frontier_check_runs_its_own_seeds(tmp_path, capsys):
+    out = tmp_path / "suite.md"
+    assert gpu_suite.main(["--size", "toy", "--parts", "checks,engine", "--out", str(out)]) == 0
+    block = out.read_text()
+    assert "--parts engine,checks" in block  # in the order of PARTS
+    assert "| engine: UCB1," in block and "Checks against the CPU path" in block
+    assert "| frontier: exploration L_T | pass |" in block  # run here at the check's seeds
+    assert "Sweep:" not in block and "T-frontier:" not in block and "Scaling" not in block
+
+
+@pytest.mark.parametrize("parts", ["sweep,gpu", "", " , "])
+def test_bad_parts_are_refused_in_one_line(parts, capsys):
+    assert gpu_suite.main(["--size", "toy", "--parts", parts]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--parts must be a comma-separated list of sweep, engine" in err
+    assert repr(parts) in err
