@@ -79,7 +79,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from htb_jax._src import order_statistic
+from htb_jax._src import mom, order_statistic
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
@@ -107,28 +107,22 @@ def exploration_of(params: jax.Array, num_arms: int, horizon: int) -> jax.Array:
     return jnp.minimum(jnp.int64(horizon), num_arms * static_blocks(num_arms, horizon) + poly)
 
 
-def _seed_regret(length, estimates_of, gaps, num_arms: int, horizon: int, blocks: int):
-    """One seed's regret at exploration length ``length``, as ``simulate`` computes it, f64[]."""
+def _seed_regret(length, estimates, gaps, num_arms: int, horizon: int):
+    """One seed's regret at exploration length ``length`` with estimates f32[K], as ``simulate`` computes it, f64[]."""
     pulls = exploration_pulls(length, num_arms)  # i64[K]
-    estimates = estimates_of(pulls // blocks)  # f32[K]
     best = jnp.argmax(estimates)  # first maximum
     commit_rounds = jnp.where(length >= horizon, 0, horizon - length)
     total = pulls + commit_rounds * jax.nn.one_hot(best, num_arms, dtype=jnp.int64)
     return pseudo_regret(gaps, total)
 
 
-def _prefix_estimates(prefix: jax.Array, blocks: int):
-    """Median-of-Means estimates f32[K] at integer block sizes from one seed's prefix sums f64[K, N + 1]."""
+def _prefix_block_means(prefix: jax.Array, size: jax.Array, blocks: int) -> jax.Array:
+    """Block means f64[B, M, K] of one seed's prefix sums f64[K, N + 1] at block sizes i64[M, K]
+    (blocks past the ``N`` pulls of the table are clipped to it)."""
     n = prefix.shape[-1] - 1
-    arm = jnp.arange(prefix.shape[0])[None, :]
-
-    def estimates_of(size):
-        edges = jnp.minimum(jnp.arange(blocks + 1, dtype=jnp.int64)[:, None] * size[None, :], n)  # [B + 1, K]
-        sums = prefix[arm, edges]
-        means = (sums[1:] - sums[:-1]) / jnp.maximum(size, 1).astype(jnp.float64)
-        return jnp.sort(means, axis=0)[(blocks + 1) // 2 - 1].astype(jnp.float32)
-
-    return estimates_of
+    edges = jnp.minimum(jnp.arange(blocks + 1, dtype=jnp.int64)[:, None, None] * size, n)  # [B + 1, M, K]
+    sums = prefix[jnp.arange(prefix.shape[0]), edges]
+    return (sums[1:] - sums[:-1]) / jnp.maximum(size, 1).astype(jnp.float64)
 
 
 def _common_numbers(key_data, instance, num_arms, horizon, num_seeds, sampler, num_pulls):
@@ -145,22 +139,22 @@ def _common_numbers(key_data, instance, num_arms, horizon, num_seeds, sampler, n
 
 
 def _mean_regret(crn, lengths, instance, num_arms, horizon, sampler):
-    """Mean over seeds of the exact regret at each exploration length: f64[M] for lengths i64[M]."""
+    """Mean over seeds of the exact regret at each exploration length: f64[M] for lengths i64[M].
+
+    Per pull, the Median-of-Means of every seed, length and arm is one exact selection
+    (:func:`mom.median_of_blocks`, as ``simulate`` computes it) over ``[B, S M K]`` block means.
+    """
     blocks = static_blocks(num_arms, horizon)
     gaps = instance_gaps(instance)
-
-    def one_seed(seed_crn):
-        if sampler == "per_pull":
-            estimates_of = _prefix_estimates(seed_crn, blocks)
-        else:
-            u, v = seed_crn
-
-            def estimates_of(size):
-                return instance.block_mean_quantile(u, v, size).astype(jnp.float32)
-
-        return jax.vmap(lambda n: _seed_regret(n, estimates_of, gaps, num_arms, horizon, blocks))(lengths)
-
-    return jnp.mean(jax.vmap(one_seed)(crn), axis=0)
+    size = jax.vmap(lambda n: exploration_pulls(n, num_arms))(lengths) // blocks  # [M, K]
+    if sampler == "per_pull":
+        means = jax.vmap(lambda prefix: _prefix_block_means(prefix, size, blocks), out_axes=1)(crn)  # [B, S, M, K]
+        estimates = mom.median_of_blocks(means, jnp.int64(blocks))  # f32[S, M, K]
+    else:
+        u, v = crn  # f64[S, K] each
+        estimates = instance.block_mean_quantile(u[:, None], v[:, None], size).astype(jnp.float32)
+    per_length = jax.vmap(lambda n, e: _seed_regret(n, e, gaps, num_arms, horizon))
+    return jnp.mean(jax.vmap(lambda e: per_length(lengths, e))(estimates), axis=0)
 
 
 def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef):
