@@ -235,6 +235,35 @@ def median_of_blocks(means: jax.Array, num_blocks: jax.Array, dtype=jnp.float32)
     return selection.from_order_keys(picked, dtype).reshape(rest)
 
 
+def differentiable_median(means: jax.Array) -> jax.Array:
+    """The ``ceil(B/2)``-th smallest of ``B`` block means along the leading axis, differentiable in them.
+
+    Exactly ``jnp.sort(means, axis=0)[(B + 1) // 2 - 1]`` and its derivative,
+    without the sort: the value by the exact selection of
+    :mod:`htb_jax._src.selection` (NaN last, ``-0.0`` equal to ``+0.0``), the
+    derivative that of the block a stable sort puts at that rank (among blocks
+    with equal means, the ``r``-th in block order, ``r`` the rank's place
+    among them).  Blocks of
+    two-point arms tie often, and which tied block carries the derivative
+    changes it.
+
+    Args:
+      means: f64[B, ...] block means.
+
+    Returns:
+      f64[means.shape[1:]].
+    """
+    blocks, rest = means.shape[0], means.shape[1:]
+    plain = jax.lax.stop_gradient(means)
+    keys = selection.order_keys(jnp.where(plain == 0, 0.0, plain)).reshape(blocks, -1)  # -0.0 ties +0.0, as in a sort
+    rank = (blocks + 1) // 2
+    picked = selection.kth_smallest_keys(keys, rank, axis=0)  # [columns]
+    below = jnp.sum(keys < picked, axis=0)
+    place = jnp.cumsum(keys == picked, axis=0)  # [B, columns]: equal keys up to each block
+    position = jnp.argmax(place == rank - below, axis=0)  # the stable sort's block at the rank
+    return jnp.take_along_axis(means.reshape(blocks, -1), position[None], axis=0)[0].reshape(rest)
+
+
 def num_chunks(pulls: jax.Array, chunk: int) -> jax.Array:
     """Streaming steps of ``chunk`` pulls needed to cover ``pulls`` pulls (at least 1)."""
     return jnp.maximum((pulls + chunk - 1) // chunk, 1)

@@ -57,7 +57,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from htb_jax._src import pytree
+from htb_jax._src import mom, pytree
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import intrinsic_scale
@@ -232,7 +232,7 @@ def mom_estimates(policy: AdaRETC, prefix: jax.Array, horizon: int, *, rounding:
     edges = jnp.arange(blocks + 1, dtype=jnp.float64)[:, None] * size[None, :]  # [B + 1, K]
     sums = interpolated_prefix(prefix, edges)
     means = (sums[1:] - sums[:-1]) / (jnp.maximum(size, 1.0) if rounding else size)  # [B, K]
-    estimates = jnp.sort(means, axis=0)[(blocks + 1) // 2 - 1]  # ceil(B/2)-th smallest
+    estimates = mom.differentiable_median(means)  # the ceil(B/2)-th smallest
     if rounding:
         estimates = estimates.astype(jnp.float32).astype(jnp.float64)
     return estimates, length, pulls
