@@ -215,27 +215,27 @@ def test_a_static_bound_on_block_sizes_compiles_fewer_branches_and_equals_any_si
     np.testing.assert_array_equal(unbounded[:5, 1, 2, 0], _chunked_block_sums(np.asarray(x[0, 1], np.float64), 7, 5, chunk))
 
 
-def test_differentiable_median_is_the_sorted_element_and_its_derivative():
+@pytest.mark.parametrize("blocks", [7, 8])
+def test_differentiable_median_is_the_sorted_element_and_its_derivative(blocks):
     # Reference: jnp.sort (stable) at rank ceil(B/2) and its derivative, and NumPy's stable argsort.
     # B = 7 and 8 (odd and even ranks), 12 columns: ties below, at and above the median (two-point
     # arms tie often; -0.0 ties +0.0), and NaN (sorted last).  Catches: the wrong rank (floor instead of ceil), a
     # median averaged at even B, the rank along the wrong axis, and a derivative given to another
     # of the tied blocks than the stable sort's (the first, say).
-    rng = np.random.default_rng(3)
-    for blocks in (7, 8):
-        means = rng.standard_normal((blocks, 3, 4))
-        means[2, 0, 0] = means[5, 0, 0]  # a pair of ties
-        means[:, 1, :] = np.round(means[:, 1, :])  # many ties, at the median too, -0.0 tying +0.0
-        means[:, 2, 0] = 1.0  # all equal
-        means[0, 2, 3] = means[1, 2, 2] = np.nan  # NaN is the largest
-        x = jnp.asarray(means)
-        rank = (blocks + 1) // 2
-        got = np.asarray(mom.differentiable_median(x))
-        np.testing.assert_array_equal(got, np.sort(means, axis=0)[rank - 1])
-        weights = jnp.asarray(rng.standard_normal((3, 4)))
-        grad = jax.grad(lambda m: jnp.sum(weights * mom.differentiable_median(m)))(x)
-        sort_grad = jax.grad(lambda m: jnp.sum(weights * jnp.sort(m, axis=0)[rank - 1]))(x)
-        np.testing.assert_array_equal(np.asarray(grad), np.asarray(sort_grad))
-        position = np.argsort(means, axis=0, kind="stable")[rank - 1]
-        assert np.all(np.asarray(grad)[position, np.arange(3)[:, None], np.arange(4)] == weights)
-        assert (means[:, 1, :] == np.sort(means, axis=0)[rank - 1][1]).sum() > 4  # ties at the median
+    rng = np.random.default_rng(blocks)
+    means = rng.standard_normal((blocks, 3, 4))
+    means[2, 0, 0] = means[5, 0, 0]  # a pair of ties
+    means[:, 1, :] = np.round(means[:, 1, :])  # many ties, at the median too, -0.0 tying +0.0
+    means[:, 2, 0] = 1.0  # all equal
+    means[0, 2, 3] = means[1, 2, 2] = np.nan  # NaN is the largest
+    x = jnp.asarray(means)
+    rank = (blocks + 1) // 2
+    got = np.asarray(mom.differentiable_median(x))
+    np.testing.assert_array_equal(got, np.sort(means, axis=0)[rank - 1])
+    weights = jnp.asarray(rng.standard_normal((3, 4)))
+    grad = jax.grad(lambda m: jnp.sum(weights * mom.differentiable_median(m)))(x)
+    sort_grad = jax.grad(lambda m: jnp.sum(weights * jnp.sort(m, axis=0)[rank - 1]))(x)
+    np.testing.assert_array_equal(np.asarray(grad), np.asarray(sort_grad))
+    position = np.argsort(means, axis=0, kind="stable")[rank - 1]
+    assert np.all(np.asarray(grad)[position, np.arange(3)[:, None], np.arange(4)] == weights)
+    assert (means[:, 1, :] == np.sort(means, axis=0)[rank - 1][1]).sum() > 4  # ties at the median

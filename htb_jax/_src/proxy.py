@@ -214,6 +214,27 @@ def interpolated_prefix(prefix: jax.Array, x: jax.Array) -> jax.Array:
     return low + (x - j) * (high - low)
 
 
+def block_means(policy: AdaRETC, prefix: jax.Array, horizon: int, *, rounding: bool = False):
+    """The ``B_T`` block means of every arm with moving block boundaries: f64[B, K], plus the schedule.
+
+    Args:
+      policy: unbatched AdaR-ETC.
+      prefix: f64[K, N + 1] one seed's prefix sums.
+      horizon: ``T`` (static).
+      rounding: the integer schedule of Algorithm 1 (see :func:`relaxed_schedule`).
+
+    Returns:
+      ``(means f64[B, K], L f64[], n f64[K])``.
+    """
+    k = prefix.shape[0]
+    blocks = static_blocks(k, horizon)
+    length, pulls, size = relaxed_schedule(policy, k, horizon, rounding=rounding)
+    edges = jnp.arange(blocks + 1, dtype=jnp.float64)[:, None] * size[None, :]  # [B + 1, K]
+    sums = interpolated_prefix(prefix, edges)
+    means = (sums[1:] - sums[:-1]) / (jnp.maximum(size, 1.0) if rounding else size)  # [B, K]
+    return means, length, pulls
+
+
 def mom_estimates(policy: AdaRETC, prefix: jax.Array, horizon: int, *, rounding: bool = False):
     """Median-of-Means estimates with moving block boundaries: f64[K], plus the schedule.
 
@@ -226,12 +247,7 @@ def mom_estimates(policy: AdaRETC, prefix: jax.Array, horizon: int, *, rounding:
     Returns:
       ``(estimates f64[K], L f64[], n f64[K])``.
     """
-    k = prefix.shape[0]
-    blocks = static_blocks(k, horizon)
-    length, pulls, size = relaxed_schedule(policy, k, horizon, rounding=rounding)
-    edges = jnp.arange(blocks + 1, dtype=jnp.float64)[:, None] * size[None, :]  # [B + 1, K]
-    sums = interpolated_prefix(prefix, edges)
-    means = (sums[1:] - sums[:-1]) / (jnp.maximum(size, 1.0) if rounding else size)  # [B, K]
+    means, length, pulls = block_means(policy, prefix, horizon, rounding=rounding)
     estimates = mom.differentiable_median(means)  # the ceil(B/2)-th smallest
     if rounding:
         estimates = estimates.astype(jnp.float32).astype(jnp.float64)

@@ -60,8 +60,10 @@ its own ``width`` by construction and exactly (same seeds, same arithmetic as
 ``simulate``), and is what :func:`htb_jax.tune_schedule` descends (with a
 width that shrinks over the steps).
 
-**Cost.**  A value costs one exact evaluation per seed (``O(K B_T log
-B_T)`` from prefix sums, ``O(K)`` from the levels, after drawing them);
+**Cost.**  A value costs one exact evaluation per seed (from prefix sums,
+``K B_T`` block means and the exact selection ``simulate`` uses, 32 counting
+passes over them for all seeds and lengths at once; ``O(K)`` from the
+levels; after drawing them);
 a gradient 1 + 2 x 3 evaluations for the policy plus 2 per instance
 parameter, each of which redraws the seed's common random numbers (a
 table of ``S K N`` rewards per-pull, ``S K (B_T + 1)`` exponentials for

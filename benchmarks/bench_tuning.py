@@ -1,0 +1,156 @@
+"""Schedule tuning: the Median-of-Means of the tuning objectives by exact selection against a sort, in one run.
+
+    python benchmarks/bench_tuning.py [--repeats 3]
+
+Both tuning objectives recompute every seed's Median-of-Means at every step:
+``smoothed_regret`` (``tune_schedule(proxy="smoothed")``) at the iterate and
+its six neighbours, ``regret_proxy`` (``proxy="monte_carlo"``) with its
+derivative.  htb_jax takes the ``ceil(B/2)``-th smallest block mean by the
+exact selection of ``htb_jax._src.selection`` (``mom.median_of_blocks``, and
+``mom.differentiable_median`` where a derivative flows through it); the
+alternative is ``jnp.sort`` along the blocks and one index.  On the block means
+of each objective's workload, the script times both ways of taking the median
+(value, and value with gradient), checks they agree bit for bit, then times
+the whole ``tune_schedule`` call of each workload:
+
+* smoothed: three equal-gap Pareto(1.5) arms (gap 0.25, ``eps = 0.4``), ``T =
+  10^4``, 256 seeds, per-pull sampler, Adam(0.1) x 100 steps, ``tune_q=True``,
+  ``polish=129`` (a row of ``experiments/tune_heavy_tails.py``): 7 lengths x
+  256 seeds x 3 arms of ``B_T = 230`` block means a step;
+* Monte Carlo: Theorem 1's two-point family (K = 5, spike probabilities
+  1e-4 .. 1 by half decades) and the spike 0.9 as reference, ``T = 10^4``, 256
+  seeds, Adam(0.05) x 200 steps (the defaults): 10 instances x 256 seeds x 5
+  arms of ``B_T = 230`` block means a step, with their derivative.
+
+Times are the best of ``--repeats`` calls after a first (compiling) one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import htb_jax as htb
+from htb_jax import theory
+from htb_jax._src import mom, proxy, smoothing
+
+SEEDS = 256
+HORIZON = 10**4
+
+
+def best_of(fn, repeats: int) -> float:
+    jax.block_until_ready(fn())
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn())
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def pareto():
+    return htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=3, gap=0.25)
+
+
+def two_point():
+    family = htb.lower_bound_pair(5, 1.0, htb.powers_of_ten(-4.0, 0.0, 0.5))[1]
+    return family, htb.lower_bound_pair(5, 1.0, 0.9)[1]
+
+
+def smoothed_means(key) -> jax.Array:
+    """The block means one step of the smoothed workload selects from: f64[B, S, 7, K]."""
+    instance, k = pareto(), 3
+    blocks = smoothing.static_blocks(k, HORIZON)
+    numbers = smoothing._common_numbers(jax.random.key_data(key), instance, k, HORIZON, SEEDS, "per_pull",
+                                        -(-HORIZON // k))
+    lengths = jnp.asarray([1000, 1004, 996, 1000, 1000, 1006, 994], jnp.int64)
+    size = jax.vmap(lambda n: smoothing.exploration_pulls(n, k))(lengths) // blocks  # [7, K]
+    return jax.vmap(lambda prefix: smoothing._prefix_block_means(prefix, size, blocks), out_axes=1)(numbers)
+
+
+def monte_carlo_means(key) -> jax.Array:
+    """The block means one step of the Monte-Carlo workload selects from: f64[B, S F K]."""
+    family, _ = two_point()
+    table = proxy.proxy_table(key, family, HORIZON, SEEDS, eps=1.0)
+    policy = htb.AdaRETC(eps=1.0, alpha=0.8, q=0.1)
+    prefix = table.prefix.reshape(-1, *table.prefix.shape[-2:])  # [S F, K, N + 1]
+    means = jax.vmap(lambda p: proxy.block_means(policy, p, HORIZON)[0])(prefix)  # [S F, B, K]
+    return jnp.moveaxis(means, 1, 0)  # [B, S F, K]
+
+
+def median_rows(repeats: int) -> list[tuple[str, float, float, bool]]:
+    key = jax.random.key(7)
+    rows = []
+    means = jax.jit(smoothed_means)(key)
+    rank = (means.shape[0] + 1) // 2
+    select = jax.jit(lambda m: mom.median_of_blocks(m, jnp.int64(m.shape[0])))
+    by_sort = jax.jit(lambda m: jnp.sort(m, axis=0)[rank - 1].astype(jnp.float32))
+    same = bool(np.array_equal(np.asarray(select(means)), np.asarray(by_sort(means))))
+    rows.append((f"smoothed step, value: {means.shape[0]} x {int(np.prod(means.shape[1:]))} block means",
+                 best_of(lambda: select(means), repeats), best_of(lambda: by_sort(means), repeats), same))
+    means = jax.jit(monte_carlo_means)(key)
+    rank = (means.shape[0] + 1) // 2
+    weights = jnp.linspace(-1.0, 1.0, int(np.prod(means.shape[1:]))).reshape(means.shape[1:])
+    ours = jax.jit(jax.value_and_grad(lambda m: jnp.sum(weights * mom.differentiable_median(m))))
+    theirs = jax.jit(jax.value_and_grad(lambda m: jnp.sum(weights * jnp.sort(m, axis=0)[rank - 1])))
+    (v0, g0), (v1, g1) = ours(means), theirs(means)
+    same = bool(v0 == v1) and bool(np.array_equal(np.asarray(g0), np.asarray(g1)))
+    rows.append((f"Monte-Carlo step, value and gradient: {means.shape[0]} x {int(np.prod(means.shape[1:]))}",
+                 best_of(lambda: ours(means), repeats), best_of(lambda: theirs(means), repeats), same))
+    return rows
+
+
+def tuning_rows(repeats: int) -> list[tuple[str, float, float]]:
+    key = jax.random.key(7)
+    eps = 0.4
+    instance = pareto()
+    lo, q_max = float(theory.balanced_alpha(eps)), eps / (1 + 2 * eps)
+    statics = ("eps", "horizon", "num_seeds", "num_steps", "optimizer", "tune_q", "proxy", "sampler", "polish")
+    tune = jax.jit(htb.tune_schedule, static_argnames=statics)
+    family = jax.tree.map(lambda p: p[None], instance.broadcast())
+    optimizer = optax.adam(0.1)
+
+    def smoothed():
+        return tune(key, eps=eps, family=family, reference=instance, horizon=HORIZON, num_seeds=SEEDS, lam=0.0,
+                    num_steps=100, optimizer=optimizer, init_alpha=lo + (1 - lo) * 0.02, init_q=q_max / 2,
+                    tune_q=True, proxy="smoothed", sampler="per_pull", polish=129)
+
+    family_mc, reference_mc = two_point()
+
+    def monte_carlo():
+        return tune(key, eps=1.0, family=family_mc, reference=reference_mc, horizon=HORIZON, num_seeds=SEEDS,
+                    num_steps=200)
+
+    rows = []
+    for name, fn in (("smoothed, Pareto(1.5) K=3, 100 steps + polish 129", smoothed),
+                     ("Monte Carlo, two-point K=5 (10 instances), 200 steps", monte_carlo)):
+        start = time.perf_counter()
+        result = jax.block_until_ready(fn())
+        first = time.perf_counter() - start
+        rows.append((name, first, best_of(fn, repeats), float(result.alpha)))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    if args.repeats < 1:
+        parser.exit(2, f"bench_tuning: --repeats must be a positive integer; got {args.repeats}\n")
+    print(f"backend: {jax.default_backend()} ({len(jax.devices())} x {jax.devices()[0].device_kind}), "
+          f"jax {jax.__version__}; T = {HORIZON}, {SEEDS} seeds\n")
+    print(f"{'median of block means':<58} {'selection (s)':>13} {'sort (s)':>9} {'ratio':>6}  same")
+    for name, ours, theirs, same in median_rows(args.repeats):
+        print(f"{name:<58} {ours:>13.4f} {theirs:>9.4f} {theirs / ours:>5.1f}x  {'yes' if same else 'NO'}")
+    print(f"\n{'tune_schedule':<58} {'first call (s)':>14} {'best (s)':>9}  tuned alpha")
+    for name, first, best, alpha in tuning_rows(args.repeats):
+        print(f"{name:<58} {first:>14.2f} {best:>9.2f}  {alpha:.6f}")
+
+
+if __name__ == "__main__":
+    main()
