@@ -243,9 +243,8 @@ def differentiable_median(means: jax.Array) -> jax.Array:
     :mod:`htb_jax._src.selection` (NaN last, ``-0.0`` equal to ``+0.0``), the
     derivative that of the block a stable sort puts at that rank (among blocks
     with equal means, the ``r``-th in block order, ``r`` the rank's place
-    among them).  Blocks of
-    two-point arms tie often, and which tied block carries the derivative
-    changes it.
+    among them).  Blocks of two-point arms tie often, and which tied block
+    carries the derivative changes it.
 
     Args:
       means: f64[B, ...] block means.
@@ -255,7 +254,8 @@ def differentiable_median(means: jax.Array) -> jax.Array:
     """
     blocks, rest = means.shape[0], means.shape[1:]
     plain = jax.lax.stop_gradient(means)
-    keys = selection.order_keys(jnp.where(plain == 0, 0.0, plain)).reshape(blocks, -1)  # -0.0 ties +0.0, as in a sort
+    plain = jnp.where(plain == 0, 0.0, plain)  # -0.0 ties +0.0, as in a sort
+    keys = selection.order_keys(plain).reshape(blocks, -1)
     rank = (blocks + 1) // 2
     picked = selection.kth_smallest_keys(keys, rank, axis=0)  # [columns]
     below = jnp.sum(keys < picked, axis=0)

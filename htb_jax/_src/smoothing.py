@@ -143,8 +143,9 @@ def _common_numbers(key_data, instance, num_arms, horizon, num_seeds, sampler, n
 def _mean_regret(crn, lengths, instance, num_arms, horizon, sampler):
     """Mean over seeds of the exact regret at each exploration length: f64[M] for lengths i64[M].
 
-    Per pull, the Median-of-Means of every seed, length and arm is one exact selection
-    (:func:`mom.median_of_blocks`, as ``simulate`` computes it) over ``[B, S M K]`` block means.
+    With the per-pull sampler, the Median-of-Means of every seed, length and arm is one exact
+    selection (:func:`mom.median_of_blocks`, as ``simulate`` computes it) over ``[B, S M K]``
+    block means.
     """
     blocks = static_blocks(num_arms, horizon)
     gaps = instance_gaps(instance)
@@ -310,7 +311,6 @@ def smoothed_regret(
     instance_width = width if instance_width is None else instance_width
     check_interval("instance_width", instance_width, 0.0, 1.0, low_closed=False, high_closed=True)
     sampler = _check_sampler(sampler, instance)
-    members = int(np.prod(instance.batch_shape[:-1], dtype=int))
     if sampler == "per_pull":
         if num_pulls is None:
             num_pulls = default_pulls(policy, k, horizon, width)
@@ -338,5 +338,4 @@ def smoothed_regret(
     iw = jnp.asarray(instance_width, jnp.float64)
     per_member = jax.vmap(lambda p, lv: fn(p, lv, key_data, w, iw), (None, 0))
     out = jax.vmap(per_member, (0, None))(params, leaves)  # [G, F]
-    del members
     return out.reshape(*grid, *instance.batch_shape[:-1])
