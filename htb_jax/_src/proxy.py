@@ -236,16 +236,10 @@ def block_means(policy: AdaRETC, prefix: jax.Array, horizon: int, *, rounding: b
 
 
 def mom_estimates(policy: AdaRETC, prefix: jax.Array, horizon: int, *, rounding: bool = False):
-    """Median-of-Means estimates with moving block boundaries: f64[K], plus the schedule.
+    """Median-of-Means estimates of :func:`block_means` (same arguments): ``(estimates f64[K], L f64[], n f64[K])``.
 
-    Args:
-      policy: unbatched AdaR-ETC.
-      prefix: f64[K, N + 1] one seed's prefix sums.
-      horizon: ``T`` (static).
-      rounding: the integer schedule of Algorithm 1 (see :func:`relaxed_schedule`).
-
-    Returns:
-      ``(estimates f64[K], L f64[], n f64[K])``.
+    The estimate is the ``ceil(B/2)``-th smallest block mean (:func:`mom.differentiable_median`),
+    rounded to float32 with ``rounding``, as ``simulate`` rounds it.
     """
     means, length, pulls = block_means(policy, prefix, horizon, rounding=rounding)
     estimates = mom.differentiable_median(means)  # the ceil(B/2)-th smallest
