@@ -28,12 +28,12 @@ Times are the best of ``--repeats`` calls after a first (compiling) one.
 from __future__ import annotations
 
 import argparse
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from bench_scale import timed
 
 import htb_jax as htb
 from htb_jax import theory
@@ -41,16 +41,6 @@ from htb_jax._src import mom, proxy, smoothing
 
 SEEDS = 256
 HORIZON = 10**4
-
-
-def best_of(fn, repeats: int) -> float:
-    jax.block_until_ready(fn())
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn())
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def pareto():
@@ -65,12 +55,10 @@ def two_point():
 def smoothed_means(key) -> jax.Array:
     """The block means one step of the smoothed workload selects from: f64[B, S, 7, K]."""
     instance, k = pareto(), 3
-    blocks = smoothing.static_blocks(k, HORIZON)
     numbers = smoothing._common_numbers(jax.random.key_data(key), instance, k, HORIZON, SEEDS, "per_pull",
                                         -(-HORIZON // k))
     lengths = jnp.asarray([1000, 1004, 996, 1000, 1000, 1006, 994], jnp.int64)
-    size = jax.vmap(lambda n: smoothing.exploration_pulls(n, k))(lengths) // blocks  # [7, K]
-    return jax.vmap(lambda prefix: smoothing._prefix_block_means(prefix, size, blocks), out_axes=1)(numbers)
+    return smoothing._per_pull_block_means(numbers, lengths, k, HORIZON)
 
 
 def monte_carlo_means(key) -> jax.Array:
@@ -92,7 +80,7 @@ def median_rows(repeats: int) -> list[tuple[str, float, float, bool]]:
     by_sort = jax.jit(lambda m: jnp.sort(m, axis=0)[rank - 1].astype(jnp.float32))
     same = bool(np.array_equal(np.asarray(select(means)), np.asarray(by_sort(means))))
     rows.append((f"smoothed step, value: {means.shape[0]} x {int(np.prod(means.shape[1:]))} block means",
-                 best_of(lambda: select(means), repeats), best_of(lambda: by_sort(means), repeats), same))
+                 timed(lambda: select(means), repeats)[1], timed(lambda: by_sort(means), repeats)[1], same))
     means = jax.jit(monte_carlo_means)(key)
     rank = (means.shape[0] + 1) // 2
     weights = jnp.linspace(-1.0, 1.0, int(np.prod(means.shape[1:]))).reshape(means.shape[1:])
@@ -101,11 +89,11 @@ def median_rows(repeats: int) -> list[tuple[str, float, float, bool]]:
     (v0, g0), (v1, g1) = ours(means), theirs(means)
     same = bool(v0 == v1) and bool(np.array_equal(np.asarray(g0), np.asarray(g1)))
     rows.append((f"Monte-Carlo step, value and gradient: {means.shape[0]} x {int(np.prod(means.shape[1:]))}",
-                 best_of(lambda: ours(means), repeats), best_of(lambda: theirs(means), repeats), same))
+                 timed(lambda: ours(means), repeats)[1], timed(lambda: theirs(means), repeats)[1], same))
     return rows
 
 
-def tuning_rows(repeats: int) -> list[tuple[str, float, float]]:
+def tuning_rows(repeats: int) -> list[tuple[str, float, float, float]]:
     key = jax.random.key(7)
     eps = 0.4
     instance = pareto()
@@ -126,13 +114,16 @@ def tuning_rows(repeats: int) -> list[tuple[str, float, float]]:
         return tune(key, eps=1.0, family=family_mc, reference=reference_mc, horizon=HORIZON, num_seeds=SEEDS,
                     num_steps=200)
 
-    rows = []
+    rows, last = [], {}
+
+    def kept(fn):
+        last["result"] = fn()
+        return last["result"]
+
     for name, fn in (("smoothed, Pareto(1.5) K=3, 100 steps + polish 129", smoothed),
                      ("Monte Carlo, two-point K=5 (10 instances), 200 steps", monte_carlo)):
-        start = time.perf_counter()
-        result = jax.block_until_ready(fn())
-        first = time.perf_counter() - start
-        rows.append((name, first, best_of(fn, repeats), float(result.alpha)))
+        first, best = timed(lambda fn=fn: kept(fn), repeats)
+        rows.append((name, first, best, float(last["result"].alpha)))
     return rows
 
 

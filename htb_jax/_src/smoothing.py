@@ -140,6 +140,17 @@ def _common_numbers(key_data, instance, num_arms, horizon, num_seeds, sampler, n
     return u[..., 0], v[..., 0]
 
 
+def _block_sizes(lengths, num_arms: int, horizon: int) -> jax.Array:
+    """Median-of-Means block sizes i64[M, K] at exploration lengths i64[M]."""
+    return jax.vmap(lambda n: exploration_pulls(n, num_arms))(lengths) // static_blocks(num_arms, horizon)
+
+
+def _per_pull_block_means(prefix, lengths, num_arms: int, horizon: int) -> jax.Array:
+    """Block means f64[B, S, M, K] of every seed's prefix sums f64[S, K, N + 1] at lengths i64[M]."""
+    size, blocks = _block_sizes(lengths, num_arms, horizon), static_blocks(num_arms, horizon)
+    return jax.vmap(lambda p: _prefix_block_means(p, size, blocks), out_axes=1)(prefix)
+
+
 def _mean_regret(crn, lengths, instance, num_arms, horizon, sampler):
     """Mean over seeds of the exact regret at each exploration length: f64[M] for lengths i64[M].
 
@@ -147,13 +158,12 @@ def _mean_regret(crn, lengths, instance, num_arms, horizon, sampler):
     selection (:func:`mom.median_of_blocks`, as ``simulate`` computes it) over ``[B, S M K]``
     block means.
     """
-    blocks = static_blocks(num_arms, horizon)
     gaps = instance_gaps(instance)
-    size = jax.vmap(lambda n: exploration_pulls(n, num_arms))(lengths) // blocks  # [M, K]
     if sampler == "per_pull":
-        means = jax.vmap(lambda prefix: _prefix_block_means(prefix, size, blocks), out_axes=1)(crn)  # [B, S, M, K]
-        estimates = mom.median_of_blocks(means, jnp.int64(blocks))  # f32[S, M, K]
+        means = _per_pull_block_means(crn, lengths, num_arms, horizon)  # [B, S, M, K]
+        estimates = mom.median_of_blocks(means, jnp.int64(means.shape[0]))  # f32[S, M, K]
     else:
+        size = _block_sizes(lengths, num_arms, horizon)  # [M, K]
         u, v = crn  # f64[S, K] each
         estimates = instance.block_mean_quantile(u[:, None], v[:, None], size).astype(jnp.float32)
     per_length = jax.vmap(lambda n, e: _seed_regret(n, e, gaps, num_arms, horizon))
