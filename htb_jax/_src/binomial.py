@@ -27,6 +27,8 @@ lanes) and the largest number of rejection trials among the others (about
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -212,6 +214,40 @@ def _partitioned(method, tile: int | None, run_tile, fills, *lanes):
     return jax.lax.map(lambda t: run_tile(*t), tiles).reshape(-1)[dest]
 
 
+@functools.cache
+def _lanewise(fn, tile: int | None):
+    """``fn(*lanes, tile=tile)``, whose ``vmap`` is one call on the batched lanes.
+
+    ``fn`` works lane by lane on broadcast arrays (each output element is a
+    function of the inputs at its index alone) and runs its lanes in tiles
+    grouped by method, each tile's loops stopping with its own lanes.  Batched
+    by ``vmap`` the usual way, those loops and their ``cond`` would be batched
+    too: the ``cond`` computes both branches for every lane (the quantile's
+    tail quadrature, 257 nodes, for lanes that need none) and every tile runs
+    until the slowest lane of the whole batch is done.  Here the batch axis
+    joins the lanes instead (nested ``vmap``s join one after the other), so the
+    partition by method sees all of them; every lane's result is the same.
+    """
+
+    @jax.custom_batching.custom_vmap
+    def call(*lanes):
+        return fn(*lanes, tile=tile)
+
+    @call.def_vmap
+    def batched(axis_size, in_batched, *lanes):
+        shapes = [a.shape[1:] if b else a.shape for a, b in zip(lanes, in_batched, strict=True)]
+        common = jnp.broadcast_shapes(*shapes)
+
+        def full(a, b, shape):
+            if b:  # the batch axis first, then the lane axes aligned on the right
+                a = a.reshape((axis_size,) + (1,) * (len(common) - len(shape)) + shape)
+            return jnp.broadcast_to(a, (axis_size, *common))
+
+        return call(*map(full, lanes, in_batched, shapes)), True
+
+    return call
+
+
 def binomial_from_words(words: jax.Array, n: jax.Array, p: jax.Array, *, tile: int | None = None) -> jax.Array:
     """``Binomial(n, p)`` variates, one per 64-bit word.
 
@@ -231,9 +267,12 @@ def binomial_from_words(words: jax.Array, n: jax.Array, p: jax.Array, *, tile: i
     Returns:
       f64[...] integer-valued variates in ``[0, n]``.
     """
-    words, n, p = jnp.broadcast_arrays(
-        jnp.asarray(words, jnp.uint64), jnp.asarray(n, _F64), jnp.asarray(p, _F64)
-    )
+    return _lanewise(_binomial_from_words, tile)(jnp.asarray(words, jnp.uint64), jnp.asarray(n, _F64),
+                                                 jnp.asarray(p, _F64))
+
+
+def _binomial_from_words(words, n, p, *, tile):
+    words, n, p = jnp.broadcast_arrays(words, n, p)
     shape = words.shape
     words, n, p = words.reshape(-1), jnp.maximum(n.reshape(-1), 0.0), p.reshape(-1)
     flip = p > 0.5
@@ -448,7 +487,11 @@ def binomial_quantile(u: jax.Array, v: jax.Array, n: jax.Array, p: jax.Array, *,
     Returns:
       f64[...] integer-valued quantiles in ``[0, n]``, nondecreasing in ``u``.
     """
-    u, v, n, p = jnp.broadcast_arrays(*(jnp.asarray(a, _F64) for a in (u, v, n, p)))
+    return _lanewise(_binomial_quantile, tile)(*(jnp.asarray(a, _F64) for a in (u, v, n, p)))
+
+
+def _binomial_quantile(u, v, n, p, *, tile):
+    u, v, n, p = jnp.broadcast_arrays(u, v, n, p)
     shape = u.shape
     u, v, n, p = (a.reshape(-1) for a in (u, v, n, p))
     n = jnp.maximum(n, 0.0)
