@@ -255,7 +255,8 @@ def binomial_from_words(words: jax.Array, n: jax.Array, p: jax.Array, *, tile: i
     ``p`` in ``{0, 1}``) by a stable partition, then run in tiles of
     ``tile`` lanes: a tile's loops stop as soon as its own lanes are done, so
     trivial lanes (unused blocks, Dirac arms) cost almost nothing and no tile
-    waits for the slowest lane of the whole batch.
+    waits for the slowest lane of the whole batch.  Under ``vmap`` the batch
+    axes join the lanes (:func:`_lanewise`).
 
     Args:
       words: u64[...] one random word per lane (its key: the variate is a
@@ -475,7 +476,8 @@ def binomial_quantile(u: jax.Array, v: jax.Array, n: jax.Array, p: jax.Array, *,
 
     ``p > 1/2`` uses ``X = n - Y``, ``Y ~ Binomial(n, 1 - p)``, at level ``v``.
     Lanes are grouped by method and run in tiles, as in
-    :func:`binomial_from_words`.
+    :func:`binomial_from_words`; under ``vmap`` the batch axes join the lanes,
+    so that the tail quadrature runs only for the lanes that need it.
 
     Args:
       u, v: f64[...] levels in ``(0, 1)`` with ``u + v = 1`` (broadcast).
