@@ -1,4 +1,5 @@
-"""Schedule tuning: the Median-of-Means of the tuning objectives by exact selection against a sort, in one run.
+"""Schedule tuning: the Median-of-Means by exact selection against a sort, and the binomial quantile's
+lanes joined under vmap against batched, in one run.
 
     python benchmarks/bench_tuning.py [--repeats 3]
 
@@ -22,12 +23,30 @@ the whole ``tune_schedule`` call of each workload:
   seeds, Adam(0.05) x 200 steps (the defaults): 10 instances x 256 seeds x 5
   arms of ``B_T = 230`` block means a step, with their derivative.
 
+With the order-statistic sampler, the smoothed regret's estimates on
+two-point arms are binomial quantiles (``binomial.binomial_quantile``), which
+run their lanes in tiles grouped by method, each tile's loops stopping with
+its own lanes, and the tail quadrature (257 nodes) only in the tiles whose
+lanes need it.  ``tune_schedule`` maps over its weights ``lam`` and the
+family's members; batched by ``vmap`` the usual way, those tiles' ``cond``
+would compute the quadrature for every lane.  htb_jax joins the batch axes
+to the lanes instead (``jax.custom_batching.custom_vmap``).  The script times
+both on one step's quantiles of the third workload, checks they agree bit
+for bit, and times its whole ``tune_schedule`` call:
+
+* smoothed, order statistic: ``experiments/tune_frontier.py --trend`` at ``T
+  = 10^8``: Theorem 1's two-point family with K = 2 and 64 spike
+  probabilities from 1e-16 to 0.5, 64 seeds, three weights ``lam``,
+  Adam(0.1) x 100 steps and ``polish=129``: 3 weights x 64 members x 64
+  seeds x 7 lengths x 2 arms quantiles a step.
+
 Times are the best of ``--repeats`` calls after a first (compiling) one.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -37,10 +56,11 @@ from bench_scale import timed
 
 import htb_jax as htb
 from htb_jax import theory
-from htb_jax._src import mom, proxy, smoothing
+from htb_jax._src import binomial, mom, proxy, smoothing
 
 SEEDS = 256
 HORIZON = 10**4
+TREND_HORIZON, TREND_SEEDS, TREND_LAMS = 10**8, 64, (0.68, 0.70, 0.72)
 
 
 def pareto():
@@ -50,6 +70,12 @@ def pareto():
 def two_point():
     family = htb.lower_bound_pair(5, 1.0, htb.powers_of_ten(-4.0, 0.0, 0.5))[1]
     return family, htb.lower_bound_pair(5, 1.0, 0.9)[1]
+
+
+def trend_family():
+    """Theorem 1's two-point family with K = 2 down to spike probability 1e-16, and its reference."""
+    spikes = jnp.asarray(htb.powers_of_ten(-16.0, -0.3, 0.25) + (0.5,))
+    return htb.lower_bound_pair(2, 1.0, spikes)[1], htb.lower_bound_pair(2, 1.0, 0.1)[1]
 
 
 def smoothed_means(key) -> jax.Array:
@@ -93,6 +119,29 @@ def median_rows(repeats: int) -> list[tuple[str, float, float, bool]]:
     return rows
 
 
+def quantile_row(repeats: int) -> tuple[str, float, float, bool]:
+    """One step's binomial quantiles of the order-statistic workload, under the ``vmap`` over
+    weights and members that ``tune_schedule`` applies: lanes joined against batched."""
+    family, _ = trend_family()
+    u, v = smoothing._common_numbers(jax.random.key_data(jax.random.key(7)), family, 2, TREND_HORIZON,
+                                     TREND_SEEDS, "order_statistic", None)  # f64[S, K] each
+    # The iterate and its six neighbours at each weight's alpha near alpha*(1) = 2/3.
+    lengths = jnp.asarray([[base + d for d in (0, 9, -9, 0, 0, 13, -13)] for base in (191442, 191460, 191480)])
+    sizes = jax.vmap(lambda n: smoothing._block_sizes(n, 2, TREND_HORIZON))(lengths).astype(jnp.float64)
+
+    def step(quantile):
+        per_member = jax.vmap(lambda p, size: quantile(u[:, None], v[:, None], size, p), in_axes=(0, None))
+        return jax.jit(jax.vmap(per_member, in_axes=(None, 0)))  # [3 weights, F members, S, 7, K]
+
+    joined = step(binomial.binomial_quantile)
+    batched = step(functools.partial(binomial._binomial_quantile, tile=None))  # the usual vmap batching
+    p = jnp.asarray(family.p, jnp.float64)
+    same = bool(np.array_equal(np.asarray(joined(p, sizes)), np.asarray(batched(p, sizes))))
+    lanes = len(TREND_LAMS) * p.shape[0] * TREND_SEEDS * lengths.shape[1] * 2
+    return (f"order-statistic step, {lanes} binomial quantiles",
+            timed(lambda: joined(p, sizes), repeats)[1], timed(lambda: batched(p, sizes), repeats)[1], same)
+
+
 def tuning_rows(repeats: int) -> list[tuple[str, float, float, float]]:
     key = jax.random.key(7)
     eps = 0.4
@@ -120,10 +169,19 @@ def tuning_rows(repeats: int) -> list[tuple[str, float, float, float]]:
         last["result"] = fn()
         return last["result"]
 
+    trend, trend_reference = trend_family()
+
+    def order_statistic():
+        return tune(key, eps=1.0, family=trend, reference=trend_reference, horizon=TREND_HORIZON,
+                    num_seeds=TREND_SEEDS, lam=jnp.asarray(TREND_LAMS), sigma=0.05, num_steps=100,
+                    optimizer=optimizer, init_alpha=2 / 3 + 0.02 / 3, init_q=0.0, tune_q=False,
+                    proxy="smoothed", polish=129)
+
     for name, fn in (("smoothed, Pareto(1.5) K=3, 100 steps + polish 129", smoothed),
-                     ("Monte Carlo, two-point K=5 (10 instances), 200 steps", monte_carlo)):
+                     ("Monte Carlo, two-point K=5 (10 instances), 200 steps", monte_carlo),
+                     ("smoothed, order statistic, T=1e8, 3 lam, 100 steps + polish", order_statistic)):
         first, best = timed(lambda fn=fn: kept(fn), repeats)
-        rows.append((name, first, best, float(last["result"].alpha)))
+        rows.append((name, first, best, float(last["result"].alpha.reshape(-1)[0])))
     return rows
 
 
@@ -138,6 +196,9 @@ def main() -> None:
     print(f"{'median of block means':<58} {'selection (s)':>13} {'sort (s)':>9} {'ratio':>6}  same")
     for name, ours, theirs, same in median_rows(args.repeats):
         print(f"{name:<58} {ours:>13.4f} {theirs:>9.4f} {theirs / ours:>5.1f}x  {'yes' if same else 'NO'}")
+    name, ours, theirs, same = quantile_row(args.repeats)
+    print(f"\n{'binomial quantiles under vmap':<58} {'joined (s)':>13} {'batched (s)':>11} {'ratio':>6}  same")
+    print(f"{name:<58} {ours:>13.4f} {theirs:>11.4f} {theirs / ours:>5.1f}x  {'yes' if same else 'NO'}")
     print(f"\n{'tune_schedule':<58} {'first call (s)':>14} {'best (s)':>9}  tuned alpha")
     for name, first, best, alpha in tuning_rows(args.repeats):
         print(f"{name:<58} {first:>14.2f} {best:>9.2f}  {alpha:.6f}")
