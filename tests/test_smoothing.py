@@ -71,6 +71,40 @@ def test_value_and_gradient_are_simulates_mean_and_crn_central_differences(simul
     assert len(traces) == 1  # a new alpha, q or width does not recompile
 
 
+def test_only_the_moving_schedule_coordinates_are_differenced(monkeypatch):
+    # A schedule coordinate whose tangent is symbolically zero (a constant, or q under stop_gradient as
+    # tune_schedule holds it without tune_q) costs no evaluation: the gradient in alpha alone evaluates
+    # 3 exploration lengths (the point, alpha +- h), in (alpha, q) 5, in all three 7 -- and the alpha
+    # component is the same in each (up to the association of float64 sums, rtol 1e-12).  Differencing
+    # the wrong coordinate, or pairing the wrong slope with a tangent, changes the alpha component.
+    from htb_jax._src import smoothing
+
+    counts, inner = [], smoothing._mean_regret
+
+    def counting(crn, lengths, *args):
+        counts.append(lengths.shape[0])
+        return inner(crn, lengths, *args)
+
+    monkeypatch.setattr(smoothing, "_mean_regret", counting)
+    a, q, h = POINTS[0] + (WIDTHS[1],)
+
+    def f(e, a, q):
+        return smoothed_regret(jax.random.key(KEY), htb.AdaRETC(eps=e, alpha=a, q=q), _student(), T, S, h,
+                               sampler="per_pull")
+
+    grads = {}
+    for argnums in ((1,), (1, 2), (0, 1, 2)):
+        counts.clear()
+        grads[argnums] = jax.grad(f, argnums=argnums)(1.0, a, q)
+        assert counts == [1 + 2 * len(argnums)], argnums
+    for argnums in ((1, 2), (0, 1, 2)):
+        np.testing.assert_allclose(float(grads[argnums][argnums.index(1)]), float(grads[(1,)][0]), rtol=1e-12)
+    assert float(grads[(1,)][0]) != 0.0
+    counts.clear()
+    jax.grad(lambda z: f(1.0, z[0], jax.lax.stop_gradient(z[1])))(jnp.array([a, q]))
+    assert counts == [3]
+
+
 def test_instance_gradient_is_simulates_difference_in_the_spike_probability():
     # Theorem 1's two-point pair on the per-pull table (the order-statistic path is the doctest's).
     # d/d beta of the mean regret at relative width 0.1: simulate's CRN central difference,

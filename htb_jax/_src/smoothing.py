@@ -64,8 +64,10 @@ width that shrinks over the steps).
 ``K B_T`` block means and the exact selection ``simulate`` uses, 32 counting
 passes over them for all seeds and lengths at once; ``O(K)`` from the
 levels; after drawing them);
-a gradient 1 + 2 x 3 evaluations for the policy plus 2 per instance
-parameter, each of which redraws the seed's common random numbers (a
+a gradient 1 + 2 evaluations per schedule coordinate that moves (``eps``,
+``alpha``, ``q``: one whose tangent is symbolically zero, a constant or a
+value under ``stop_gradient``, costs none) plus 2 per instance parameter,
+each of which redraws the seed's common random numbers (a
 table of ``S K N`` rewards per-pull, ``S K (B_T + 1)`` exponentials for
 the levels).  Everything is float64 from the float32 rewards, as
 ``simulate`` computes it; estimates are rounded to float32 before the
@@ -171,30 +173,37 @@ def _mean_regret(crn, lengths, instance, num_arms, horizon, sampler):
 
 
 def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef):
-    """The custom-JVP mean regret of one policy (``params = (eps, alpha, q)``) on one instance."""
+    """The custom-JVP mean regret of one policy (``eps``, ``alpha``, ``q``, f64[] each) on one instance."""
 
     def crn_of(leaves, key_data):
         inst = jax.tree_util.tree_unflatten(treedef, leaves)
         return inst, _common_numbers(key_data, inst, num_arms, horizon, num_seeds, sampler, num_pulls)
 
     @jax.custom_jvp
-    def mean_regret(params, leaves, key_data, width, instance_width):
+    def mean_regret(eps, alpha, q, leaves, key_data, width, instance_width):
         inst, crn = crn_of(leaves, key_data)
+        params = jnp.stack([eps, alpha, q])
         return _mean_regret(crn, exploration_of(params, num_arms, horizon)[None], inst, num_arms, horizon,
                             sampler)[0]
 
     def jvp(primals, tangents):
-        params, leaves, key_data, width, instance_width = primals
-        d_params, d_leaves = tangents[0], tangents[1]
+        eps, alpha, q, leaves, key_data, width, instance_width = primals
+        d_schedule, d_leaves = tangents[:3], tangents[3]
         inst, crn = crn_of(leaves, key_data)
-        steps = width * jnp.eye(3, dtype=jnp.float64)
-        points = jnp.concatenate([params[None], params + steps, params - steps])  # [7, 3]
+        params = jnp.stack([eps, alpha, q])
+        # Differences only along the coordinates that move: a symbolically zero tangent (a constant
+        # eps, or q held fixed) costs no evaluation.
+        axes = [j for j, d in enumerate(d_schedule) if not isinstance(d, jax.custom_derivatives.SymbolicZero)]
+        steps = width * jnp.eye(3, dtype=jnp.float64)[np.asarray(axes, dtype=np.int64)]  # [m, 3]
+        points = jnp.concatenate([params[None], params + steps, params - steps])  # [1 + 2 m, 3]
         lengths = jax.vmap(lambda p: exploration_of(p, num_arms, horizon))(points)
         values = _mean_regret(crn, lengths, inst, num_arms, horizon, sampler)
         tangent = jnp.zeros((), jnp.float64)
-        if not isinstance(d_params, jax.custom_derivatives.SymbolicZero):
-            slope = (values[1:4] - values[4:7]) / (2.0 * width)
-            tangent = tangent + jnp.sum(jnp.where(jnp.isfinite(slope), slope, 0.0) * d_params)
+        if axes:
+            m = len(axes)
+            slope = (values[1 : 1 + m] - values[1 + m :]) / (2.0 * width)
+            d = jnp.stack([d_schedule[j] for j in axes])
+            tangent = tangent + jnp.sum(jnp.where(jnp.isfinite(slope), slope, 0.0) * d)
         moving = [i for i, d in enumerate(d_leaves) if not isinstance(d, jax.custom_derivatives.SymbolicZero)]
         if moving:
             # Every perturbed parameter of every moving leaf, both signs, in one batch: [2 P] instances.
@@ -340,12 +349,11 @@ def smoothed_regret(
     leaves = tuple(jnp.asarray(leaf, jnp.float64) for leaf in leaves)
     fn = _member_regret_fn(k, horizon, num_seeds, sampler, num_pulls, treedef)
     grid = policy.batch_shape
-    params = jnp.stack(
-        [jnp.broadcast_to(jnp.asarray(getattr(policy, f), jnp.float64), grid).reshape(-1) for f in ("eps", "alpha", "q")],
-        axis=-1,
-    )  # [G, 3]
+    # eps, alpha and q apart (not stacked), so that one held fixed keeps a symbolically zero tangent.
+    schedule = [jnp.broadcast_to(jnp.asarray(getattr(policy, f), jnp.float64), grid).reshape(-1)
+                for f in ("eps", "alpha", "q")]  # f64[G] each
     w = jnp.asarray(width, jnp.float64)
     iw = jnp.asarray(instance_width, jnp.float64)
-    per_member = jax.vmap(lambda p, lv: fn(p, lv, key_data, w, iw), (None, 0))
-    out = jax.vmap(per_member, (0, None))(params, leaves)  # [G, F]
+    per_member = jax.vmap(lambda e, a, q, lv: fn(e, a, q, lv, key_data, w, iw), (None, None, None, 0))
+    out = jax.vmap(per_member, (0, 0, 0, None))(*schedule, leaves)  # [G, F]
     return out.reshape(*grid, *instance.batch_shape[:-1])
