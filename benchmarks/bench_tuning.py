@@ -5,7 +5,7 @@ lanes joined under vmap against batched, in one run.
 
 Both tuning objectives recompute every seed's Median-of-Means at every step:
 ``smoothed_regret`` (``tune_schedule(proxy="smoothed")``) at the iterate and
-its six neighbours, ``regret_proxy`` (``proxy="monte_carlo"``) with its
+its neighbours along ``alpha`` (and ``q`` where it is tuned), ``regret_proxy`` (``proxy="monte_carlo"``) with its
 derivative.  htb_jax takes the ``ceil(B/2)``-th smallest block mean by the
 exact selection of ``htb_jax._src.selection`` (``mom.median_of_blocks``, and
 ``mom.differentiable_median`` where a derivative flows through it); the
@@ -16,7 +16,7 @@ the whole ``tune_schedule`` call of each workload:
 
 * smoothed: three equal-gap Pareto(1.5) arms (gap 0.25, ``eps = 0.4``), ``T =
   10^4``, 256 seeds, per-pull sampler, Adam(0.1) x 100 steps, ``tune_q=True``,
-  ``polish=129`` (a row of ``experiments/tune_heavy_tails.py``): 7 lengths x
+  ``polish=129`` (a row of ``experiments/tune_heavy_tails.py``): 5 lengths x
   256 seeds x 3 arms of ``B_T = 230`` block means a step;
 * Monte Carlo: Theorem 1's two-point family (K = 5, spike probabilities
   1e-4 .. 1 by half decades) and the spike 0.9 as reference, ``T = 10^4``, 256
@@ -38,7 +38,7 @@ for bit, and times its whole ``tune_schedule`` call:
   = 10^8``: Theorem 1's two-point family with K = 2 and 64 spike
   probabilities from 1e-16 to 0.5, 64 seeds, three weights ``lam``,
   Adam(0.1) x 100 steps and ``polish=129``: 3 weights x 64 members x 64
-  seeds x 7 lengths x 2 arms quantiles a step.
+  seeds x 3 lengths x 2 arms quantiles a step.
 
 Times are the best of ``--repeats`` calls after a first (compiling) one.
 """
@@ -79,11 +79,11 @@ def trend_family():
 
 
 def smoothed_means(key) -> jax.Array:
-    """The block means one step of the smoothed workload selects from: f64[B, S, 7, K]."""
+    """The block means one step of the smoothed workload selects from: f64[B, S, 5, K]."""
     instance, k = pareto(), 3
     numbers = smoothing._common_numbers(jax.random.key_data(key), instance, k, HORIZON, SEEDS, "per_pull",
                                         -(-HORIZON // k))
-    lengths = jnp.asarray([1000, 1004, 996, 1000, 1000, 1006, 994], jnp.int64)
+    lengths = jnp.asarray([1000, 1004, 996, 1006, 994], jnp.int64)  # the iterate, alpha +- h, q +- h
     return smoothing._per_pull_block_means(numbers, lengths, k, HORIZON)
 
 
@@ -125,8 +125,8 @@ def quantile_row(repeats: int) -> tuple[str, float, float, bool]:
     family, _ = trend_family()
     u, v = smoothing._common_numbers(jax.random.key_data(jax.random.key(7)), family, 2, TREND_HORIZON,
                                      TREND_SEEDS, "order_statistic", None)  # f64[S, K] each
-    # The iterate and its six neighbours at each weight's alpha near alpha*(1) = 2/3.
-    lengths = jnp.asarray([[base + d for d in (0, 9, -9, 0, 0, 13, -13)] for base in (191442, 191460, 191480)])
+    # The iterate and alpha +- h at each weight's alpha near alpha*(1) = 2/3 (q is held fixed).
+    lengths = jnp.asarray([[base + d for d in (0, 9, -9)] for base in (191442, 191460, 191480)])
     sizes = jax.vmap(lambda n: smoothing._block_sizes(n, 2, TREND_HORIZON))(lengths).astype(jnp.float64)
 
     def step(quantile):
