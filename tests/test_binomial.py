@@ -230,8 +230,8 @@ def test_vmap_joins_the_lanes_and_keeps_every_lane():
     u = rng.random((3, 4, 40))
     n = np.floor(10 ** rng.uniform(0, 12, (4, 40)))
     p = 10 ** rng.uniform(-12, np.log10(0.9), 40)
-    lanes = (u > 0.5) & (n * np.minimum(p, 1 - p) >= binomial.INVERSION_MEAN)
-    assert 0 < lanes.mean() < 1  # both the tail start and the search from 0
+    by_tail = n * np.minimum(p, 1 - p) >= binomial.INVERSION_MEAN
+    assert 0 < by_tail.mean() < 1  # both the tail start and the search from 0
     batched = jax.vmap(jax.vmap(lambda u, n: binomial.binomial_quantile(u, 1 - u, n, p)), in_axes=(0, None))
     np.testing.assert_array_equal(jax.jit(batched)(u, n), quantile(u, 1 - u, n, p))
     assert "cond" in _primitives(jax.make_jaxpr(batched)(u, n).jaxpr)
