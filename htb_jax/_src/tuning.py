@@ -316,9 +316,9 @@ def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds
 
     def policy_of(z):
         alpha, q = admissible_schedule(z[0], z[1], eps)
-        if proxy == "smoothed" and not tune_q:
-            # A q held fixed has a symbolically zero tangent: the smoothed regret then differences
-            # alpha alone, 3 evaluations a step instead of 7 (its gradient in q is masked anyway).
+        if not tune_q:
+            # q held fixed: its gradient is 0, and its tangent symbolically zero, so that the
+            # smoothed regret differences alpha alone (3 evaluations a step instead of 7).
             q = jax.lax.stop_gradient(q)
         return AdaRETC(eps=eps, alpha=alpha, q=q)
 
@@ -352,13 +352,12 @@ def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds
                                     lambda p: regret_reference(p, width), scale, sigma)
         return tuning_objective(policy_of(z), lam, regret_family, regret_reference, scale, sigma)
 
-    mask = jnp.asarray([1.0, 1.0 if tune_q else 0.0], jnp.float64)
     widths = tables[1][:steps] if proxy == "smoothed" else jnp.zeros(steps, jnp.float64)
 
     def step(carry, width):
         z, state = carry
         value, grad = jax.value_and_grad(objective)(z, width)
-        grad = jnp.where(jnp.isfinite(grad), grad, 0.0) * mask
+        grad = jnp.where(jnp.isfinite(grad), grad, 0.0)
         updates, state = optimizer.update(grad, state, z)
         z = optax.apply_updates(z, updates)
         return (z, state), (value, z)
