@@ -207,19 +207,6 @@ def test_quantile_is_monotone_and_covers_the_trivial_lanes():
     np.testing.assert_array_equal(x, [0.0, 0.0, 5.0, 6.0])
 
 
-def _primitives(jaxpr, names=None):
-    """Every primitive name in a jaxpr and its sub-jaxprs."""
-    names = set() if names is None else names
-    for eqn in jaxpr.eqns:
-        names.add(eqn.primitive.name)
-        for value in eqn.params.values():
-            for sub in value if isinstance(value, (tuple, list)) else (value,):
-                sub = getattr(sub, "jaxpr", sub)  # a ClosedJaxpr's jaxpr
-                if hasattr(sub, "eqns"):
-                    _primitives(sub, names)
-    return names
-
-
 def test_vmap_joins_the_lanes_and_keeps_every_lane():
     # Nested vmaps over arguments of different ranks, some unbatched, against one direct call: the
     # same numbers lane by lane.  Both methods of each function are reached (spike probabilities from
@@ -234,7 +221,7 @@ def test_vmap_joins_the_lanes_and_keeps_every_lane():
     assert 0 < by_tail.mean() < 1  # both the tail start and the search from 0
     batched = jax.vmap(jax.vmap(lambda u, n: binomial.binomial_quantile(u, 1 - u, n, p)), in_axes=(0, None))
     np.testing.assert_array_equal(jax.jit(batched)(u, n), quantile(u, 1 - u, n, p))
-    assert "cond" in _primitives(jax.make_jaxpr(batched)(u, n).jaxpr)
+    assert " cond[" in str(jax.make_jaxpr(batched)(u, n))  # the printed jaxpr, nested ones included
     words = jax.random.bits(jax.random.key(6), (3, 4, 40), jnp.uint64)
     draws = jax.vmap(lambda w, p: binomial.binomial_from_words(w, n, p), in_axes=(0, None))
     np.testing.assert_array_equal(jax.jit(draws)(words, p), draw(words, n, p))
