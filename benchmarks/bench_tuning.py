@@ -125,13 +125,14 @@ def quantile_row(repeats: int) -> tuple[str, float, float, bool]:
     family, _ = trend_family()
     u, v = smoothing._common_numbers(jax.random.key_data(jax.random.key(7)), family, 2, TREND_HORIZON,
                                      TREND_SEEDS, "order_statistic", None)  # f64[S, K] each
-    # The iterate and alpha +- h at each weight's alpha near alpha*(1) = 2/3 (q is held fixed).
-    lengths = jnp.asarray([[base + d for d in (0, 9, -9)] for base in (191442, 191460, 191480)])
+    # The iterate and alpha +- h (h = 10^-3) at each weight's alpha near alpha*(1) = 2/3 (q is held fixed).
+    alphas = jnp.asarray([[a, a + 1e-3, a - 1e-3] for a in (0.6702, 0.6703, 0.6704)])
+    lengths = jax.vmap(jax.vmap(lambda a: smoothing.exploration_of(jnp.stack([1.0, a, 0.0]), 2, TREND_HORIZON)))(alphas)
     sizes = jax.vmap(lambda n: smoothing._block_sizes(n, 2, TREND_HORIZON))(lengths).astype(jnp.float64)
 
     def step(quantile):
         per_member = jax.vmap(lambda p, size: quantile(u[:, None], v[:, None], size, p), in_axes=(0, None))
-        return jax.jit(jax.vmap(per_member, in_axes=(None, 0)))  # [3 weights, F members, S, 7, K]
+        return jax.jit(jax.vmap(per_member, in_axes=(None, 0)))  # [3 weights, F members, S, 3 lengths, K]
 
     joined = step(binomial.binomial_quantile)
     batched = step(functools.partial(binomial._binomial_quantile, tile=None))  # the usual vmap batching
