@@ -23,7 +23,7 @@ class UCB1Loop:
         self.t += 1
         if np.any(self.counts == 0):
             return int(np.argmin(self.counts > 0))
-        index = self.sums / self.counts + np.sqrt(2.0 * math.log(self.t) / self.counts)
+        index = (self.sums + np.sqrt(2.0 * math.log(self.t) * self.counts)) / self.counts
         return int(np.argmax(index))
 
     def update(self, arm: int, reward: float) -> None:

@@ -45,7 +45,7 @@ def ucb1(rewards, horizon):
     sums, n, arms = [0.0] * k, [0] * k, []
     for t in range(1, horizon + 1):
         index = [
-            math.inf if n[i] == 0 else sums[i] / n[i] + math.sqrt(2 * math.log(t) / n[i]) for i in range(k)
+            math.inf if n[i] == 0 else (sums[i] + math.sqrt(2 * math.log(t) * n[i])) / n[i] for i in range(k)
         ]
         arm = first_argmax(index)
         sums[arm] += float(rewards[arm][n[arm]])

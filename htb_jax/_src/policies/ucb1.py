@@ -13,7 +13,9 @@ class UCB1:
     """UCB1: play ``argmax_i mean_i + sqrt(2 log t / s_i)``, each arm once first.
 
     Assumes rewards in ``[0, 1]``; on heavy tails it is the baseline that
-    breaks.  A round costs O(K): running sums.
+    breaks.  A round costs O(K): running sums, and the index computed as
+    ``(sum_i + sqrt(2 log t * s_i)) / s_i``, one division and one square root
+    per arm.
 
     Examples:
       >>> import jax, htb_jax as htb
@@ -36,7 +38,7 @@ class UCB1:
         def act(sums, ctx):
             s = jnp.maximum(ctx.pulls, 1).astype(jnp.float64)
             log_t = jnp.log(ctx.t.astype(jnp.float64))
-            index = jnp.where(ctx.pulls > 0, sums / s + jnp.sqrt(2.0 * log_t / s), jnp.inf)
+            index = jnp.where(ctx.pulls > 0, (sums + jnp.sqrt(2.0 * log_t * s)) / s, jnp.inf)
             return first_argmax(index)
 
         def update(sums, ctx, arm, reward):
