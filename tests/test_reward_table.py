@@ -65,3 +65,24 @@ def test_rbg_keys_are_refused_with_a_clear_message(pareto_instance):
     for impl in ("rbg", "unsafe_rbg"):
         with pytest.raises(ValueError, match=f"threefry2x32; got a key of impl {impl}.*jax.random.key"):
             htb.simulate(jax.random.key(0, impl=impl), htb.AdaRETC.order_free(), pareto_instance, 100, 2)
+
+
+@pytest.mark.parametrize("num_pulls", [37, 48])
+def test_prefix_sums_are_the_tables_running_sums(num_pulls):
+    """37 pulls are drawn as 48 and cut back; 48 need no extra pulls.  A sum over the extra pulls,
+    a missing leading zero or a shifted pull index fails the comparison with each table."""
+    from htb_jax._src.reward_table import prefix_sums
+
+    family = htb.equal_gap(htb.Pareto(loc=0.0, shape=jnp.array([1.2, 3.0])), num_arms=K, gap=0.2)
+    keys = htb.seed_keys(jax.random.key(4), 3)
+    prefix = np.asarray(jax.jit(prefix_sums, static_argnums=2)(keys, family, num_pulls))
+    assert prefix.shape == (3, 2, K, num_pulls + 1)
+    for s in range(3):
+        table = np.asarray(htb.reward_table(keys[s], family, num_pulls), np.float64)
+        # XLA's summation order is not NumPy's: |error| <= n eps sum|x| per prefix (n = num_pulls).
+        bound = num_pulls * np.finfo(np.float64).eps * np.cumsum(np.abs(table), axis=-1)
+        np.testing.assert_array_equal(prefix[s, ..., 0], 0.0)
+        assert np.all(np.abs(prefix[s, ..., 1:] - np.cumsum(table, axis=-1)) <= bound)
+    # The same bits as the running sums of the table itself, drawn to its own length.
+    direct = jax.jit(lambda k: jnp.cumsum(htb.reward_table(k, family, num_pulls).astype(jnp.float64), axis=-1))
+    np.testing.assert_array_equal(prefix[..., 1:], np.stack([np.asarray(direct(k)) for k in keys]))

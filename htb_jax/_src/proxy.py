@@ -63,7 +63,7 @@ from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import intrinsic_scale
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls, num_blocks
-from htb_jax._src.reward_table import MAX_PULLS, _reward_table, seed_keys
+from htb_jax._src.reward_table import MAX_PULLS, prefix_sums, seed_keys
 from htb_jax._src.validation import check_integer, check_interval, concrete
 
 MAX_TABLE_BYTES = 2**30  # prefix sums the proxy may hold (f64[S, *I, K, N + 1])
@@ -169,11 +169,7 @@ def proxy_table(
             f"(T={horizon}), or pass eps so that only the admissible exploration is tabulated."
         )
     keys = seed_keys(key, num_seeds)
-    rewards = jax.vmap(lambda s: _reward_table(s, instance, jnp.int64(0), num_pulls))(keys)
-    rewards = rewards.astype(jnp.float64)
-    zero = jnp.zeros((*rewards.shape[:-1], 1), jnp.float64)
-    prefix = jnp.concatenate([zero, jnp.cumsum(rewards, axis=-1)], axis=-1)
-    return ProxyTable(prefix=prefix, gaps=instance_gaps(instance))
+    return ProxyTable(prefix=prefix_sums(keys, instance, num_pulls), gaps=instance_gaps(instance))
 
 
 def relaxed_schedule(policy: AdaRETC, num_arms: int, horizon: int, *, rounding: bool = False):

@@ -154,6 +154,31 @@ def _reward_table(key, instance, first_pull, num_pulls):
     return expand_pulls(instance).from_bits(words)
 
 
+PREFIX_TILE = 16  # XLA's CPU cumulative sum works on tiles of 16 and pads its input to them
+
+
+def prefix_sums(keys: jax.Array, instance: Distribution, num_pulls: int) -> jax.Array:
+    """Every seed's prefix sums of its reward table, f64[S, ..., K, num_pulls + 1].
+
+    ``P[s, ..., i, j]`` is the float64 sum of the first ``j`` pulls of arm
+    ``i`` under seed ``s`` (``P[..., 0] = 0``), summed in XLA's cumulative-sum
+    order.  The table is drawn to the next multiple of :data:`PREFIX_TILE`
+    pulls and its sums cut back to ``num_pulls``: the sums are the same bit
+    for bit, and the draw stays one vectorised fusion instead of being fused
+    into the cumulative sum's zero padding, which ran it 3x slower on a CPU.
+
+    Args:
+      keys: key[S] the seeds' keys (``seed_keys(root, S)``).
+      instance: batch shape ``(..., K)``.
+      num_pulls: static number of pulls per arm.
+    """
+    drawn = -(-num_pulls // PREFIX_TILE) * PREFIX_TILE
+    rewards = jax.vmap(lambda s: _reward_table(s, instance, jnp.int64(0), drawn))(keys)
+    sums = jnp.cumsum(rewards.astype(jnp.float64), axis=-1)[..., :num_pulls]
+    zero = jnp.zeros((*sums.shape[:-1], 1), jnp.float64)
+    return jnp.concatenate([zero, sums], axis=-1)
+
+
 @pytree.dataclass
 class TableReader:
     """Reads one seed's reward table: single pulls (round by round) or chunks of pulls.

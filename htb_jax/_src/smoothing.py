@@ -90,7 +90,7 @@ from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.outcome import pseudo_regret
 from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls
 from htb_jax._src.proxy import MAX_TABLE_BYTES, _check_horizon, static_blocks
-from htb_jax._src.reward_table import MAX_PULLS, _reward_table, as_threefry_key, seed_keys
+from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys
 from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.validation import check_integer, check_interval, concrete
 
@@ -133,10 +133,7 @@ def _common_numbers(key_data, instance, num_arms, horizon, num_seeds, sampler, n
     """Per-seed common random numbers: prefix sums f64[S, K, N + 1] or levels (u, v) f64[S, K] each."""
     keys = seed_keys(jax.random.wrap_key_data(key_data, impl="threefry2x32"), num_seeds)
     if sampler == "per_pull":
-        rewards = jax.vmap(lambda s: _reward_table(s, instance, jnp.int64(0), num_pulls))(keys)
-        rewards = rewards.astype(jnp.float64)
-        zero = jnp.zeros((*rewards.shape[:-1], 1), jnp.float64)
-        return jnp.concatenate([zero, jnp.cumsum(rewards, axis=-1)], axis=-1)
+        return prefix_sums(keys, instance, num_pulls)
     blocks = jnp.asarray([static_blocks(num_arms, horizon)], jnp.int64)
     u, v = jax.vmap(lambda s: order_statistic.levels(s, num_arms, blocks))(keys)  # [S, K, 1]
     return u[..., 0], v[..., 0]
