@@ -219,11 +219,12 @@ def policy_report(rows: list[dict], horizon: int, seeds: int, loop_seeds: int) -
 
 def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, smpy_seeds: int = 8,
                   repeats: int = 3, forced_devices: bool = True, profile: bool = False,
-                  robust_seeds: int | None = None, robust_ucb: bool = True) -> dict:
+                  robust_seeds: int | None = None, robust_ucb: bool = True, trace_path: str | None = None) -> dict:
     """Every figure of the benchmark, in a dict.
 
     ``robust_seeds`` (default ``seeds``): seeds of the Robust UCB (MoM) engine run, whose
-    state grows with the horizon; ``robust_ucb=False`` runs UCB1 alone.
+    state grows with the horizon; ``robust_ucb=False`` runs UCB1 alone.  With ``profile``,
+    ``trace_path`` keeps the profiler's trace of the UCB1 call.
     """
     r = {"seeds": seeds, "horizon": horizon, "smpy_seeds": smpy_seeds, "backend": jax.default_backend(),
          "devices": len(jax.devices()),
@@ -258,7 +259,8 @@ def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, 
             r["forced_rate"], r["forced_devices"] = forced
     if profile:
         nu, policy = instance(), policies()["UCB1"]
-        r["profile"] = top_ops(lambda: htb.simulate(jax.random.key(1), policy, nu, horizon, seeds).regret, 12)
+        r["profile"] = top_ops(lambda: htb.simulate(jax.random.key(1), policy, nu, horizon, seeds).regret, 12,
+                               save_as=trace_path)
     return r
 
 

@@ -75,11 +75,12 @@ def forced_devices_seconds(seeds: int, repeats: int, horizon: int) -> tuple[floa
 
 def run(seeds: int = 1000, repeats: int = 5, *, horizon: int = HORIZON, numpy_side: bool = True,
         numpy_seeds: int | None = None, previous_baseline: bool = True, forced_devices: bool = True,
-        profile: bool = False, selection: bool = False) -> dict:
+        profile: bool = False, selection: bool = False, trace_path: str | None = None) -> dict:
     """Times the sweep; returns every figure (seconds, rates, ratios) in a dict.
 
     ``numpy_seeds`` (default ``seeds``) lets the NumPy side run fewer seeds than a GPU does;
-    rates are per simulated round, so the ratio compares rates.
+    rates are per simulated round, so the ratio compares rates.  With ``profile``, ``trace_path``
+    keeps the profiler's trace of that call.
     """
     policy, instance, alpha, q = workload(horizon)
     grid = alpha.size
@@ -144,7 +145,7 @@ def run(seeds: int = 1000, repeats: int = 5, *, horizon: int = HORIZON, numpy_si
             r["jax_forced_seconds"], r["jax_forced_devices"] = forced
             r["jax_forced_rounds_per_s"] = rounds / r["jax_forced_seconds"]
     if profile:
-        r["profile"] = top_ops(call, 12)
+        r["profile"] = top_ops(call, 12, save_as=trace_path)
     if selection:
         r.update(selection_figures(seeds, grid, horizon, repeats))
     return r

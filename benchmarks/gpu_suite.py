@@ -29,12 +29,18 @@ figure) and exits with status 1 if a check fails.  ``--size auto`` (the
 default) is ``full`` on a GPU and ``toy`` elsewhere; the toy size runs in
 seconds on a CPU (``tests/test_gpu_suite.py``), so the suite cannot rot.
 
+``--profile DIR`` runs one more call of the sweep and of the engine's UCB1
+under the JAX profiler: their top operations go into the block and their
+traces into ``DIR`` (for https://ui.perfetto.dev; on a GPU, the kernels of
+the device's streams).
+
 ``--parts`` runs some of the parts (``sweep,engine,scale,frontier,checks``;
 all by default), so that a suite longer than one call's time limit can be
 split across calls.  With ``--out``, the block so far is written to the file
 after every part, so a run stopped midway keeps the parts it finished.
 
     python benchmarks/gpu_suite.py [--size auto|toy|full] [--parts P,..] [--frontier-seeds N] [--out FILE]
+                                   [--profile DIR]
 """
 
 from __future__ import annotations
@@ -253,8 +259,13 @@ def cpu_2core_sweep(seeds: int, horizon: int, repeats: int) -> float | None:
 
 
 def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence[str] = PARTS,
-              on_part: Callable[[str], None] | None = None) -> tuple[str, list[Check]]:
+              on_part: Callable[[str], None] | None = None,
+              profile_dir: str | None = None) -> tuple[str, list[Check]]:
     """Runs ``parts`` (in the order of :data:`PARTS`) at size ``size_name``.
+
+    With ``profile_dir``, the sweep and the engine's UCB1 each run one more call under the JAX
+    profiler: the block gets their top operations, and ``profile_dir`` their traces
+    (``sweep.trace.json.gz``, ``engine.trace.json.gz``).
 
     Returns:
       ``(block, checks)``: the Markdown block of the parts run, and the checks
@@ -272,17 +283,22 @@ def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence
     print(f"gpu_suite --size {size_name}: backend {jax.default_backend()}, {len(jax.devices())} x "
           f"{dev.device_kind}; parts {', '.join(p for p in PARTS if p in parts)}", file=sys.stderr, flush=True)
 
+    def trace(name: str) -> str | None:
+        return None if profile_dir is None else os.path.join(profile_dir, f"{name}.trace.json.gz")
+
     def sweep():
         r = bench_sweep.run(size.sweep_seeds, size.repeats, horizon=size.sweep_horizon,
                             numpy_seeds=size.numpy_seeds, previous_baseline=False, forced_devices=False,
-                            selection=size_name == "full")
+                            selection=size_name == "full", profile=profile_dir is not None,
+                            trace_path=trace("sweep"))
         cpu2 = cpu_2core_sweep(1000, size.sweep_horizon, size.repeats) if size.cpu_2core else None
         return r, cpu2
 
     def engine():
         return bench_engine.run_benchmark(size.engine_seeds, size.engine_horizon, loop_seeds=size.loop_seeds,
                                           smpy_seeds=size.smpy_seeds, repeats=size.repeats, forced_devices=False,
-                                          robust_seeds=size.robust_seeds, robust_ucb=size.robust_ucb)
+                                          robust_seeds=size.robust_seeds, robust_ucb=size.robust_ucb,
+                                          profile=profile_dir is not None, trace_path=trace("engine"))
 
     def scale():
         lo, hi = size.horizon_exponents
@@ -307,20 +323,23 @@ def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence
         walls["total"] = time.perf_counter() - started
         print(f"  {name} done ({walls[name]:.0f} s)", file=sys.stderr, flush=True)
         if on_part is not None:
-            on_part(render(size_name, size, config, results, walls))
-    return render(size_name, size, config, results, walls), results.get("checks", [])
+            on_part(render(size_name, size, config, results, walls, profile_dir))
+    return render(size_name, size, config, results, walls, profile_dir), results.get("checks", [])
 
 
-def _command(size_name: str, size: Size, parts) -> str:
+def _command(size_name: str, size: Size, parts, profile_dir: str | None = None) -> str:
     command = f"python benchmarks/gpu_suite.py --size {size_name}"
     if tuple(parts) != PARTS:
         command += f" --parts {','.join(parts)}"
     if size.frontier_seeds != SIZES[size_name].frontier_seeds:
         command += f" --frontier-seeds {size.frontier_seeds}"
+    if profile_dir is not None:
+        command += f" --profile {profile_dir}"
     return command
 
 
-def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results: dict, walls: dict) -> str:
+def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results: dict, walls: dict,
+           profile_dir: str | None = None) -> str:
     """The Markdown block of the parts in ``results`` (the ones finished so far)."""
     dev = jax.devices()[0]
     import jaxlib
@@ -333,7 +352,7 @@ def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results
         f"{os.cpu_count()} host cores ({platform.machine()})",
         "",
         "```",
-        _command(size_name, size, [p for p in PARTS if p in results]),
+        _command(size_name, size, [p for p in PARTS if p in results], profile_dir),
         "```",
         "",
         f"Total wall time {walls.get('total', 0.0):.0f} s ({timing}).",
@@ -400,6 +419,9 @@ def main(argv=None) -> int:
                         help=f"comma-separated parts to run, of {','.join(PARTS)} (default all)")
     parser.add_argument("--frontier-seeds", type=int, default=None, help="seeds of the T-frontier run")
     parser.add_argument("--out", default=None, help="also write the block to this file (after every part)")
+    parser.add_argument("--profile", default=None, metavar="DIR",
+                        help="profile one call of the sweep and of the engine: top operations in the block, "
+                             "traces in DIR")
     args = parser.parse_args(argv)
     try:
         parts = parse_parts(args.parts)
@@ -415,7 +437,8 @@ def main(argv=None) -> int:
         with open(args.out, "w") as f:
             f.write(block + "\n")
 
-    block, checks = run_suite(size, args.frontier_seeds, parts, on_part=write if args.out else None)
+    block, checks = run_suite(size, args.frontier_seeds, parts, on_part=write if args.out else None,
+                              profile_dir=args.profile)
     print(block)
     failed = [c for c in checks if not c.passed]
     for c in failed:

@@ -3,7 +3,11 @@
 ``top_ops(fn)`` runs ``fn`` once under ``jax.profiler.trace`` (a Perfetto trace,
 no TensorBoard needed), sums the device-side events by name and returns the
 largest, so that a benchmark can print where its time goes next to its
-figures.
+figures.  On a CPU the operations run on host threads; on a GPU only the
+device's own timelines (processes named ``/device:...``: the kernels on its
+streams) are counted, not the host threads that launch them.  ``save_as``
+keeps the trace (open it at https://ui.perfetto.dev), for example to read a
+GPU's timeline after the machine is gone.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import glob
 import gzip
 import json
 import os
+import shutil
 import tempfile
 
 import jax
@@ -22,8 +27,16 @@ import jax
 _ENCLOSING = ("$", "ThunkExecutor", "PjitFunction", "PjRt", "XlaModule", "Thunk::", "TfrtCpu", "np.asarray")
 
 
-def top_ops(fn, count: int = 10) -> tuple[float, list[tuple[str, float, int]]]:
+Figures = tuple[float, list[tuple[str, float, int]], list[tuple[int, float, int]]]
+
+
+def top_ops(fn, count: int = 10, save_as: str | None = None) -> Figures:
     """Runs ``fn`` once under the profiler.
+
+    Args:
+      fn: a function of no arguments returning arrays.
+      count: how many operations to return.
+      save_as: where to copy the trace (``.trace.json.gz``), or None.
 
     Returns:
       ``(total_ms, [(name, ms, calls), ...], by_calls)``: the summed self time
@@ -36,9 +49,21 @@ def top_ops(fn, count: int = 10) -> tuple[float, list[tuple[str, float, int]]]:
         files = glob.glob(os.path.join(d, "**", "*.trace.json.gz"), recursive=True)
         if not files:
             return 0.0, [], []
+        if save_as is not None:
+            os.makedirs(os.path.dirname(os.path.abspath(save_as)), exist_ok=True)
+            shutil.copyfile(files[0], save_as)
         with gzip.open(files[0]) as f:
             trace = json.load(f)
-    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    return operation_times(trace["traceEvents"] if isinstance(trace, dict) else trace, count)
+
+
+def operation_times(events: list[dict], count: int = 10) -> Figures:
+    """:func:`top_ops`'s figures from a trace's events (Chrome trace format: complete events
+    ``ph == "X"`` with ``ts``, ``dur`` in microseconds, and ``process_name`` metadata)."""
+    devices = {e.get("pid") for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
+               and str(e.get("args", {}).get("name", "")).startswith("/device:")}
+    if devices:  # an accelerator: its own timelines, not the host threads that launch its kernels
+        events = [e for e in events if e.get("pid") in devices]
     # Self time: an event's duration less that of the events nested in it on the same thread
     # (a while loop's body operations are events of their own).
     by_thread = collections.defaultdict(list)

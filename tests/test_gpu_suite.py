@@ -15,6 +15,7 @@ BENCHMARKS = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 try:
     import gpu_suite
+    import profiling
 finally:
     sys.path.remove(str(BENCHMARKS))
 
@@ -35,11 +36,14 @@ def test_toy_suite_runs_every_part_and_passes_its_checks(capsys):
 
 
 def test_parts_run_alone_and_the_frontier_check_runs_its_own_seeds(tmp_path, capsys):
-    out = tmp_path / "suite.md"
-    assert gpu_suite.main(["--size", "toy", "--parts", "checks,engine", "--out", str(out)]) == 0
+    out, traces = tmp_path / "suite.md", tmp_path / "traces"
+    assert gpu_suite.main(["--size", "toy", "--parts", "checks,engine", "--out", str(out),
+                           "--profile", str(traces)]) == 0
     block = out.read_text()
-    assert "--parts engine,checks" in block  # in the order of PARTS
+    assert f"--parts engine,checks --profile {traces}" in block  # in the order of PARTS
     assert "| engine: UCB1," in block and "Checks against the CPU path" in block
+    assert "where the engine's UCB1 time goes" in block
+    assert sorted(p.name for p in traces.iterdir()) == ["engine.trace.json.gz"]
     assert "| frontier: exploration L_T | pass |" in block  # run here at the check's seeds
     assert "Sweep:" not in block and "T-frontier:" not in block and "Scaling" not in block
 
@@ -50,3 +54,23 @@ def test_bad_parts_are_refused_in_one_line(parts, capsys):
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "--parts must be a comma-separated list of sweep, engine" in err
     assert repr(parts) in err
+
+
+def test_profile_counts_the_device_timelines_alone_when_there_are_some():
+    """On a GPU the host threads that launch kernels wait as long as the kernels run; counting
+    them would double the total and put the launches on top."""
+    def meta(pid, name):
+        return {"ph": "M", "name": "process_name", "pid": pid, "args": {"name": name}}
+
+    def op(pid, tid, ts, dur, name):
+        return {"ph": "X", "pid": pid, "tid": tid, "ts": ts, "dur": dur, "name": name}
+
+    host = [meta(1, "/host:CPU"), op(1, 7, 0, 900, "KernelLaunch"), op(1, 7, 900, 50, "copy_to_host")]
+    device = [meta(2, "/device:GPU:0"), op(2, 3, 10, 600, "while.1"), op(2, 3, 20, 400, "loop_fusion"),
+              op(2, 3, 700, 100, "loop_fusion")]
+    total, ops, grouped = profiling.operation_times(host + device)
+    # Self times in ms: the while loop's 600 us less the fusion nested in it.
+    assert total == 0.7 and ops == [("loop_fusion", 0.5, 2), ("while.1", 0.2, 1)]
+    assert grouped == [(2, 0.5, 1), (1, 0.2, 1)]
+    total, ops, _ = profiling.operation_times(host)  # a CPU: the operations run on host threads
+    assert total == 0.95 and ops[0] == ("KernelLaunch", 0.9, 1)
