@@ -10,9 +10,10 @@ per-round Python loops in the style of classic bandit libraries
 median of means; the Python sides run fewer seeds (their rates are per
 seed-round).  SMPyBandits and the engine's UCB1 are timed in turn, one engine
 call then one SMPyBandits seed, so that the load of a shared machine reaches
-both alike; each side's rate is its fastest.  Also printed: the engine with every CPU core its own JAX device
-(a subprocess with ``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>``)
-and, with ``--profile``, the JAX profiler's top operations of the UCB1 run.
+both alike; each side's rate is its fastest.  Also printed: the engine with
+every CPU core its own JAX device (a subprocess with
+``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>``) and, with
+``--profile``, the JAX profiler's top operations of the UCB1 run.
 
     python benchmarks/bench_engine.py [--seeds 256] [--loop-seeds 8] [--smpy-seeds 8] [--profile]
     python benchmarks/bench_engine.py --every-policy [--policy-horizon 2000] [--policy-seeds 64]

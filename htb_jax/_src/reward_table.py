@@ -154,7 +154,7 @@ def _reward_table(key, instance, first_pull, num_pulls):
     return expand_pulls(instance).from_bits(words)
 
 
-PREFIX_TILE = 16  # XLA's CPU cumulative sum works on tiles of 16 and pads its input to them
+PREFIX_TILE = 16  # XLA's CPU cumulative sum pads its input to a multiple of 16 (8 is not enough)
 
 
 def prefix_sums(keys: jax.Array, instance: Distribution, num_pulls: int) -> jax.Array:
@@ -163,9 +163,10 @@ def prefix_sums(keys: jax.Array, instance: Distribution, num_pulls: int) -> jax.
     ``P[s, ..., i, j]`` is the float64 sum of the first ``j`` pulls of arm
     ``i`` under seed ``s`` (``P[..., 0] = 0``), summed in XLA's cumulative-sum
     order.  The table is drawn to the next multiple of :data:`PREFIX_TILE`
-    pulls and its sums cut back to ``num_pulls``: the sums are the same bit
-    for bit, and the draw stays one vectorised fusion instead of being fused
-    into the cumulative sum's zero padding, which ran it 3x slower on a CPU.
+    pulls and its sums cut back to ``num_pulls``, so that on a CPU the draw
+    stays one vectorised fusion instead of being fused into the cumulative
+    sum's zero padding, where it ran 3x slower; there the sums are the same
+    bit for bit as those of the table drawn to ``num_pulls`` pulls.
 
     Args:
       keys: key[S] the seeds' keys (``seed_keys(root, S)``).
