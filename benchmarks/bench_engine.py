@@ -63,30 +63,46 @@ def policies():
     return {"UCB1": htb.UCB1(), "Robust UCB (MoM)": htb.RobustUCB(1.0, v=SCALE**2, estimator="mom")}
 
 
-def engine_rate(policy, seeds: int, horizon: int, repeats: int = 3, devices=None, threads=None):
-    nu = instance()
-    options = dict(devices=devices, threads=threads)
+def engine_calls(policy, seeds: int, horizon: int, devices=None, threads=None):
+    """The engine, compiled and warmed up: ``call(i)`` runs key ``i + 1`` and returns its
+    ``(seconds, regret f64[seeds])``."""
+    nu, options = instance(), dict(devices=devices, threads=threads)
     jax.block_until_ready(htb.simulate(jax.random.key(0), policy, nu, horizon, seeds, **options).regret)
-    best = math.inf
-    for i in range(repeats):
+
+    def call(i):
         start = time.perf_counter()
-        out = htb.simulate(jax.random.key(i + 1), policy, nu, horizon, seeds, **options)
-        jax.block_until_ready(out.regret)
-        best = min(best, time.perf_counter() - start)
-    return seeds * horizon / best, np.asarray(out.regret)
+        regret = jax.block_until_ready(htb.simulate(jax.random.key(i + 1), policy, nu, horizon, seeds,
+                                                    **options).regret)
+        return time.perf_counter() - start, np.asarray(regret)
+
+    return call
+
+
+def loop_calls(make, horizon: int):
+    """A per-round loop: ``call(i)`` plays one seed (the next of one generator) and returns its
+    ``(seconds, regret)``."""
+    means = np.asarray(instance().mean())
+    rng = np.random.default_rng(0)
+
+    def call(i):
+        start = time.perf_counter()
+        regret = run(make(), means, gaussian_draw(SCALE), horizon, rng)
+        return time.perf_counter() - start, regret
+
+    return call
+
+
+def engine_rate(policy, seeds: int, horizon: int, repeats: int = 3, devices=None, threads=None):
+    """Seed-rounds per second of the fastest of ``repeats`` calls, and the last call's regret."""
+    times, regrets = zip(*map(engine_calls(policy, seeds, horizon, devices, threads), range(repeats)), strict=True)
+    return seeds * horizon / min(times), regrets[-1]
 
 
 def loop_rate(make, seeds: int, horizon: int):
     """Rounds per second of the fastest seed (each seed is one timed run, as the engine's best
     of several calls), and every seed's regret."""
-    means = np.asarray(instance().mean())
-    rng = np.random.default_rng(0)
-    regrets, fastest = [], math.inf
-    for _ in range(seeds):
-        start = time.perf_counter()
-        regrets.append(run(make(), means, gaussian_draw(SCALE), horizon, rng))
-        fastest = min(fastest, time.perf_counter() - start)
-    return horizon / fastest, np.asarray(regrets)
+    times, regrets = zip(*map(loop_calls(make, horizon), range(seeds)), strict=True)
+    return horizon / min(times), np.asarray(regrets)
 
 
 def paired_rates(policy, make, seeds: int, horizon: int, repeats: int, loop_seeds: int):
@@ -97,21 +113,16 @@ def paired_rates(policy, make, seeds: int, horizon: int, repeats: int, loop_seed
       ``(engine rate, engine regret f64[seeds], loop rate, loop regret f64[loop_seeds])`` from
       ``max(repeats, loop_seeds)`` engine calls after a warm-up and ``loop_seeds`` loop seeds.
     """
-    nu, means = instance(), np.asarray(instance().mean())
-    rng = np.random.default_rng(0)
-    jax.block_until_ready(htb.simulate(jax.random.key(0), policy, nu, horizon, seeds).regret)
-    fastest_engine = fastest_loop = math.inf
-    regrets = []
+    engine, loop = engine_calls(policy, seeds, horizon), loop_calls(make, horizon)
+    engine_runs, loop_runs = [], []
     for i in range(max(repeats, loop_seeds)):
-        start = time.perf_counter()
-        out = htb.simulate(jax.random.key(i + 1), policy, nu, horizon, seeds)
-        jax.block_until_ready(out.regret)
-        fastest_engine = min(fastest_engine, time.perf_counter() - start)
+        engine_runs.append(engine(i))
         if i < loop_seeds:
-            start = time.perf_counter()
-            regrets.append(run(make(), means, gaussian_draw(SCALE), horizon, rng))
-            fastest_loop = min(fastest_loop, time.perf_counter() - start)
-    return seeds * horizon / fastest_engine, np.asarray(out.regret), horizon / fastest_loop, np.asarray(regrets)
+            loop_runs.append(loop(i))
+    (engine_times, engine_regrets), (loop_times, loop_regrets) = (zip(*runs, strict=True)
+                                                                  for runs in (engine_runs, loop_runs))
+    return (seeds * horizon / min(engine_times), engine_regrets[-1], horizon / min(loop_times),
+            np.asarray(loop_regrets))
 
 
 def smpybandits_ucb():
