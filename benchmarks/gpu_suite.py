@@ -24,8 +24,10 @@ the same programs on the CPU with the same key:
   unpaired, so conservative for these mostly identical draws), and the
   fraction of seeds with equal pull counts at least 0.9.
 
-It prints a block ready for ``BENCHMARKS.md`` (date, device, versions, every
-figure) and exits with status 1 if a check fails.  ``--size auto`` (the
+It prints a block (date, device, versions, every figure) ready to go at the
+top of the GPU suite's section of ``benchmarks/HISTORY.md``, the dated runs,
+its figures into the GPU row of ``BENCHMARKS.md``'s summary table, and exits
+with status 1 if a check fails.  ``--size auto`` (the
 default) is ``full`` on a GPU and ``toy`` elsewhere; the toy size runs in
 seconds on a CPU (``tests/test_gpu_suite.py``), so the suite cannot rot.
 
