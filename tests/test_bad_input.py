@@ -52,7 +52,7 @@ LIBRARY = {
                 lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), 3, "0.1")),
     "num_arms str": (TypeError, r"num_arms must be an integer >= 2; got num_arms='3' \(str\)",
                      lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), "3", 0.1)),
-    "base str": (TypeError, r"base must be a distribution of htb_jax.*got str", lambda: htb.equal_gap("x", 3, 0.1)),
+    "base str": (TypeError, r"base must be a distribution of htb_jax.*got base='x' \(str\)", lambda: htb.equal_gap("x", 3, 0.1)),
     # shapes that do not broadcast
     "policy shapes": (ValueError, r"parameters of AdaRETC must broadcast.*eps of shape \(2,\), alpha of shape \(3,\)",
                       lambda: htb.AdaRETC(eps=jnp.ones(2), alpha=jnp.full(3, 0.8), q=0.0)),
@@ -119,7 +119,7 @@ LIBRARY = {
                       lambda: htb.simulate(KEY, POLICY, NU, 100, "2")),
     "memory_budget str": (TypeError, r"memory_budget must be an integer number of bytes.*got memory_budget='1GiB' \(str\)",
                           lambda: htb.simulate(KEY, POLICY, NU, 100, 2, memory_budget="1GiB")),
-    "instance": (TypeError, r"instance must be a distribution of htb_jax.*got str", lambda: htb.simulate(KEY, POLICY, "x", 100, 2)),
+    "instance": (TypeError, r"instance must be a distribution of htb_jax.*got instance='x' \(str\)", lambda: htb.simulate(KEY, POLICY, "x", 100, 2)),
     "sampler": (ValueError, r"sampler must be one of auto, per_pull, block_sums, order_statistic; got 'exact'",
                 lambda: htb.simulate(KEY, POLICY, NU, 100, 2, sampler="exact")),
     "engine": (TypeError, r"engine must be True or False; got engine='yes'",

@@ -1,9 +1,12 @@
 """Input validation at the API boundary, in Python, before anything is traced.
 
 Every check here looks only at *concrete* values (Python numbers, NumPy arrays,
-committed ``jax.Array``s).  Tracers, ``None`` and other placeholders pass
-through unchecked, because pytree machinery (``jax.tree.map``, ``vmap`` axis
-specs, unflattening under ``jit``) rebuilds our dataclasses with such leaves.
+committed ``jax.Array``s); tracers pass through unchecked.  ``None`` and a
+class where a value belongs are refused like any other wrong type: pytree
+machinery (``jax.tree.map``, ``vmap`` axis specs, unflattening under ``jit``)
+rebuilds our dataclasses without calling ``__init__`` (see
+:mod:`htb_jax._src.pytree`), so a placeholder leaf never reaches a check.
+Parameters whose documented default is ``None`` test for it before checking.
 
 What a number must be is checked before its range: a string, a bool, a
 complex number or an array of such is a ``TypeError`` naming the argument
@@ -15,6 +18,7 @@ be and the value given.
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any
 
 import jax
@@ -30,6 +34,133 @@ def _shown(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def given(name: str, value: Any) -> str:
+    """How a message shows the value given: ``name=None``, ``name=Pareto (a class)`` or
+    ``name=<repr> (<type>)``."""
+    if value is None:
+        return f"{name}=None"
+    if isinstance(value, type):
+        return f"{name}={value.__name__} (a class)"
+    return f"{name}={_shown(value)} ({type(value).__name__})"
+
+
+def check_given(name: str, value: Any, what: str) -> None:
+    """``TypeError`` for ``None`` or a class where ``what`` (a value or an instance) is expected.
+
+    Args:
+      name: parameter name used in the message.
+      value: the value given.
+      what: what ``value`` must be, e.g. ``"a distribution of htb_jax such as htb.Pareto(0.0, 1.5)"``.
+    """
+    if value is None:
+        raise TypeError(f"{name} must be {what}; got {name}=None.")
+    if isinstance(value, type):
+        raise TypeError(f"{name} must be {what}, not the class {value.__name__} itself; got {given(name, value)}.")
+
+
+def check_instance_type(name: str, value: Any, types: type | tuple[type, ...], what: str) -> None:
+    """``TypeError`` unless ``value`` is an instance of ``types`` (``None`` and classes included).
+
+    Args:
+      name: parameter name used in the message.
+      value: the value given.
+      types: the accepted types.
+      what: what ``value`` must be, for the message, e.g. ``"an Outcome of htb.simulate"``.
+    """
+    check_given(name, value, what)
+    if not isinstance(value, types):
+        raise TypeError(f"{name} must be {what}; got {given(name, value)}.")
+
+
+def _type_names(types: tuple[type, ...]) -> str:
+    names = [t.__name__ for t in types]
+    text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    return ("an " if text[0] in "AEIOU" else "a ") + text
+
+
+def check_policy(name: str, value: Any, types: type | tuple[type, ...], function: str) -> None:
+    """``TypeError`` unless ``value`` is a policy of one of ``types``, naming ``function`` and the types.
+
+    For the functions that take particular policies (``regret_proxy`` takes an
+    ``AdaRETC``, ``run_on_rewards`` an ``AdaRETC`` or ``EmpiricalETC``).
+
+    Args:
+      name: parameter name used in the message (``"policy"``).
+      value: the value given.
+      types: the accepted policy classes.
+      function: the function's name, for the message.
+    """
+    types = types if isinstance(types, tuple) else (types,)
+    accepted = _type_names(types)
+    if value is None or isinstance(value, type):
+        example = types[0].__name__
+        raise TypeError(
+            f"{function} takes {accepted} instance for {name}, such as htb.{example}(...); got {given(name, value)}."
+        )
+    if not isinstance(value, types):
+        raise TypeError(f"{function} takes {accepted} for {name}; got {given(name, value)}.")
+
+
+def check_policy_instance(name: str, value: Any, function: str) -> None:
+    """``TypeError`` unless ``value`` is a policy: an instance with ``kernel(spec)`` and a tuple ``batch_shape``.
+
+    A policy class has both attributes too (a function and a property), so a
+    class is refused by name before the attributes are looked at.
+
+    Args:
+      name: parameter name used in the message (``"policy"``).
+      value: the value given.
+      function: the function's name, for the message.
+    """
+    what = (
+        "a policy instance (htb.AdaRETC(...), htb.UCB1(), ... or any object with kernel(spec) and "
+        "batch_shape)"
+    )
+    if value is None or isinstance(value, type):
+        raise TypeError(f"{function} takes {what} for {name}; got {given(name, value)}.")
+    missing = [attr for attr in ("kernel", "batch_shape") if not hasattr(value, attr)]
+    if not missing and not callable(value.kernel):
+        missing = ["a callable kernel"]
+    if not missing and not isinstance(value.batch_shape, tuple):
+        missing = ["a tuple batch_shape"]
+    if missing:
+        raise TypeError(
+            f"{function} takes {what} for {name}; got {given(name, value)}, which lacks {' and '.join(missing)}."
+        )
+
+
+def check_flag(name: str, value: Any) -> None:
+    """``TypeError`` unless ``value`` is ``True`` or ``False`` (a NumPy bool included)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {given(name, value)}.")
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    """``ValueError`` unless ``value`` is one of the strings ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {given(name, value)}.")
+
+
+def check_path(name: str, value: Any) -> None:
+    """``TypeError`` unless ``value`` is a file-system path: a non-empty string or an ``os.PathLike``."""
+    if isinstance(value, os.PathLike) and not isinstance(value, type):
+        return
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a path (a non-empty string or a pathlib.Path); got {given(name, value)}.")
+
+
+def check_devices(name: str, value: Any) -> None:
+    """``TypeError`` unless ``value`` is ``None`` or a non-empty sequence of ``jax.Device`` objects."""
+    if value is None:
+        return
+    if isinstance(value, (list, tuple)) and value and all(isinstance(d, jax.Device) for d in value):
+        return
+    raise TypeError(
+        f"{name} must be None (every device) or a non-empty list of jax.Device, such as jax.devices()[:1]; "
+        f"got {given(name, value)}."
+    )
+
+
 def _has_tracer(value: Any) -> bool:
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(value))
 
@@ -39,7 +170,7 @@ def _is_real_dtype(dtype: Any) -> bool:
 
 
 def real_array(name: str, value: Any, what: str = "a real number or an array of real numbers") -> np.ndarray | None:
-    """``value`` as a NumPy array of real numbers; ``None`` for tracers and placeholders.
+    """``value`` as a NumPy array of real numbers; ``None`` for tracers (and lists holding them).
 
     Args:
       name: parameter name used in the message.
@@ -47,13 +178,15 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
       what: what ``value`` must be, for the message.
 
     Raises:
-      TypeError: for strings, bools, complex numbers, typed keys and arrays
-        (or lists) of such.
+      TypeError: for ``None``, a class, strings, bools, complex numbers, typed
+        keys, arrays (or lists) of such, and any other object that is not a
+        number, an array or a sequence (or has ``__array__``).
       ValueError: for a ragged nested sequence.
     """
-    if value is None or isinstance(value, jax.core.Tracer):
+    if isinstance(value, jax.core.Tracer):
         return None
-    got = f"got {name}={_shown(value)} ({type(value).__name__})"
+    check_given(name, value, what)
+    got = f"got {given(name, value)}"
     if isinstance(value, (str, bytes, bool, np.bool_)):
         raise TypeError(f"{name} must be {what}; {got}.")
     if isinstance(value, (list, tuple)):
@@ -77,8 +210,13 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
                 arr = np.asarray(value)
             except (TypeError, ValueError, jax.errors.ConcretizationTypeError):
                 return None
+    elif hasattr(value, "__array__") or hasattr(value, "__jax_array__"):
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError, jax.errors.ConcretizationTypeError):
+            return None
     else:
-        return None
+        raise TypeError(f"{name} must be {what}; {got}.")
     if not _is_real_dtype(arr.dtype):
         kind = {"b": "bools", "c": "complex numbers", "U": "strings", "S": "bytes"}.get(arr.dtype.kind, "objects")
         raise TypeError(f"{name} must be {what}; {got}, which holds {kind} (dtype {arr.dtype}).")
@@ -104,7 +242,8 @@ def _fmt(x: float) -> str:
 def check_nonempty(name: str, values: Any) -> None:
     """``ValueError`` unless ``values`` is a non-empty list or tuple (a setting such as ``alphas``)."""
     if not isinstance(values, (list, tuple)) or not values:
-        raise ValueError(f"{name} must be a non-empty list of numbers; got {name}={values!r}.")
+        shown = given(name, values) if values is None or isinstance(values, type) else f"{name}={values!r}"
+        raise ValueError(f"{name} must be a non-empty list of numbers; got {shown}.")
 
 
 def check_broadcast(what: str, **values: Any) -> tuple[int, ...]:
