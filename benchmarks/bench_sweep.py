@@ -118,7 +118,7 @@ def run(seeds: int = 1000, repeats: int = 5, *, horizon: int = HORIZON, numpy_si
         r["jax_1_thread_seconds"] = best["jax_1_thread"]
     r["jax_rounds_per_s"] = rounds / best["jax"]
     per_arm = int(np.max(np.asarray(htb.exploration_pulls(policy.exploration_length(K, horizon), K))))
-    chunk = htb._src.simulate.default_pull_chunk(K, horizon)
+    chunk = htb._src.simulate.schedule.default_pull_chunk(K, horizon)
     r["jax_drawn"] = seeds * K * chunk * math.ceil(per_arm / chunk)
     if numpy_side:
         regret_np, drawn_np = sides["numpy"]()

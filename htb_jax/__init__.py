@@ -58,7 +58,8 @@ from htb_jax._src.policies.ucb1 import UCB1  # noqa: E402
 from htb_jax._src.proxy import ProxyTable, analytic_regret_bound, proxy_table, regret_proxy  # noqa: E402
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
-from htb_jax._src.simulate import memory_plan, run_on_rewards, simulate  # noqa: E402
+from htb_jax._src.simulate.on_rewards import run_on_rewards  # noqa: E402
+from htb_jax._src.simulate.program import memory_plan, simulate  # noqa: E402
 from htb_jax._src.smoothing import smoothed_regret  # noqa: E402
 from htb_jax._src.tuning import TuningResult, admissible_schedule, tune_schedule  # noqa: E402
 

@@ -40,7 +40,7 @@ def test_commits_compile_block_sums_only_up_to_the_largest_epoch_block(monkeypat
     # zero its block sums (estimates of 0, another commit).
     from reference_policies import _adar_etc_schedule, _ceil_snapped
 
-    from htb_jax._src import simulate as simulate_lib
+    from htb_jax._src.simulate import engine_path, schedule
 
     k, horizon, eps, alpha, q = 2, 20_000, 0.2, 0.867, 0.0
     policy = htb.AnytimeAdaRETC(eps=eps, alpha=alpha, q=q, growth=2.0)
@@ -52,12 +52,12 @@ def test_commits_compile_block_sums_only_up_to_the_largest_epoch_block(monkeypat
             sizes.append(-(-explore // k) // blocks)
         start, epoch = start + length, epoch + 1
     assert max(sizes) == 5
-    flat = simulate_lib._flatten(policy)
-    assert simulate_lib._commit_block_size_bound(flat, np.array([horizon]), k) == 8
+    flat = schedule._flatten(policy)
+    assert engine_path._commit_block_size_bound(flat, np.array([horizon]), k) == 8
 
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=k, gap=0.3)
     bounded = htb.simulate(jax.random.key(14), policy, nu, horizon, 2, record_arms=True)
-    monkeypatch.setattr(simulate_lib, "_commit_block_size_bound", lambda *args: None)
+    monkeypatch.setattr(engine_path, "_commit_block_size_bound", lambda *args: None)
     every_size = htb.simulate(jax.random.key(14), policy, nu, horizon, 2, record_arms=True)
     for field in ("estimates", "committed", "arms", "regret"):
         np.testing.assert_array_equal(getattr(bounded, field), getattr(every_size, field), err_msg=field)

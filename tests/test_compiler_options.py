@@ -5,7 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
-from htb_jax._src import compiler_options, engine, simulate
+from htb_jax._src import compiler_options, engine
+from htb_jax._src.simulate import fast_path
 
 
 def test_only_the_options_xla_knows_are_kept():
@@ -35,13 +36,13 @@ def test_an_option_the_user_sets_in_xla_flags_is_left_to_the_user(monkeypatch):
 def test_the_programs_are_compiled_with_them(monkeypatch):
     # The fast path and the engine hand their options to the seed-sharded program.
     seen = []
-    original = simulate.seed_sharded_program
+    original = fast_path.seed_sharded_program
 
     def spy(kernel, static, devices, seed_axis, threads=1, options=()):
         seen.append((kernel.__name__, options))
         return original(kernel, static, devices, seed_axis, threads, options)
 
-    monkeypatch.setattr(simulate, "seed_sharded_program", spy)
+    monkeypatch.setattr(fast_path, "seed_sharded_program", spy)
     monkeypatch.setattr(engine, "seed_sharded_program", spy)
     nu = htb.equal_gap(htb.Gaussian(loc=0.0), num_arms=3, gap=0.5)
     htb.simulate(jax.random.key(0), htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), nu, 300, 2, sampler="per_pull")

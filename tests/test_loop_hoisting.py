@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
-from htb_jax._src import simulate as simulate_lib
 from htb_jax._src.loop_hoisting import unhoisted
+from htb_jax._src.simulate import program as simulate_program
 
 NAN, INF = float("nan"), float("inf")
 
@@ -84,7 +84,7 @@ def test_the_seed_chunk_loop_runs_in_the_runtime_with_its_sort_inside():
     call; jax 0.10.2 leaves it, so there only the sort's presence can fail.)"""
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=3, gap=0.5)
     policy = htb.AdaRETC(eps=1.0, alpha=jnp.array([0.7, 0.9]), q=0.0)
-    _, run = simulate_lib._prepare(jax.random.key(0), policy, nu, 2000, 64, seed_chunk=8, threads=1)
+    _, run = simulate_program.prepare(jax.random.key(0), policy, nu, 2000, 64, seed_chunk=8, threads=1)
     computations = _computations(run.lower().compile().as_text())
     loops = re.findall(r"\bwhile\(.*?body=%?([\w.\-]+)", computations["ENTRY"])
     assert loops, "the loop over seed chunks was hoisted out of the runtime"

@@ -61,7 +61,8 @@ def test_four_devices_equal_one(tmp_path):
 def test_outputs_carry_the_seed_sharding():
     # The program's outputs are global arrays laid out by a NamedSharding on the one-axis seed mesh.
     from htb_jax._src.sharding import SEED_AXIS_NAME, seed_sharded_program
-    from htb_jax._src.simulate import _fast_path_kernel, _Static, max_blocks
+    from htb_jax._src.simulate.fast_path import _fast_path_kernel, _Static
+    from htb_jax._src.simulate.schedule import max_blocks
 
     devices = tuple(jax.devices()[:1])
     static = _Static(3, 256, max_blocks(3, np.array([500])), 4, num_seeds=2, seed_chunk=1)

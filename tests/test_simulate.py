@@ -158,13 +158,13 @@ def test_grid_points_sharing_a_block_layout_equal_their_own_runs(pareto_instance
     # bucket above 5, one layout repeated).  Every grid point equals its own simulation, bit for
     # bit: catches a configuration reading another layout's median (a wrong index), a repeated
     # layout that displaces one in use, and B and s swapped in their packed code.
-    from htb_jax._src import simulate as simulate_lib
+    from htb_jax._src.simulate import layouts, schedule
 
     alphas, qs, horizons = np.array([2 / 3, 0.68, 0.7]), np.array([0.0, 1 / 3]), [20000, 100000]
     grid = htb.AdaRETC(eps=1.0, alpha=alphas[:, None], q=qs[None, :])
-    flat = simulate_lib._flatten(grid)
-    assert int(simulate_lib._schedule_maxima(flat, jnp.asarray(horizons), K)[1]) == 5
-    assert simulate_lib.num_layouts(5, 12) == 6
+    flat = schedule._flatten(grid)
+    assert int(schedule._schedule_maxima(flat, jnp.asarray(horizons), K)[1]) == 5
+    assert layouts.num_layouts(5, 12) == 6
     key = jax.random.key(7)
     out = htb.simulate(key, grid, pareto_instance, horizons, 16, sampler="per_pull")
     assert len(np.unique(np.asarray(out.exploration))) == 12 and np.any(np.asarray(out.exploration) < 100000)

@@ -56,7 +56,7 @@ from htb_jax._src.resumable import (
     run_chunks,
     seed_chunks,
 )
-from htb_jax._src.simulate import memory_plan, simulate
+from htb_jax._src.simulate.program import memory_plan, simulate
 from htb_jax._src.sweep import progress_bar, write_csv
 from htb_jax._src.validation import check_integer, check_interval, check_nonempty
 

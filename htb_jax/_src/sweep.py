@@ -37,7 +37,7 @@ from htb_jax._src.resumable import (
     run_chunks,
     seed_chunks,
 )
-from htb_jax._src.simulate import memory_plan, simulate
+from htb_jax._src.simulate.program import memory_plan, simulate
 from htb_jax._src.validation import check_integer, check_interval, check_nonempty, real_array
 
 FAMILIES = ("pareto", "student-t", "gaussian", "two-point")

@@ -1,0 +1,126 @@
+"""Validation of a simulation's arguments at the boundary, in Python, before tracing.
+
+:func:`check_simulation` checks every argument of
+:func:`~htb_jax._src.simulate.program.simulate` (and of ``memory_plan``) that
+does not depend on the path taken; the path-specific limits (pulls per arm of
+the per-pull sampler, the engine's largest horizon) are checked where the path
+is prepared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from htb_jax._src.distributions import Distribution
+from htb_jax._src.instances import check_float32_resolution, check_instance
+from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.memory import check_memory_budget
+from htb_jax._src.policies import adar_etc as adar_etc_lib
+from htb_jax._src.reward_table import MAX_SEEDS, as_threefry_key
+from htb_jax._src.simulate.fast_path import SAMPLERS
+from htb_jax._src.simulate.schedule import MAX_PULL_CHUNK
+from htb_jax._src.validation import check_integer, concrete
+
+
+def _check_policy(policy: Any) -> None:
+    """``TypeError`` unless ``policy`` has a ``kernel`` and a ``batch_shape``."""
+    if not (hasattr(policy, "kernel") and hasattr(policy, "batch_shape")):
+        raise TypeError(
+            "simulate takes a policy of htb_jax (AdaRETC, EmpiricalETC, AnytimeAdaRETC, ForceMoM, "
+            f"RobustUCB, UCB1, ...); got {type(policy).__name__}."
+        )
+
+
+def _horizons(horizon) -> tuple[np.ndarray, tuple[int, ...]]:
+    """The horizons, checked, as i64[H] flattened and their shape ``H``."""
+    if isinstance(horizon, jax.core.Tracer):
+        raise ValueError("horizon must be concrete (a Python int or a sequence of ints); got a traced value.")
+    check_integer("horizon (T)", horizon, 1, maximum=10**18)
+    h = concrete(horizon)
+    if h is None:
+        raise TypeError(
+            f"horizon (T) must be an integer in [1, {10**18}] or a sequence of them; "
+            f"got horizon (T)={horizon!r} ({type(horizon).__name__})."
+        )
+    if h.size == 0:
+        raise ValueError(
+            f"horizon (T) must be an integer in [1, {10**18}] or a non-empty sequence of them; "
+            f"got horizon (T)={horizon!r}."
+        )
+    h = np.asarray(h, np.int64)
+    return h.reshape(-1), h.shape
+
+
+def _check_pull_chunk(pull_chunk) -> None:
+    """``pull_chunk`` is ``None`` (the default) or an integer in ``[1, MAX_PULL_CHUNK]``."""
+    if pull_chunk is not None:
+        check_integer("pull_chunk", pull_chunk, 1, maximum=MAX_PULL_CHUNK)
+
+
+def check_simulation(
+    key: jax.Array,
+    policy: Any,
+    instance: Distribution,
+    horizon: int | Sequence[int],
+    num_seeds: int,
+    *,
+    first_seed: int,
+    engine: bool,
+    record_arms: bool,
+    num_checkpoints: int,
+    pull_chunk: int | None,
+    seed_chunk: int | None,
+    devices: Sequence[jax.Device] | None,
+    sampler: str,
+    memory_budget: int | None,
+    threads: int | None,
+) -> tuple[jax.Array, int, np.ndarray, tuple[int, ...], tuple[jax.Device, ...]]:
+    """Checks the arguments of :func:`~htb_jax._src.simulate.program.simulate` (the same names).
+
+    Returns:
+      ``(key, num_arms, horizons, horizon_shape, devices)``: the threefry
+      key, ``K``, i64[H] the flat horizons and their shape ``H``, and the
+      devices as a non-empty tuple.
+
+    Raises:
+      TypeError, ValueError: naming the argument, its admissible values and the value given.
+    """
+    _check_policy(policy)
+    key = as_threefry_key(key)
+    check_instance(instance)
+    k = instance_num_arms(instance)
+    horizons, horizon_shape = _horizons(horizon)
+    adar_etc_lib.check_arms_and_horizon(k, horizons)
+    check_integer("num_seeds", num_seeds, 1)
+    check_integer("first_seed", first_seed, 0, maximum=MAX_SEEDS - 1)
+    if first_seed + num_seeds > MAX_SEEDS:
+        raise ValueError(
+            f"first_seed + num_seeds must be at most 2^32 = {MAX_SEEDS} (seeds are uint32; seed "
+            f"s + 2^32 would repeat seed s); got first_seed + num_seeds={first_seed} + {num_seeds}."
+        )
+    check_integer("num_checkpoints", num_checkpoints, 2)
+    if seed_chunk is not None:
+        check_integer("seed_chunk", seed_chunk, 1)
+    if threads is not None:
+        check_integer("threads", threads, 1)
+        if threads > 1 and jax.process_count() > 1:
+            raise ValueError(
+                f"threads must be 1 under several processes (jax.distributed); got threads={threads} with "
+                f"{jax.process_count()} processes."
+            )
+    _check_pull_chunk(pull_chunk)
+    check_memory_budget(memory_budget)
+    for name, flag in (("engine", engine), ("record_arms", record_arms)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False; got {name}={flag!r} ({type(flag).__name__}).")
+    if not isinstance(sampler, str) or sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}.")
+    check_float32_resolution(instance)
+    devices = tuple(jax.devices() if devices is None else devices)
+    if not devices:
+        raise ValueError("devices must name at least one device.")
+    return key, k, horizons, horizon_shape, devices

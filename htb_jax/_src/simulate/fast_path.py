@@ -1,0 +1,252 @@
+"""The fast path: AdaR-ETC and Empirical ETC with only their exploration rewards drawn.
+
+Exploration is round-robin and the commit phase exact
+(:mod:`htb_jax._src.simulate.commit`), so a run costs its exploration
+rewards alone, streamed into running Median-of-Means block sums once per
+distinct block layout (:mod:`htb_jax._src.simulate.layouts`), or drawn by
+one of the samplers that need no reward table (``block_sums``: one exact draw
+per block; ``order_statistic``: one draw per estimate).  This module holds the
+per-device program (:func:`_fast_path_kernel`), the samplers' estimates, the
+program's memory estimates and the building of its seed-sharded program
+(:func:`prepare_fast_path`); see :mod:`htb_jax._src.simulate` for the whole
+picture.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from htb_jax._src import compiler_options as compiler_options_lib
+from htb_jax._src import mom, order_statistic
+from htb_jax._src.distributions import Distribution
+from htb_jax._src.loop_hoisting import unhoisted
+from htb_jax._src.memory import MemoryPlan, plan_seed_chunk
+from htb_jax._src.policies.adar_etc import AdaRETC
+from htb_jax._src.policies.empirical_etc import EmpiricalETC
+from htb_jax._src.reward_table import MAX_PULLS, block_words, expand_pulls, seed_keys, table_words
+from htb_jax._src.rounding import log_spaced_rounds
+from htb_jax._src.sharding import gather, program_args, seed_sharded_program
+from htb_jax._src.simulate.commit import _commit
+from htb_jax._src.simulate.layouts import _distinct_layouts, num_layouts
+from htb_jax._src.simulate.outputs import _arrange_fast_path
+from htb_jax._src.simulate.schedule import _schedule, _schedule_maxima
+
+# Chunk working memory beyond which larger chunks run no faster (the memory budget may lower it).
+_CPU_SEED_CHUNK_BYTES = 16 * 2**20
+_ACCELERATOR_SEED_CHUNK_BYTES = 4 * 2**30
+_FAST_PATH_TYPES = (AdaRETC, EmpiricalETC)
+SAMPLERS = ("auto", "per_pull", "block_sums", "order_statistic")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Static:
+    """The fast path's static configuration: the program's hashable static argument."""
+
+    num_arms: int
+    pull_chunk: int
+    max_blocks: int
+    num_checkpoints: int
+    num_seeds: int = 0
+    seed_chunk: int = 1
+    sampler: str = "per_pull"
+    num_layouts: int = 1  # per arm: the distinct (B, s) block layouts streamed (see _distinct_layouts)
+    max_block_size: int | None = None  # static bound on the block sizes (mom.static_block_sizes)
+
+
+def _median(means, blocks):
+    """f32[..., F, C, K] Median-of-Means estimates from block means f64[..., F, Bmax, K, C]."""
+    return jnp.swapaxes(mom.median_of_blocks(jnp.moveaxis(means, -3, 0), blocks, jnp.float32), -1, -2)
+
+
+def _streamed_estimates(draw_chunk, steps, block_size, blocks, static):
+    """f32[..., F, C, K] Median-of-Means estimates from streamed samples, one computation per
+    distinct layout of each arm."""
+    size, count, index = _distinct_layouts(block_size, blocks, static.num_layouts)
+    means = mom.stream_block_means(draw_chunk, steps, size, count, static.pull_chunk, static.max_blocks,
+                                   static.max_block_size)
+    lead = means.shape[3:]
+    expand = (slice(None), slice(None)) + (None,) * len(lead)
+    medians = mom.median_of_blocks(means, count[expand], jnp.float32)  # [K, U, ..., F]
+    picked = jnp.take_along_axis(medians, jnp.broadcast_to(index[expand], (*index.shape, *lead)), axis=1)
+    return jnp.moveaxis(picked, (0, 1), (-1, -2))  # [..., F, C, K]
+
+
+def _fast_path_kernel(key, policy, instance, gaps, horizons, first_seed, *, static: _Static):
+    """The per-device program: the Outcome's seven fields ``[S, F, C, ...]`` (``S =
+    static.num_seeds``, ``C = G H`` configurations g-major) for a flat policy [G], instances
+    [F, K], their gaps f64[F, K] and horizons i64[H], seeds from ``first_seed`` on."""
+    k, chunk = static.num_arms, static.pull_chunk
+    blocks, exploration, pulls, horizon = _schedule(policy, k, horizons)
+    block_size = (pulls // blocks[:, None]).T  # [K, C]
+    steps = mom.num_chunks(jnp.max(pulls), chunk)
+    arms = expand_pulls(instance)  # params [F, K, 1]
+    num_words = instance.num_words
+    checkpoints = log_spaced_rounds(horizon, static.num_checkpoints)
+
+    def seed_chunk(keys):
+        if static.sampler == "order_statistic":
+            estimates = _order_statistic_estimates(keys, arms, block_size, blocks, horizons.shape[0])
+        elif static.sampler == "block_sums":
+            estimates = _median(_block_sum_means(keys, arms, block_size, blocks, static.max_blocks), blocks)
+        else:
+
+            def draw_chunk(j):
+                words = jax.vmap(lambda key: table_words(key, k, j * chunk, chunk, num_words))(keys)
+                return arms.from_bits(words[:, None])  # [c, F, K, chunk]
+
+            estimates = _streamed_estimates(draw_chunk, steps, block_size, blocks, static)
+        return _commit(estimates, exploration, horizon, pulls, gaps, checkpoints)
+
+    keys = seed_keys(key, static.num_seeds, first_seed).reshape(-1, static.seed_chunk)
+    parts = jax.lax.map(unhoisted(seed_chunk), keys)  # on a CPU, kept out of XLA's loop hoisting
+    return [p.reshape(static.num_seeds, *p.shape[2:]) for p in parts]
+
+
+def _block_sum_means(keys, arms, block_size, blocks, max_blocks: int):
+    """Block means drawn one exact block sum at a time.
+
+    Args:
+      keys: key[c] seed keys.
+      arms: the instance, parameters f64[F, K, 1].
+      block_size: i64[K, C]; blocks: i64[C].
+      max_blocks: static length of the block axis.
+
+    Returns:
+      f64[c, F, max_blocks, K, C] (blocks ``b >= B`` hold 0).
+    """
+    words = jax.vmap(lambda key: block_words(key, block_size, max_blocks))(keys)  # [c, Bmax, K, C]
+    used = jnp.arange(max_blocks)[:, None, None] < blocks  # [Bmax, 1, C]
+    size = jnp.where(used, block_size, 0)  # [Bmax, K, C]
+    per_block = jax.tree.map(lambda p: p[:, None], arms)  # [F, 1, K, 1]
+    sums = per_block.block_sums_from_bits(words[:, None], size)  # [c, F, Bmax, K, C]
+    return sums / jnp.maximum(block_size, 1)
+
+
+def _order_statistic_estimates(keys, arms, block_size, blocks, num_horizons: int):
+    """Median-of-Means estimates drawn as one order statistic each (:mod:`order_statistic`).
+
+    Args:
+      keys: key[c] seed keys.
+      arms: the instance, parameters f64[F, K, 1].
+      block_size: i64[K, C]; blocks: i64[C], configurations g-major (``C = G H``).  ``B``
+        depends on the horizon alone (``B_T``, or 1 for the empirical mean), so the levels are
+        drawn once per horizon and shared by the grid.
+      num_horizons: static ``H``.
+
+    Returns:
+      f32[c, F, C, K].
+    """
+    k, configs = block_size.shape
+    per_horizon = blocks.reshape(-1, num_horizons)[0]  # [H]
+    u, v = jax.vmap(lambda key: order_statistic.levels(key, k, per_horizon))(keys)  # [c, K, H]
+    grid = configs // num_horizons
+    u, v = jnp.tile(u, (1, 1, grid)), jnp.tile(v, (1, 1, grid))  # [c, K, C], g-major
+    means = arms.block_mean_quantile(u[:, None], v[:, None], block_size)  # [c, F, K, C]
+    return jnp.swapaxes(means.astype(jnp.float32), -1, -2)
+
+
+def _fast_path_bytes_per_seed(instances, configs, static: _Static, words) -> int:
+    """Working memory of one seed in a chunk: the drawn words and rewards of one streaming
+    step plus the running block sums (per-pull), the block words and sums (block sums), or
+    the levels, quantile tiles and estimates (order statistics)."""
+    if static.sampler == "order_statistic":
+        return instances * static.num_arms * configs * 400
+    if static.sampler == "block_sums":
+        return instances * static.num_arms * configs * static.max_blocks * 160
+    return instances * static.num_arms * (
+        static.pull_chunk * (8 * words + 28) + static.num_layouts * (static.max_blocks + 1) * 48
+    )
+
+
+def _fast_path_output_bytes(instances, configs, num_arms, num_checkpoints) -> int:
+    """Results of one seed: regret, exploration (8), committed (4), pulls (8K), estimates (4K),
+    checkpoints and curve (16N), per instance and configuration."""
+    return instances * configs * (20 + 12 * num_arms + 16 * num_checkpoints)
+
+
+def prepare_fast_path(
+    key: jax.Array,
+    policy: Any,
+    instance: Distribution,
+    horizons: np.ndarray,
+    horizon_shape: tuple[int, ...],
+    num_seeds: int,
+    *,
+    flat: Any,
+    flat_instance: Distribution,
+    pull_chunk: int,
+    max_blocks: int,
+    num_checkpoints: int,
+    first_seed: int,
+    seed_chunk: int | None,
+    devices: tuple[jax.Device, ...],
+    memory_budget: int,
+    sampler: str,
+    threads: int | None,
+) -> tuple[MemoryPlan, Any]:
+    """The fast path's program for a validated simulation (see
+    :func:`~htb_jax._src.simulate.program.prepare`).
+
+    Args:
+      key: the threefry key.
+      policy: the :class:`AdaRETC` or :class:`EmpiricalETC` grid (shape ``G``).
+      instance: the instance (batch shape ``I + (K,)``).
+      horizons: i64[H] the flat horizons; horizon_shape: their shape ``H``.
+      num_seeds: ``S``.
+      flat: the flat policy grid [G] (:func:`~htb_jax._src.simulate.schedule._flatten`).
+      flat_instance: the instances, parameters [F, K].
+      pull_chunk: static streaming step; max_blocks: static length of the block axis.
+      num_checkpoints, first_seed, seed_chunk, devices, threads: as for
+        :func:`~htb_jax._src.simulate.program.simulate`.
+      memory_budget: bytes per device.
+      sampler: one of :data:`SAMPLERS`, checked against the family already.
+
+    Returns:
+      ``(plan, run)``: the :class:`MemoryPlan`; ``run()`` gives the Outcome
+      with leading axes ``G + I + H + (S,)``, ``run.lower()`` the lowered program.
+    """
+    k = flat_instance.batch_shape[-1]
+    has_block_sums = type(instance).has_block_sums
+    chosen = ("order_statistic" if has_block_sums else "per_pull") if sampler == "auto" else sampler
+    needed, distinct, largest = (0, 1, 1) if chosen != "per_pull" else (
+        int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k)
+    )
+    if math.ceil(needed / pull_chunk) * pull_chunk > MAX_PULLS:
+        raise ValueError(
+            f"the schedule needs {needed} pulls per arm; per-sample simulation supports at most "
+            f"{MAX_PULLS - pull_chunk} (TwoPoint, Dirac and Gaussian arms take exact block sums "
+            "instead, with no limit)."
+        )
+    configs = flat.eps.shape[0] * horizons.shape[0]
+    instances = flat_instance.batch_shape[0]
+    static = _Static(k, pull_chunk, max_blocks, num_checkpoints, sampler=chosen,
+                     num_layouts=num_layouts(distinct, configs), max_block_size=mom.static_block_sizes(largest))
+    preferred = _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
+    plan = plan_seed_chunk(
+        math.ceil(num_seeds / len(devices)),
+        _fast_path_bytes_per_seed(instances, configs, static, instance.num_words),
+        _fast_path_output_bytes(instances, configs, k, num_checkpoints),
+        memory_budget,
+        preferred,
+        seed_chunk,
+        threads,
+        devices,
+    )
+    static = dataclasses.replace(static, num_seeds=plan.seeds_per_thread, seed_chunk=plan.seed_chunk)
+    options = compiler_options_lib.known(devices[0], (compiler_options_lib.VECTOR_WIDTH,))
+    program = seed_sharded_program(_fast_path_kernel, static, devices, 0, plan.threads, options)
+    args = program_args(key, flat, flat_instance, horizons, first_seed)
+    instance_shape = instance.batch_shape[:-1]
+
+    def run_fast():
+        return _arrange_fast_path(gather(program(*args)), policy.batch_shape, instance_shape, horizon_shape,
+                                  (num_seeds,))
+
+    run_fast.lower = lambda: program.lower(*args)
+    return plan, run_fast

@@ -1,0 +1,51 @@
+"""The arrangement of a program's outputs into an :class:`~htb_jax._src.outcome.Outcome`.
+
+Each path's program returns flat axes (configurations g-major, a padded seed
+axis); these jitted functions give the Outcome its leading axes grid +
+instance + horizon + seed, one program each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from htb_jax._src.outcome import Outcome
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
+def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_shape):
+    """[*seed, F, G*H, ...] arrays -> grid + instance + horizon + seed (+ trailing), one program (a
+    padded seed axis is cut to ``seed_shape`` here too, rather than by one slicing program per output)."""
+    lead = len(seed_shape)
+    f = int(np.prod(instance_shape, dtype=int))
+    g = int(np.prod(grid_shape, dtype=int))
+    h = int(np.prod(horizon_shape, dtype=int))
+
+    def arrange(a):
+        if lead:
+            a = a[: seed_shape[0]]
+        trailing = a.shape[lead + 2 :]
+        a = a.reshape(*seed_shape, f, g, h, *trailing)
+        order = (lead + 1, lead, lead + 2, *range(lead), *range(lead + 3, a.ndim))
+        a = jnp.transpose(a, order)
+        return a.reshape(*grid_shape, *instance_shape, *horizon_shape, *seed_shape, *trailing)
+
+    return Outcome(*(arrange(a) for a in parts))
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def _arrange_engine(outputs, shape, record_arms: bool):
+    """The engine's ``[G, F, H, S_padded, ...]`` outputs -> the Outcome with leading axes ``shape``
+    (grid + instance + horizon + seed), the padded seeds cut, one program."""
+    num_seeds = shape[-1]
+    curve, pulls, committed, exploration, estimates, checkpoints, arms = (a[:, :, :, :num_seeds] for a in outputs)
+    parts = (curve[..., -1], pulls, committed, exploration, estimates, checkpoints, curve)
+    outcome = Outcome(*(a.reshape(*shape, *a.shape[4:]) for a in parts))
+    if record_arms:
+        outcome = dataclasses.replace(outcome, arms=arms.reshape(*shape, arms.shape[-1]))
+    return outcome

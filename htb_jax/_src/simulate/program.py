@@ -1,0 +1,208 @@
+"""One simulation's program: its arguments checked, its memory planned, the program built.
+
+:func:`prepare` validates a call (:mod:`htb_jax._src.simulate.checks`), then
+hands it to the fast path (:mod:`htb_jax._src.simulate.fast_path`) or to the
+engine (:mod:`htb_jax._src.simulate.engine_path`), each of which plans its
+seed chunks for the memory budget and builds one seed-sharded program.
+:func:`simulate` runs that program; :func:`memory_plan` reports its plan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+
+from htb_jax._src.distributions import Distribution
+from htb_jax._src.memory import MemoryPlan, default_memory_budget
+from htb_jax._src.outcome import Outcome
+from htb_jax._src.simulate.checks import check_simulation
+from htb_jax._src.simulate.engine_path import prepare_engine_path
+from htb_jax._src.simulate.fast_path import _FAST_PATH_TYPES, prepare_fast_path
+from htb_jax._src.simulate.schedule import _flatten, default_pull_chunk, max_blocks
+
+
+def simulate(
+    key: jax.Array,
+    policy: Any,
+    instance: Distribution,
+    horizon: int | Sequence[int],
+    num_seeds: int,
+    *,
+    first_seed: int = 0,
+    engine: bool = False,
+    record_arms: bool = False,
+    num_checkpoints: int = 16,
+    pull_chunk: int | None = None,
+    seed_chunk: int | None = None,
+    devices: Sequence[jax.Device] | None = None,
+    sampler: str = "auto",
+    memory_budget: int | None = None,
+    threads: int | None = None,
+) -> Outcome:
+    """Simulates a policy over seeds, its parameter grid, an instance family and horizons.
+
+    The whole sweep is one ``jit``-compiled program.  :class:`AdaRETC` and
+    :class:`EmpiricalETC` take the fast path (only exploration rewards are
+    drawn, the commit phase is exact); every other policy, or any policy
+    with ``engine=True``, runs round by round.  Rewards come from the reward
+    table of each seed (see :func:`reward_table`), so every policy, grid point
+    and horizon sees the same ``j``-th pull of arm ``i``.
+
+    Args:
+      key: a threefry ``jax.random.key``; seed ``s`` uses ``fold_in(key, s)``.
+      policy: a policy with grid shape ``G`` (its batch shape).
+      instance: a distribution with batch shape ``I + (K,)``.
+      horizon: ``T`` or a sequence of horizons (shape ``H``).
+      num_seeds: ``S``.
+      first_seed: index of the first seed (seeds ``first_seed .. + S - 1``),
+        so that a sweep split into pieces equals the sweep in one piece.
+      engine: run round by round even where the fast path applies.
+      record_arms: also return the arm played in every round (``Outcome.arms``,
+        i32[..., max(T)]); implies ``engine``.
+      num_checkpoints: log-spaced rounds of ``regret_curve`` (from 1 to ``T``).
+      pull_chunk: static streaming step (pulls per arm per step).
+      seed_chunk: seeds processed together inside the program; by default
+        the largest chunk that fits ``memory_budget`` (see :func:`memory_plan`).
+        A given ``seed_chunk`` takes precedence over the budget.
+      devices: devices to shard the seeds over (default: all of
+        ``jax.devices()``, after ``jax.distributed.initialize()`` those of
+        every host; on a CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
+        set before importing jax makes N cores N devices).  The seed axis of
+        every output is sharded over a one-axis ``Mesh`` of them.
+      sampler: fast-path exploration rewards: ``"per_pull"`` (the reward
+        table, at most ``2^32`` pulls per arm), ``"block_sums"`` (one exact
+        draw per Median-of-Means block), ``"order_statistic"`` (each
+        estimate drawn as the ``ceil(B/2)``-th of ``B`` block means, exactly
+        in law: one Beta level per seed, arm and ``B``, shared by every grid
+        point, instance and horizon with that ``B``, and the block mean's
+        quantile there) or ``"auto"``: the order statistic where the family
+        has it.  The last two take :class:`TwoPoint`, :class:`Dirac` and
+        :class:`Gaussian` only.  The samplers agree in law, not draw by
+        draw; the engine always reads the reward table.
+      memory_budget: bytes per device the program may use (an integer
+        ``>= 1``; default :func:`default_memory_budget`: 2 GiB on a CPU, half
+        the memory of an accelerator).  The seeds run in chunks of the
+        largest size whose working memory plus every seed's results fits it;
+        a budget too small for one seed per chunk is a ``ValueError`` naming
+        the minimum.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the
+        results are bitwise identical for every budget, chunk size and
+        number of devices.
+      threads: executions of the compiled program run concurrently on each
+        device, each on its own consecutive seeds (an integer ``>= 1``;
+        default: on CPU devices one per usable core, shared out over the
+        devices, or the environment variable ``HTB_JAX_THREADS``; 1 on an
+        accelerator, and the only choice under several processes).  XLA runs the small kernels of a
+        round or a seed chunk on one core, so on a CPU these threads are
+        what puts the other cores to work; the budget is shared out over
+        them.  The results are bitwise the same for every ``threads``.
+
+    Returns:
+      Outcome with leading axes ``G + I + H + (S,)``.
+
+    Examples:
+      >>> import jax, htb_jax as htb
+      >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=10, gap=0.5)
+      >>> out = htb.simulate(jax.random.key(0), htb.AdaRETC.order_free(), nu, 10**5, num_seeds=100)
+      >>> out.regret.shape
+      (100,)
+    """
+    plan, run = prepare(
+        key, policy, instance, horizon, num_seeds, first_seed=first_seed, engine=engine,
+        record_arms=record_arms, num_checkpoints=num_checkpoints, pull_chunk=pull_chunk,
+        seed_chunk=seed_chunk, devices=devices, sampler=sampler, memory_budget=memory_budget,
+        threads=threads,
+    )
+    del plan
+    return run()
+
+
+def memory_plan(
+    key: jax.Array,
+    policy: Any,
+    instance: Distribution,
+    horizon: int | Sequence[int],
+    num_seeds: int,
+    *,
+    measure: bool = False,
+    **options,
+) -> MemoryPlan:
+    """How :func:`simulate` with the same arguments splits its seeds, without running it.
+
+    Args:
+      key, policy, instance, horizon, num_seeds: as for :func:`simulate`.
+      measure: also compile the program and record its ``memory_analysis()``
+        (``temp + output + argument`` bytes per device, times the concurrent
+        executions ``threads``) as ``measured_peak``.
+      **options: any keyword argument of :func:`simulate` (``memory_budget``,
+        ``seed_chunk``, ``devices``, ``engine``, ...).
+
+    Returns:
+      The :class:`MemoryPlan`: seed chunk, chunks per device, the per-seed and
+      output estimates, and their sum ``estimated_peak <= memory_budget``.
+
+    Examples:
+      >>> import jax, htb_jax as htb
+      >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=10, gap=0.5)
+      >>> plan = htb.memory_plan(jax.random.key(0), htb.AdaRETC.order_free(), nu, 10**5, 1000,
+      ...                        memory_budget=2**23, devices=jax.devices()[:1], threads=2)
+      >>> plan.threads, plan.seed_chunk, plan.num_chunks, plan.estimated_peak <= 2**23
+      (2, 7, 72, True)
+    """
+    plan, run = prepare(key, policy, instance, horizon, num_seeds, **options)
+    if measure:
+        analysis = run.lower().compile().memory_analysis()
+        if analysis is not None:
+            peak = analysis.temp_size_in_bytes + analysis.output_size_in_bytes + analysis.argument_size_in_bytes
+            plan = dataclasses.replace(plan, measured_peak=int(peak) * plan.threads)
+    return plan
+
+
+def prepare(
+    key,
+    policy,
+    instance,
+    horizon,
+    num_seeds,
+    *,
+    first_seed: int = 0,
+    engine: bool = False,
+    record_arms: bool = False,
+    num_checkpoints: int = 16,
+    pull_chunk: int | None = None,
+    seed_chunk: int | None = None,
+    devices: Sequence[jax.Device] | None = None,
+    sampler: str = "auto",
+    memory_budget: int | None = None,
+    threads: int | None = None,
+):
+    """Validates a simulation and builds its program: ``(plan, run)``, ``run()`` gives the Outcome
+    and ``run.lower()`` the lowered program."""
+    key, k, horizons, horizon_shape, devices = check_simulation(
+        key, policy, instance, horizon, num_seeds, first_seed=first_seed, engine=engine,
+        record_arms=record_arms, num_checkpoints=num_checkpoints, pull_chunk=pull_chunk,
+        seed_chunk=seed_chunk, devices=devices, sampler=sampler, memory_budget=memory_budget,
+        threads=threads,
+    )
+    budget = default_memory_budget(devices[0]) if memory_budget is None else int(memory_budget)
+    flat = _flatten(policy)
+    flat_instance = jax.tree.map(lambda p: p.reshape(-1, k), instance.broadcast())
+    chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
+    blocks = max_blocks(k, horizons)
+    if sampler in ("block_sums", "order_statistic") and not type(instance).has_block_sums:
+        raise ValueError(
+            f"sampler={sampler!r} needs a family with closed-form block sums (TwoPoint, Dirac, "
+            f"Gaussian); got {type(instance).__name__}."
+        )
+    common = dict(
+        flat=flat, flat_instance=flat_instance, pull_chunk=chunk, max_blocks=blocks,
+        num_checkpoints=num_checkpoints, first_seed=first_seed, seed_chunk=seed_chunk, devices=devices,
+        memory_budget=budget, threads=threads,
+    )
+    if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
+        return prepare_fast_path(key, policy, instance, horizons, horizon_shape, num_seeds, sampler=sampler,
+                                 **common)
+    return prepare_engine_path(key, policy, instance, horizons, horizon_shape, num_seeds,
+                               record_arms=record_arms, **common)
