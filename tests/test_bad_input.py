@@ -1,12 +1,15 @@
 """Every bad input is a TypeError or ValueError naming the argument and the value, before tracing;
 the command line prints one line and exits with status 2, writing nothing."""
 
+import contextlib
+import inspect
 import os
 import re
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 import htb_jax as htb
@@ -20,6 +23,13 @@ from htb_jax._src.validation import check_broadcast, check_integer, check_interv
 KEY = jax.random.key(0)
 NU = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=3, gap=0.1)
 POLICY = htb.AdaRETC.order_free()
+# Arguments built once, so that a case's call is the refusal alone (test_the_refusals_run_before_anything_is_compiled).
+FAR = htb.equal_gap(htb.Pareto(loc=1e8, shape=1.5), 3, 0.1)  # float32 rewards cannot resolve its gap
+KEYS = jax.random.split(KEY, 4)
+REWARDS_NAN = np.zeros((3, 500))
+REWARDS_NAN[1, 2] = np.nan
+SPIKES = htb.lower_bound_pair(2, 1.0, [0.1, 0.5])[1]
+REFERENCE = htb.lower_bound_pair(2, 1.0, 0.9)[1]
 
 
 def _raises(kind, pattern, fn):
@@ -55,15 +65,15 @@ LIBRARY = {
     "base str": (TypeError, r"base must be a distribution of htb_jax.*got base='x' \(str\)", lambda: htb.equal_gap("x", 3, 0.1)),
     # shapes that do not broadcast
     "policy shapes": (ValueError, r"parameters of AdaRETC must broadcast.*eps of shape \(2,\), alpha of shape \(3,\)",
-                      lambda: htb.AdaRETC(eps=jnp.ones(2), alpha=jnp.full(3, 0.8), q=0.0)),
+                      lambda: htb.AdaRETC(eps=np.ones(2), alpha=np.full(3, 0.8), q=0.0)),
     "anytime shapes": (ValueError, r"parameters of AnytimeAdaRETC must broadcast.*growth of shape \(4,\)",
-                       lambda: htb.AnytimeAdaRETC(eps=1.0, alpha=jnp.full(3, 0.8), q=0.0, growth=jnp.full(4, 2.0))),
+                       lambda: htb.AnytimeAdaRETC(eps=1.0, alpha=np.full(3, 0.8), q=0.0, growth=np.full(4, 2.0))),
     "ucb shapes": (ValueError, r"parameters of RobustUCB must broadcast.*eps of shape \(2,\), v of shape \(3,\)",
-                   lambda: htb.RobustUCB(jnp.ones(2), v=jnp.ones(3), estimator="mom")),
+                   lambda: htb.RobustUCB(np.ones(2), v=np.ones(3), estimator="mom")),
     "arm shapes": (ValueError, r"parameters of Pareto must broadcast.*loc of shape \(3,\), shape of shape \(2,\)",
-                   lambda: htb.Pareto(loc=jnp.zeros(3), shape=jnp.full(2, 1.5))),
+                   lambda: htb.Pareto(loc=np.zeros(3), shape=np.full(2, 1.5))),
     "two-point shapes": (ValueError, r"parameters of TwoPoint must broadcast.*low of shape \(2,\), high of shape \(3,\)",
-                         lambda: htb.TwoPoint(jnp.zeros(2), jnp.ones(3), 0.5)),
+                         lambda: htb.TwoPoint(np.zeros(2), np.ones(3), 0.5)),
     # float32 rewards
     "loc overflow": (ValueError, r"Pareto loc must lie in \[-3.40\d*e\+38, 3.40\d*e\+38\] \(rewards are float32.*"
                      r"got Pareto loc=1e\+39", lambda: htb.Pareto(loc=1e39, shape=1.5)),
@@ -76,7 +86,7 @@ LIBRARY = {
                         r"got StudentT scale=1e-50", lambda: htb.StudentT(df=3.0, loc=0.0, scale=1e-50)),
     "gap collapse": (ValueError, r"arms 0 and 1 have means 100000000.1 and 100000000 \(gap 0.1\), but rewards are "
                      r"float32, whose spacing there is 8.*gap 0",
-                     lambda: htb.simulate(KEY, POLICY, htb.equal_gap(htb.Pareto(loc=1e8, shape=1.5), 3, 0.1), 100, 2)),
+                     lambda: htb.simulate(KEY, POLICY, FAR, 100, 2)),
     # keys that are not keys
     "key int": (TypeError, r"key must be a jax.random.key\(seed\).*got key=0 \(int\)\. Use jax.random.key\(0\)",
                 lambda: htb.simulate(0, POLICY, NU, 100, 2)),
@@ -84,7 +94,7 @@ LIBRARY = {
     "key float data": (TypeError, r"key must be .*got key data of dtype float64 and shape \(2,\)",
                        lambda: htb.simulate(np.zeros(2), POLICY, NU, 100, 2)),
     "key batch": (ValueError, r"key must be one key.*got a batch of keys of shape \(4,\)",
-                  lambda: htb.simulate(jax.random.split(KEY, 4), POLICY, NU, 100, 2)),
+                  lambda: htb.simulate(KEYS, POLICY, NU, 100, 2)),
     "key length": (ValueError, r"key must be .*got uint32 key data of shape \(3,\), not \(2,\)",
                    lambda: htb.reward_table(np.zeros(3, np.uint32), NU, 4)),
     # horizons
@@ -126,25 +136,25 @@ LIBRARY = {
                lambda: htb.simulate(KEY, POLICY, NU, 100, 2, engine="yes")),
     # run_on_rewards
     "rewards NaN": (ValueError, r"rewards must not hold NaN.*got NaN at rewards\[1, 2\]",
-                    lambda: htb.run_on_rewards(POLICY, jnp.zeros((3, 500)).at[1, 2].set(jnp.nan), jnp.zeros(3), 100)),
+                    lambda: htb.run_on_rewards(POLICY, REWARDS_NAN, np.zeros(3), 100)),
     "means length": (ValueError, r"means must have shape \(K,\) = \(3,\).*got means of shape \(2,\)",
-                     lambda: htb.run_on_rewards(POLICY, jnp.zeros((3, 500)), jnp.zeros(2), 100)),
-    "means str": (TypeError, r"means must be .*got means='0'", lambda: htb.run_on_rewards(POLICY, jnp.zeros((3, 500)), "0", 100)),
+                     lambda: htb.run_on_rewards(POLICY, np.zeros((3, 500)), np.zeros(2), 100)),
+    "means str": (TypeError, r"means must be .*got means='0'", lambda: htb.run_on_rewards(POLICY, np.zeros((3, 500)), "0", 100)),
     "rewards str": (TypeError, r"rewards must be .*got rewards='abc' \(str\)",
-                    lambda: htb.run_on_rewards(POLICY, "abc", jnp.zeros(3), 100)),
+                    lambda: htb.run_on_rewards(POLICY, "abc", np.zeros(3), 100)),
     "ror pull_chunk": (ValueError, r"pull_chunk must be an integer in \[1, 1048576\]; got pull_chunk=0\.",
-                       lambda: htb.run_on_rewards(POLICY, jnp.zeros((3, 500)), jnp.zeros(3), 100, pull_chunk=0)),
+                       lambda: htb.run_on_rewards(POLICY, np.zeros((3, 500)), np.zeros(3), 100, pull_chunk=0)),
     # median_of_means
     "mom blocks > N": (ValueError, r"num_blocks must be at most the number of samples N=5.*got num_blocks=6",
-                       lambda: htb.median_of_means(jnp.ones(5), 6)),
+                       lambda: htb.median_of_means(np.ones(5), 6)),
     "mom blocks > n": (ValueError, r"num_blocks must be at most the number of samples n=2.*got num_blocks=3",
-                       lambda: htb.median_of_means(jnp.ones(10), 3, 2)),
+                       lambda: htb.median_of_means(np.ones(10), 3, 2)),
     "mom no samples": (ValueError, r"x must hold at least one sample \(N >= 1\); got x of shape \(0,\)",
-                       lambda: htb.median_of_means(jnp.ones(0), 1)),
+                       lambda: htb.median_of_means(np.ones(0), 1)),
     "mom scalar": (ValueError, r"x must have a sample axis.*got a scalar", lambda: htb.median_of_means(1.0, 1)),
     "mom str": (TypeError, r"x must be .*got x='abc'", lambda: htb.median_of_means("abc", 1)),
     "mom blocks str": (TypeError, r"num_blocks must be an integer >= 1; got num_blocks='2'",
-                       lambda: htb.median_of_means(jnp.ones(4), "2")),
+                       lambda: htb.median_of_means(np.ones(4), "2")),
     # the regret proxy
     "tau str": (TypeError, r"tau must be a real number.*got tau='0.1' \(str\)",
                 lambda: htb.regret_proxy(KEY, htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), NU, 100, 4, "0.1")),
@@ -172,8 +182,42 @@ LIBRARY = {
                           lambda: TFrontierConfig(fit_from=1500.5).validate()),
     "frontier eps empty": (ValueError, r"eps_values must be a non-empty list of numbers; got eps_values=\(\)",
                            lambda: TFrontierConfig(eps_values=()).validate()),
-    "seed_chunks": (ValueError, r"seed_chunk must be at least 10000000 for num_seeds=1000000000000|num_seeds must be",
-                    lambda: resumable.seed_chunks(10**12, 1)),
+    "seed_chunks seeds": (ValueError, r"num_seeds must be an integer in \[1, 4294967296\]; got num_seeds=1000000000000\.",
+                          lambda: resumable.seed_chunks(10**12, 1)),
+    "seed_chunks chunks": (ValueError, r"seed_chunk must be at least 40000 for num_seeds=4000000000 \(at most 100000 "
+                           r"chunks, one file each\); got seed_chunk=2\.", lambda: resumable.seed_chunks(4 * 10**9, 2)),
+    # None, a class where an instance belongs, a policy a function does not take
+    "alpha None": (TypeError, r"alpha must be a real number or an array of real numbers; got alpha=None\.",
+                   lambda: htb.AdaRETC(eps=1.0, alpha=None, q=0.0)),
+    "loc None": (TypeError, r"Pareto loc must be a real number or an array of real numbers; got Pareto loc=None\.",
+                 lambda: htb.Pareto(loc=None, shape=1.5)),
+    "gap class": (TypeError, r"gap must be a real number or an array of real numbers, not the class float itself; "
+                  r"got gap=float \(a class\)\.", lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), 3, float)),
+    "base class": (TypeError, r"base must be a distribution of htb_jax \(.*\), such as htb.Pareto\(loc=0.0, "
+                   r"shape=1.5\), not the class Pareto itself; got base=Pareto \(a class\)\.",
+                   lambda: htb.equal_gap(htb.Pareto, 3, 0.1)),
+    "instance class": (TypeError, r"instance must be a distribution of htb_jax .*not the class TwoPoint itself; "
+                       r"got instance=TwoPoint \(a class\)\.", lambda: htb.intrinsic_scale(htb.TwoPoint, 1.0)),
+    "proxy policy": (TypeError, r"regret_proxy takes an AdaRETC for policy; got policy=ForceMoM\(rho=0.5\) \(ForceMoM\)\.",
+                     lambda: htb.regret_proxy(KEY, htb.ForceMoM(0.5), NU, 100, 4, 0.1)),
+    "proxy policy class": (TypeError, r"regret_proxy takes an AdaRETC instance for policy, such as htb.AdaRETC\(...\); "
+                           r"got policy=AdaRETC \(a class\)\.", lambda: htb.regret_proxy(KEY, htb.AdaRETC, NU, 100, 4, 0.1)),
+    "bound policy": (TypeError, r"analytic_regret_bound takes an AdaRETC for policy; got policy=EmpiricalETC\(",
+                     lambda: htb.analytic_regret_bound(htb.EmpiricalETC(1.0, 0.8, 0.0), NU, 100)),
+    "smoothed policy": (TypeError, r"smoothed_regret takes an AdaRETC for policy; got policy=UCB1\(\) \(UCB1\)\.",
+                        lambda: htb.smoothed_regret(KEY, htb.UCB1(), NU, 100, 4)),
+    "rounding None": (TypeError, r"rounding must be True or False; got rounding=None\.",
+                      lambda: htb.regret_proxy(KEY, POLICY, NU, 100, 4, 0.1, rounding=None)),
+    "summarize": (TypeError, r"outcome must be an Outcome of htb.simulate; got outcome=None\.", lambda: htb.summarize(None)),
+    "kth_smallest x": (TypeError, r"x must be an array of real numbers; got x=None\.", lambda: htb.kth_smallest(None, 1)),
+    "powers_of_ten": (TypeError, r"step must be a finite real number; got step=None\.",
+                      lambda: htb.powers_of_ten(-2.0, 0.0, None)),
+    "tune sampler": (ValueError, r"sampler must be one of auto, per_pull, order_statistic; got sampler=None\.",
+                     lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 100, 4, sampler=None)),
+    "theory eps": (TypeError, r"eps must be a real number or an array of real numbers; got eps=None\.",
+                   lambda: htb.theory.alpha_range(None)),
+    "frontier runs": (TypeError, r"runs must be a FamilyRuns \(from run_family or load_runs\); got runs=None\.",
+                      lambda: htb.frontier.dependent_exponent(None, 0, 10**3)),
 }
 
 
@@ -183,13 +227,46 @@ def test_library_refuses_bad_input_before_tracing(case):
     _raises(kind, pattern, fn)
 
 
-def test_the_refusals_run_before_anything_is_compiled():
-    # Each case raises before tracing: no cache entry of simulate's program appears.
+# Refusals that need a compiled program before they can refuse: the budget's least value comes from the
+# schedule's largest exploration, which memory_plan computes with a small compiled program.
+COMPILES_BEFORE_REFUSING = {"sweep budget"}
+
+_COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/backend_compile_duration")
+
+
+@contextlib.contextmanager
+def _compilations():
+    """The functions JAX traces or compiles inside the block (its tracing and backend-compile events;
+    a persistent-cache hit is a backend compile event too), with every in-memory cache cleared first."""
+    compiled = []
+
+    def listener(event, duration, **kwargs):
+        if event in _COMPILE_EVENTS:
+            compiled.append(f"{event.rsplit('/', 1)[-1]}: {kwargs.get('fun_name')}")
+
     jax.clear_caches()
-    with jax.log_compiles(True):
-        for case in ("T fraction", "pull_chunk 0", "key batch", "gap collapse", "rewards NaN", "mom blocks > N"):
-            kind, pattern, fn = LIBRARY[case]
-            _raises(kind, pattern, fn)
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        yield compiled
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+
+
+def test_compilations_are_counted():
+    # The counter sees a compilation (so a zero below means none happened).
+    with _compilations() as compiled:
+        jax.jit(lambda x: x + 1).lower(1.0).compile()
+    assert any("backend_compile_duration" in c for c in compiled), compiled
+
+
+@pytest.mark.parametrize("case", [c for c in LIBRARY if c not in COMPILES_BEFORE_REFUSING])
+def test_the_refusals_run_before_anything_is_compiled(case):
+    # Each case raises in Python before anything is traced or compiled: not simulate's program, not
+    # a jnp call on the way (the arguments are built outside the count).
+    kind, pattern, fn = LIBRARY[case]
+    with _compilations() as compiled:
+        _raises(kind, pattern, fn)
+    assert compiled == [], compiled
 
 
 def test_a_near_but_resolvable_location_is_accepted():
@@ -328,3 +405,182 @@ def test_messages_name_the_argument_and_the_value():
     message = _raises(ValueError, "horizon", lambda: htb.simulate(KEY, POLICY, NU, 1500.7, 2))
     assert re.fullmatch(r"horizon \(T\) must be an integer in \[1, 1000000000000000000\]; got horizon \(T\)=1500.7\.",
                         message)
+
+
+# -- every parameter of the public surface: None and a class are refused by name ---------------------------
+#
+# One valid call per public constructor and function (by keyword), then each argument replaced in
+# turn by None (where the parameter does not document None) and by a class (the class of the valid
+# value: float for a number, Pareto for an instance, AdaRETC for a policy): a TypeError or ValueError
+# whose message names the parameter and the value given, before anything runs.
+
+ETC = htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0)
+X3 = np.array([10.0, 100.0, 1000.0])
+SPIKE_FAMILY = htb.frontier.SpikeFamily(num_arms=2, gap=1.0, spike_probs=(0.1, 0.5), fixed_spike=0.9)
+RUNS = htb.frontier.FamilyRuns(regret=np.ones((1, 3, 2, 4)), exploration=np.full((1, 2), 100),
+                               horizons=np.array([10**3, 10**4]), family=SPIKE_FAMILY, seconds=0.0)
+FRONTIER = htb.frontier.TFrontierConfig(eps_values=(1.0,), alphas_per_eps=1, horizons=(10**3, 10**4), fit_from=10**3,
+                                        num_seeds=4, seed_chunk=4, family=SPIKE_FAMILY)
+FRONTIER_RESULT = htb.frontier.TFrontierResult(FRONTIER, RUNS, [])
+FIT = htb.ExponentFit(0.5, 0.0, 0.4, 0.6, 0.95, 10)
+OUTCOME = htb.Outcome(*(np.zeros(2) for _ in range(7)))
+SIM = dict(key=KEY, policy=POLICY, instance=NU, horizon=100, num_seeds=2)
+
+
+def _validated(cls):
+    """A configuration class constructed and validated (they check in ``validate``, as the CLI calls it)."""
+    def build(**kwargs):
+        cls(**kwargs).validate()
+    build.__signature__ = inspect.signature(cls)
+    return build
+
+
+# name: (callable, valid keyword arguments, parameters whose documented default is None)
+SURFACE = {
+    # policies
+    "AdaRETC": (htb.AdaRETC, dict(eps=1.0, alpha=0.8, q=0.0), ()),
+    "AdaRETC.calibrated": (htb.AdaRETC.calibrated, dict(eps_bar=0.5), ()),
+    "EmpiricalETC": (htb.EmpiricalETC, dict(eps=1.0, alpha=0.8, q=0.0), ()),
+    "ExploreThenCommit": (htb.ExploreThenCommit, dict(eps=1.0, alpha=0.8, q=0.0), ()),
+    "AnytimeAdaRETC": (htb.AnytimeAdaRETC, dict(eps=1.0, alpha=0.8, q=0.0, growth=2.0), ()),
+    "ForceMoM": (htb.ForceMoM, dict(rho=0.5), ()),
+    "RobustUCB": (htb.RobustUCB, dict(eps=1.0, u=2.0, v=None, estimator="truncated"), ("u", "v")),
+    "RobustUCBf": (htb.RobustUCBf, dict(kind="R-UCB", estimator="mean", m=2.1, a=0.0), ()),
+    "APE2": (htb.APE2, dict(p=1.5, c=1.0, perturbation="frechet", shape=3.0, scale=1.0), ("shape", "scale")),
+    "MRAPE": (htb.MRAPE, dict(p=1.5, c=1.0, perturbation="uniform"), ()),
+    "MRUCB": (htb.MRUCB, dict(p=1.5, c=1.0), ()),
+    # distributions and instances
+    "Pareto": (htb.Pareto, dict(loc=0.0, shape=1.5), ()),
+    "StudentT": (htb.StudentT, dict(loc=0.0, df=3.0, scale=1.0), ()),
+    "Frechet": (htb.Frechet, dict(loc=0.0, shape=3.0, scale=1.0), ()),
+    "Gaussian": (htb.Gaussian, dict(loc=0.0, scale=1.0), ()),
+    "LogNormal": (htb.LogNormal, dict(loc=0.0, sigma=1.0, scale=1.0), ()),
+    "TwoPoint": (htb.TwoPoint, dict(low=0.0, high=1.0, p=0.5), ()),
+    "Dirac": (htb.Dirac, dict(value=0.5), ()),
+    "equal_gap": (htb.equal_gap, dict(base=htb.Pareto(0.0, 1.5), num_arms=3, gap=0.1), ()),
+    "lower_bound_pair": (htb.lower_bound_pair, dict(num_arms=2, gap=1.0, spike_prob=0.5, arm=1), ()),
+    "intrinsic_scale": (htb.intrinsic_scale, dict(instance=NU, eps=0.4), ()),
+    "num_arms": (htb.num_arms, dict(instance=NU), ()),
+    "gaps": (htb.gaps, dict(instance=NU), ()),
+    # schedules, estimators, grids, summaries
+    "exploration_pulls": (htb.exploration_pulls, dict(exploration=10, num_arms=3), ()),
+    "num_blocks": (htb.num_blocks, dict(num_arms=3, horizon=100), ()),
+    "median_of_means": (htb.median_of_means, dict(x=np.ones(4), num_blocks=2, n=4, max_blocks=2), ("n", "max_blocks")),
+    "kth_smallest": (htb.kth_smallest, dict(x=np.array([3.0, 1.0, 2.0]), k=2, axis=-1), ()),
+    "powers_of_ten": (htb.powers_of_ten, dict(start=-2.0, stop=0.0, step=1.0), ()),
+    "summarize": (htb.summarize, dict(outcome=OUTCOME), ()),
+    "fit_exponent": (htb.fit_exponent, dict(x=X3, regret=np.ones((3, 4)), key=0, num_bootstrap=10, level=0.95,
+                                            statistic="mean"), ()),
+    "fit_worst_case_exponent": (htb.fit_worst_case_exponent, dict(x=X3, regret=np.ones((3, 2, 4)), scale=np.ones(2),
+                                                                  key=0, num_bootstrap=10, level=0.95), ()),
+    "local_slopes": (htb.local_slopes, dict(x=X3, y=np.ones(3)), ()),
+    # reward tables and simulation
+    "seed_keys": (htb.seed_keys, dict(key=KEY, num_seeds=3, first_seed=0), ()),
+    "reward_table": (htb.reward_table, dict(key=KEY, instance=NU, num_pulls=4, first_pull=0), ()),
+    "default_memory_budget": (htb.default_memory_budget, dict(device=jax.devices()[0]), ("device",)),
+    "simulate": (htb.simulate, dict(**SIM, first_seed=0, engine=False, record_arms=False, num_checkpoints=16,
+                                    pull_chunk=256, seed_chunk=2, devices=jax.devices()[:1], sampler="auto",
+                                    memory_budget=2**30, threads=1),
+                 ("pull_chunk", "seed_chunk", "devices", "memory_budget", "threads")),
+    "memory_plan": (htb.memory_plan, dict(**SIM, measure=False), ()),
+    "run_on_rewards": (htb.run_on_rewards, dict(policy=ETC, rewards=np.zeros((3, 500), np.float32), means=np.zeros(3),
+                                                horizon=100, pull_chunk=256, num_checkpoints=16), ("pull_chunk",)),
+    # proxies and tuning
+    "proxy_table": (htb.proxy_table, dict(key=KEY, instance=NU, horizon=100, num_seeds=4, num_pulls=40, eps=1.0),
+                    ("num_pulls", "eps")),
+    "regret_proxy": (htb.regret_proxy, dict(key=KEY, policy=ETC, instance=NU, horizon=100, num_seeds=4, tau=0.1,
+                                            rounding=False, num_pulls=40), ("num_pulls",)),
+    "analytic_regret_bound": (htb.analytic_regret_bound, dict(policy=ETC, instance=NU, horizon=100, eps=1.0), ("eps",)),
+    "smoothed_regret": (htb.smoothed_regret, dict(key=KEY, policy=ETC, instance=NU, horizon=100, num_seeds=4,
+                                                  width=0.01, instance_width=0.01, sampler="per_pull", num_pulls=40),
+                        ("instance_width", "num_pulls")),
+    "admissible_schedule": (htb.admissible_schedule, dict(z_alpha=0.0, z_q=0.0, eps=1.0), ()),
+    "tune_schedule": (htb.tune_schedule, dict(key=KEY, eps=1.0, family=SPIKES, reference=REFERENCE, horizon=100,
+                                              num_seeds=4, lam=0.5, tau=0.05, sigma=0.05, num_steps=5,
+                                              optimizer=optax.adam(0.05), init_alpha=0.8, init_q=0.1, tune_q=True,
+                                              proxy="monte_carlo", width=(0.05, 0.002), sampler="auto", polish=0),
+                      ("optimizer", "init_alpha", "init_q")),
+    # htb_jax.theory
+    **{f"theory.{name}": (getattr(htb.theory, name), dict(eps=0.5), ())
+       for name in ("alpha_range", "q_range", "oracle_exponents", "balanced_alpha", "balanced_q", "balanced_exponent",
+                    "order_free_exponent", "price_of_order_freedom")},
+    "theory.beta_alpha": (htb.theory.beta_alpha, dict(alpha=0.8, eps=1.0), ()),
+    "theory.free_exponents": (htb.theory.free_exponents, dict(alpha=0.8, q=0.0, eps=1.0), ()),
+    "theory.dependent_exponents": (htb.theory.dependent_exponents, dict(alpha=0.8, q=0.0, eps=1.0), ()),
+    "theory.t_frontier": (htb.theory.t_frontier, dict(d=0.8, eps=1.0), ()),
+    "theory.k_frontier": (htb.theory.k_frontier, dict(b=0.5, eps=1.0), ()),
+    "theory.calibrated_profile": (htb.theory.calibrated_profile, dict(eps=0.5, eps_bar=0.5), ()),
+    "theory.pairwise_lower_bound": (htb.theory.pairwise_lower_bound, dict(k=0.5, t=0.5, eps=1.0), ()),
+    "theory.force_mom_exponents": (htb.theory.force_mom_exponents, dict(rho=0.5, eps=1.0), ()),
+    # htb_jax.frontier
+    "frontier.SpikeFamily": (_validated(htb.frontier.SpikeFamily),
+                             dict(num_arms=2, gap=1.0, spike_probs=(0.1, 0.5), fixed_spike=0.9), ()),
+    "frontier.ParetoFamily": (_validated(htb.frontier.ParetoFamily),
+                              dict(num_arms=2, gaps=(0.1, 1.0), shapes=(2.5,), fixed_gap=0.5, fixed_shape=3.0), ()),
+    "frontier.TFrontierConfig": (_validated(htb.frontier.TFrontierConfig),
+                                 dict(eps_values=(1.0,), alphas_per_eps=1, max_alpha=0.9, horizons=(10**3, 10**4),
+                                      fit_from=10**3, num_seeds=4, seed_chunk=4, key=0, family=SPIKE_FAMILY), ()),
+    "frontier.run_family": (htb.frontier.run_family, dict(policy=ETC, family=SPIKE_FAMILY, horizons=(10**3, 10**4),
+                                                          num_seeds=4, key=0, seed_chunk=4, progress=False,
+                                                          store=None), ("store",)),
+    "frontier.free_exponent": (htb.frontier.free_exponent, dict(runs=RUNS, g=0, eps=1.0, fit_from=10**3, key=0,
+                                                                also=()), ()),
+    "frontier.dependent_exponent": (htb.frontier.dependent_exponent, dict(runs=RUNS, g=0, fit_from=10**3, key=0), ()),
+    "frontier.verdict": (htb.frontier.verdict, dict(fit=FIT, theory_value=0.5, finite_t=0.5, hardest=0.1,
+                                                    family=SPIKE_FAMILY, exploration_t=0.5),
+                         ("hardest", "family", "exploration_t")),
+    "frontier.fit_t_frontier": (htb.frontier.fit_t_frontier, dict(config=FRONTIER, runs=RUNS), ()),
+    "frontier.t_frontier_table": (htb.frontier.t_frontier_table, dict(result=FRONTIER_RESULT), ()),
+    "frontier.save_runs": (htb.frontier.save_runs, dict(runs=RUNS, path="runs.npz"), ()),
+    "frontier.load_runs": (htb.frontier.load_runs, dict(path="runs.npz", family=SPIKE_FAMILY), ()),
+    "frontier.plot_t_frontier": (htb.frontier.plot_t_frontier, dict(result=FRONTIER_RESULT, path="frontier.png"), ()),
+    "frontier.run_t_frontier": (htb.frontier.run_t_frontier, dict(config=FRONTIER, progress=False, out_dir="out"),
+                                ("out_dir",)),
+}
+
+# Public names that take no user parameters, or are results and protocols the library builds.
+NOT_IN_SURFACE = {
+    "AdaRUCB", "UCB1", "theory.table1_points", "AdaRETC.order_free",  # no parameters
+    "Distribution",  # the base class of the families, not instantiated
+    "EngineSpec", "PolicyKernel", "RoundContext", "TableReader",  # the engine's protocol types (engine.py)
+    "ExponentFit", "MemoryPlan", "Outcome", "ProxyTable", "Summary", "TuningResult", "frontier.FamilyRuns",
+    "frontier.TFrontierResult", "theory.CalibratedProfile", "theory.Exponents", "theory.ForceMoMExponents",
+    "theory.OperatingPoint",  # results
+}
+
+def _public_callables():
+    names = {n for n in htb.__all__ if n not in ("frontier", "theory")}
+    names |= {f"{module}.{n}" for module in ("frontier", "theory") for n in getattr(htb, module).__all__}
+    return names
+
+
+def _surface_cases():
+    for label, (_, kwargs, may_be_none) in SURFACE.items():
+        for name, value in kwargs.items():
+            if name not in may_be_none:
+                yield pytest.param(label, name, None, id=f"{label}-{name}-None")
+            yield pytest.param(label, name, type(value), id=f"{label}-{name}-class")
+
+
+def test_the_surface_table_covers_every_public_callable_and_parameter():
+    # A new public function, or a new parameter of one, fails here until it has a row (and so a check).
+    assert _public_callables() - set(SURFACE) - NOT_IN_SURFACE == set()
+    for label, (fn, kwargs, may_be_none) in SURFACE.items():
+        params = {p.name for p in inspect.signature(fn).parameters.values() if p.kind != p.VAR_KEYWORD}
+        assert params == set(kwargs), (label, params ^ set(kwargs))
+        assert set(may_be_none) <= set(kwargs)
+        for name in params - set(may_be_none):
+            assert inspect.signature(fn).parameters[name].default is not None, (label, name)
+
+
+@pytest.mark.parametrize("label,name,bad", list(_surface_cases()))
+def test_every_parameter_refuses_none_and_a_class_by_name(label, name, bad, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the frontier's writers are given relative paths: nothing lands in the checkout
+    fn, kwargs, _ = SURFACE[label]
+    with pytest.raises((TypeError, ValueError)) as info:
+        fn(**{**kwargs, name: bad})
+    message = str(info.value)
+    shown = "None" if bad is None else bad.__name__
+    assert re.search(rf"(?<![\w.]){re.escape(name)}\b", message), message
+    assert re.search(rf"\b{re.escape(shown)}\b", message), message
+    assert list(tmp_path.iterdir()) == []

@@ -58,9 +58,30 @@ from htb_jax._src.resumable import (
 )
 from htb_jax._src.simulate.program import memory_plan, simulate
 from htb_jax._src.sweep import progress_bar, write_csv
-from htb_jax._src.validation import check_integer, check_interval, check_nonempty
+from htb_jax._src.validation import (
+    check_flag,
+    check_instance_type,
+    check_integer,
+    check_interval,
+    check_nonempty,
+    check_path,
+    check_policy_instance,
+    given,
+)
 
 AGREEMENT = 0.05  # |measured - theory| tolerance besides the confidence interval
+
+
+def _check_family(name: str, family) -> None:
+    check_instance_type(name, family, (SpikeFamily, ParetoFamily), "a SpikeFamily or ParetoFamily")
+
+
+def _check_runs(name: str, runs) -> None:
+    check_instance_type(name, runs, FamilyRuns, "a FamilyRuns (from run_family or load_runs)")
+
+
+def _check_schedule(runs: FamilyRuns, g) -> None:
+    check_integer("g", g, 0, maximum=runs.regret.shape[0] - 1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +105,7 @@ class SpikeFamily:
     def validate(self) -> None:
         check_integer("num_arms", self.num_arms, 2)
         check_interval("gap", self.gap, 0.0, np.inf, low_closed=False, high_closed=False)
+        check_nonempty("spike_probs", self.spike_probs)
         check_interval("spike_probs", list(self.spike_probs), 0.0, 1.0, low_closed=False, high_closed=True)
         check_interval("fixed_spike", self.fixed_spike, 0.0, 1.0, low_closed=False, high_closed=True)
 
@@ -127,6 +149,8 @@ class ParetoFamily:
 
     def validate(self) -> None:
         check_integer("num_arms", self.num_arms, 2)
+        for name in ("gaps", "shapes"):
+            check_nonempty(name, getattr(self, name))
         check_interval("gaps", list(self.gaps), 0.0, np.inf, low_closed=False, high_closed=False)
         check_interval("shapes", list(self.shapes), 1.0, np.inf, low_closed=False, high_closed=False)
         check_interval("fixed_gap", self.fixed_gap, 0.0, np.inf, low_closed=False, high_closed=False)
@@ -191,9 +215,17 @@ def run_family(
         written there atomically and intact chunks already there are read back
         instead of recomputed: a killed run started again resumes.
     """
+    check_policy_instance("policy", policy, "run_family")
+    _check_family("family", family)
     family.validate()
+    check_nonempty("horizons", horizons)
+    check_integer("horizons", list(horizons), 1, maximum=10**18)
     check_integer("num_seeds", num_seeds, 2)
+    check_root_key(key)
     check_integer("seed_chunk", seed_chunk, 1)
+    check_flag("progress", progress)
+    if store is not None:
+        check_instance_type("store", store, ChunkStore, "None or a ChunkStore")
     instances = family.instances()
     root = jax.random.key(key)
 
@@ -243,6 +275,15 @@ def free_exponent(
       horizons, and ``K B_T / L_T`` at the largest one (about the spike
       probability of the hardest instance).
     """
+    _check_runs("runs", runs)
+    _check_schedule(runs, g)
+    check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
+    check_integer("fit_from", fit_from, 1, maximum=10**18)
+    check_integer("key", key, 0)
+    if not isinstance(also, (list, tuple)):
+        raise TypeError(f"also must be a list or tuple of FamilyRuns; got {given('also', also)}.")
+    for i, other in enumerate(also):
+        _check_runs(f"also[{i}]", other)
     mask = _fit_mask(runs.horizons, fit_from)
     t = runs.horizons[mask].astype(float)
     regrets, scales = [], []
@@ -261,6 +302,10 @@ def free_exponent(
 
 def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0) -> tuple[ExponentFit, float]:
     """Regret slope of schedule ``g`` on the fixed instance, and the slope of ``L_T`` (finite-T prediction)."""
+    _check_runs("runs", runs)
+    _check_schedule(runs, g)
+    check_integer("fit_from", fit_from, 1, maximum=10**18)
+    check_integer("key", key, 0)
     mask = _fit_mask(runs.horizons, fit_from)
     t = runs.horizons[mask].astype(float)
     fit = fit_exponent(t, runs.regret[g, -1][mask], key=key)
@@ -281,6 +326,14 @@ def verdict(fit: ExponentFit, theory_value: float, finite_t: float, hardest: flo
     a slope between ``finite_t`` and ``exploration_t`` is a crossover between
     the two regimes inside the fitted range.
     """
+    check_instance_type("fit", fit, ExponentFit, "an ExponentFit")
+    for name, value in (("theory_value", theory_value), ("finite_t", finite_t)):
+        check_interval(name, value, -np.inf, np.inf, low_closed=False, high_closed=False)
+    for name, value in (("hardest", hardest), ("exploration_t", exploration_t)):
+        if value is not None:
+            check_interval(name, value, -np.inf, np.inf, low_closed=False, high_closed=False)
+    if family is not None:
+        _check_family("family", family)
     if fit.contains(theory_value, tol=AGREEMENT) or abs(fit.slope - theory_value) <= AGREEMENT:
         return "agrees"
     if fit.contains(finite_t, tol=AGREEMENT) or abs(fit.slope - finite_t) <= AGREEMENT:
@@ -326,6 +379,8 @@ class TFrontierConfig:
     family: SpikeFamily = SpikeFamily()
 
     def validate(self) -> None:
+        for name in ("eps_values", "horizons"):
+            check_nonempty(name, getattr(self, name))
         check_interval("eps_values", list(self.eps_values), 0.0, 1.0, low_closed=False, high_closed=True)
         check_integer("alphas_per_eps", self.alphas_per_eps, 1)
         check_interval("max_alpha", self.max_alpha, 0.5, 1.0, low_closed=False, high_closed=False)
@@ -334,14 +389,13 @@ class TFrontierConfig:
                 "max_alpha", self.max_alpha, theory.balanced_alpha(e), 1.0,
                 low_closed=True, high_closed=False, where=f"for eps={e:g}",
             )
-        for name in ("eps_values", "horizons"):
-            check_nonempty(name, getattr(self, name))
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
         check_integer("fit_from", self.fit_from, 1, maximum=10**18)
         check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS)
         check_layout(self.num_seeds, self.seed_chunk)
         check_root_key(self.key)
         _fit_mask(np.asarray(self.horizons), self.fit_from)
+        _check_family("family", self.family)
         self.family.validate()
         # What simulate would refuse, refused now (nothing is compiled).
         memory_plan(
@@ -383,6 +437,10 @@ def run_t_frontier(config: TFrontierConfig, *, progress: bool = True, out_dir: s
         :mod:`htb_jax._src.resumable`): a killed run started again resumes, and
         a directory holding another configuration is refused (``ValueError``).
     """
+    check_instance_type("config", config, TFrontierConfig, "a TFrontierConfig")
+    check_flag("progress", progress)
+    if out_dir is not None:
+        check_path("out_dir", out_dir)
     config.validate()
     store = None
     if out_dir is not None:
@@ -404,6 +462,8 @@ def frontier_identity(config: TFrontierConfig) -> dict:
 
 def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult:
     """The fits of :func:`run_t_frontier` from its runs (deterministic: fixed bootstrap keys)."""
+    check_instance_type("config", config, TFrontierConfig, "a TFrontierConfig")
+    _check_runs("runs", runs)
     eps, alpha = config.grid()
     rows = []
     top = int(np.max(config.horizons))
@@ -427,6 +487,7 @@ def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult
 
 def t_frontier_table(result: TFrontierResult) -> str:
     """Markdown: measured vs theory for every schedule."""
+    check_instance_type("result", result, TFrontierResult, "a TFrontierResult (from run_t_frontier)")
     c = result.config
     head = (
         f"Fits over T in [{c.fit_from:.0e}, {max(c.horizons):.0e}], {c.num_seeds} seeds, 95% bootstrap "
@@ -448,11 +509,15 @@ def t_frontier_table(result: TFrontierResult) -> str:
 
 def save_runs(runs: FamilyRuns, path) -> None:
     """Per-seed regrets and exploration lengths as NPZ (``regret`` f64[G, F+1, H, S])."""
+    _check_runs("runs", runs)
+    check_path("path", path)
     np.savez_compressed(path, regret=runs.regret, exploration=runs.exploration, horizons=runs.horizons)
 
 
 def load_runs(path, family: SpikeFamily) -> FamilyRuns:
     """The runs :func:`save_runs` wrote (``seconds`` is NaN)."""
+    check_path("path", path)
+    _check_family("family", family)
     with np.load(path) as data:
         return FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)
 
@@ -488,6 +553,8 @@ def plot_point(ax, row: dict, color, *, x: str = "d", y: str = "c", marker: str 
 
 def plot_t_frontier(result: TFrontierResult, path) -> None:
     """Figure 1 with the measured points: one panel per ``eps``."""
+    check_instance_type("result", result, TFrontierResult, "a TFrontierResult (from run_t_frontier)")
+    check_path("path", path)
     import matplotlib
 
     matplotlib.use("Agg")

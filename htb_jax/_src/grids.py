@@ -12,6 +12,10 @@ from __future__ import annotations
 import decimal
 from fractions import Fraction
 
+import numpy as np
+
+from htb_jax._src.validation import given, real_array
+
 _CONTEXT = decimal.Context(prec=40)
 
 
@@ -34,6 +38,10 @@ def powers_of_ten(start: float, stop: float, step: float) -> tuple[float, ...]:
       >>> powers_of_ten(-6.0, -4.0, 0.5)
       (1e-06, 3.162277660168379e-06, 1e-05, 3.1622776601683795e-05)
     """
+    for name, value in (("start", start), ("stop", stop), ("step", step)):
+        v = real_array(name, value, "a finite real number")
+        if v is None or v.ndim or not np.isfinite(v):
+            raise ValueError(f"{name} must be a finite real number; got {given(name, value)}.")
     first, last, spacing = (Fraction(decimal.Decimal(repr(float(v)))) for v in (start, stop, step))
     if not spacing > 0:
         raise ValueError(f"step must be > 0; got step={step!r}.")

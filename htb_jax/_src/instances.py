@@ -16,7 +16,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from htb_jax._src.distributions import Dirac, Distribution, Frechet, Gaussian, LogNormal, Pareto, StudentT, TwoPoint
+from htb_jax._src.distributions import (
+    Dirac,
+    Distribution,
+    Frechet,
+    Gaussian,
+    LogNormal,
+    Pareto,
+    StudentT,
+    TwoPoint,
+)
 from htb_jax._src.validation import FLOAT32_MAX, check_instance_type, check_integer, check_interval, concrete
 
 # The families whose ``loc`` is their mean (the module docstring of distributions.py).

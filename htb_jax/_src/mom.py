@@ -305,14 +305,12 @@ def median_of_means(
       Array(4.5, dtype=float32)
     """
     samples = real_array("x", x, "an array f[..., N] of samples")
-    x = jnp.asarray(x)
-    if x.ndim == 0:
+    shape = samples.shape if samples is not None else jnp.shape(x)  # x a device array only once valid
+    if len(shape) == 0:
         raise ValueError(f"x must have a sample axis, shape (..., N); got a scalar x={x}.")
-    dtype = jnp.float64 if x.dtype == jnp.float64 else jnp.float32
-    x = x.astype(dtype)
-    length = x.shape[-1]
+    length = shape[-1]
     if length == 0 and samples is not None:
-        raise ValueError(f"x must hold at least one sample (N >= 1); got x of shape {x.shape}.")
+        raise ValueError(f"x must hold at least one sample (N >= 1); got x of shape {shape}.")
     check_integer("num_blocks", num_blocks, 1)
     if n is not None:
         check_integer("n", n, 0, maximum=length)
@@ -343,6 +341,8 @@ def median_of_means(
         most = length if valid is None or not valid.size else int(valid.max())
         fewest = max(int(blocks.min()), 1)
     bound = static_block_sizes(most // fewest)
+    x = jnp.asarray(x)
+    x = x.astype(jnp.float64 if x.dtype == jnp.float64 else jnp.float32)
     n = jnp.asarray(length if n is None else n, jnp.int64)
     return _median_of_means(x, jnp.asarray(num_blocks, jnp.int64), n, max_blocks, bound)
 

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import pytree
+from htb_jax._src.validation import check_instance_type
 
 
 @pytree.dataclass
@@ -139,6 +140,7 @@ def summarize(outcome: Outcome) -> Summary:
     Returns:
       ``Summary`` with f64[...] fields.
     """
+    check_instance_type("outcome", outcome, Outcome, "an Outcome of htb.simulate")
     regret = jnp.asarray(outcome.regret)
     num_seeds = regret.shape[-1]
     mean = jnp.mean(regret, axis=-1)

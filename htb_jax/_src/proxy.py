@@ -63,8 +63,8 @@ from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import intrinsic_scale
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls, num_blocks
-from htb_jax._src.reward_table import MAX_PULLS, prefix_sums, seed_keys
-from htb_jax._src.validation import check_integer, check_interval, concrete
+from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys
+from htb_jax._src.validation import check_flag, check_integer, check_interval, check_policy, concrete
 
 MAX_TABLE_BYTES = 2**30  # prefix sums the proxy may hold (f64[S, *I, K, N + 1])
 
@@ -152,10 +152,13 @@ def proxy_table(
       ValueError: if the prefix sums would exceed :data:`MAX_TABLE_BYTES`; the
         per-pull proxy is for horizons whose exploration fits in memory.
     """
+    as_threefry_key(key)
     k = instance_num_arms(instance)
     horizon = _check_horizon(horizon)
     check_arms_and_horizon(k, horizon)
     check_integer("num_seeds", num_seeds, 1)
+    if eps is not None:
+        check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     if num_pulls is None:
         num_pulls = max_proxy_pulls(eps, k, horizon)
     check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS)
@@ -290,10 +293,10 @@ def proxy_regrets(policy: AdaRETC, table: ProxyTable, horizon: int, tau: Any, *,
     Returns:
       f64[*G, *I, S], the layout of ``simulate``'s ``Outcome.regret``.
     """
-    if not isinstance(policy, AdaRETC):
-        raise TypeError(f"the regret proxy relaxes AdaRETC; got {type(policy).__name__}.")
+    check_policy("policy", policy, AdaRETC, "the regret proxy")
     horizon = _check_horizon(horizon)
     _check_tau(tau)
+    check_flag("rounding", rounding)
     prefix = table.prefix
     k, s = prefix.shape[-2], prefix.shape[0]
     check_arms_and_horizon(k, horizon)
@@ -363,7 +366,9 @@ def regret_proxy(
       >>> r.shape
       ()
     """
+    check_policy("policy", policy, AdaRETC, "regret_proxy")
     _check_tau(tau)
+    check_flag("rounding", rounding)
     table = proxy_table(key, instance, horizon, num_seeds, num_pulls=num_pulls, eps=policy.eps)
     return jnp.mean(proxy_regrets(policy, table, horizon, tau, rounding=rounding), axis=-1)
 
@@ -393,11 +398,12 @@ def analytic_regret_bound(policy: AdaRETC, instance: Distribution, horizon: int,
     Returns:
       f64[*G, *I].
     """
-    if not isinstance(policy, AdaRETC):
-        raise TypeError(f"analytic_regret_bound takes AdaRETC; got {type(policy).__name__}.")
+    check_policy("policy", policy, AdaRETC, "analytic_regret_bound")
     horizon = _check_horizon(horizon)
     k = instance_num_arms(instance)
     check_arms_and_horizon(k, horizon)
+    if eps is not None:
+        check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     grid, inst = policy.batch_shape, instance.batch_shape[:-1]
     flat = _flat_policy(policy)
     blocks = float(static_blocks(k, horizon))

@@ -14,10 +14,14 @@ NaN is ordered after ``+inf``, as ``numpy.sort`` does.
 
 from __future__ import annotations
 
+import numbers
 from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+
+from htb_jax._src.validation import check_real, given
 
 _GROUP = 32
 _GROUPED_MIN_SIZE = 2**14
@@ -101,7 +105,6 @@ def kth_smallest_keys(keys: jax.Array, k: jax.Array, axis: int = 0) -> jax.Array
     return lo
 
 
-@partial(jax.jit, static_argnames="axis")
 def kth_smallest(x: jax.Array, k: jax.Array, axis: int = -1) -> jax.Array:
     """Exact k-th smallest (1-based) element along ``axis``: ``sort(x, axis)[k-1]``.
 
@@ -119,6 +122,15 @@ def kth_smallest(x: jax.Array, k: jax.Array, axis: int = -1) -> jax.Array:
       >>> kth_smallest(jnp.array([3.0, -1.0, jnp.inf, 2.0], jnp.float32), 2)
       Array(2., dtype=float32)
     """
+    check_real("x", x, "an array of real numbers")
+    check_real("k", k, "integer ranks")
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"axis must be an integer; got {given('axis', axis)}.")
+    return _kth_smallest(x, k, int(axis))
+
+
+@partial(jax.jit, static_argnames="axis")
+def _kth_smallest(x: jax.Array, k: jax.Array, axis: int) -> jax.Array:
     x = jnp.asarray(x)
     n = x.shape[axis]
     # Selection axis first, the rest flattened: [n, columns] counts best.

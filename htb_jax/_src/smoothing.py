@@ -92,7 +92,7 @@ from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, expl
 from htb_jax._src.proxy import MAX_TABLE_BYTES, _check_horizon, static_blocks
 from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys
 from htb_jax._src.rounding import snapped_ceil
-from htb_jax._src.validation import check_integer, check_interval, concrete
+from htb_jax._src.validation import check_integer, check_interval, check_policy, concrete
 
 SAMPLERS = ("auto", "per_pull", "order_statistic")
 
@@ -317,8 +317,8 @@ def smoothed_regret(
       >>> bool(r == sim.regret.mean())
       True
     """
-    if not isinstance(policy, AdaRETC):
-        raise TypeError(f"smoothed_regret takes AdaRETC; got {type(policy).__name__}.")
+    check_policy("policy", policy, AdaRETC, "smoothed_regret")
+    as_threefry_key(key)
     horizon = _check_horizon(horizon)
     k = instance_num_arms(instance)
     check_arms_and_horizon(k, horizon)

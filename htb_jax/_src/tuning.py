@@ -76,7 +76,7 @@ import optax
 
 from htb_jax._src import theory
 from htb_jax._src.distributions import Distribution
-from htb_jax._src.instances import intrinsic_scale
+from htb_jax._src.instances import check_instance, intrinsic_scale
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.policies.adar_etc import AdaRETC, num_blocks
 from htb_jax._src.proxy import (
@@ -85,8 +85,9 @@ from htb_jax._src.proxy import (
     proxy_regrets,
     proxy_table,
 )
-from htb_jax._src.smoothing import smoothed_regret
-from htb_jax._src.validation import check_integer, check_interval
+from htb_jax._src.reward_table import as_threefry_key
+from htb_jax._src.smoothing import SAMPLERS, smoothed_regret
+from htb_jax._src.validation import check_choice, check_flag, check_integer, check_interval, given, real_array
 
 MARGIN = 1e-6  # relative distance of every iterate from the ends of the admissible ranges
 PROXIES = ("monte_carlo", "analytic", "smoothed")
@@ -124,6 +125,8 @@ def admissible_schedule(z_alpha: Any, z_q: Any, eps: Any) -> tuple[jax.Array, ja
       ``alpha in [alpha*(eps) + m w_a, 1 - m w_a]``, ``q in [m w_q, q_max - m w_q]``
       with ``m = 10^-6`` and ``w`` the range widths.
     """
+    for name, value in (("z_alpha", z_alpha), ("z_q", z_q), ("eps", eps)):
+        real_array(name, value)
     eps = jnp.asarray(eps, jnp.float64)
     lo_a = (1.0 + eps) / (1.0 + 2.0 * eps)
     hi_q = eps / (1.0 + 2.0 * eps)
@@ -250,16 +253,26 @@ def tune_schedule(
       >>> res.alpha.shape
       ()
     """
+    as_threefry_key(key)
     check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     eps = float(eps)
+    check_instance(family, "family")
+    check_instance(reference, "reference")
     horizon = _check_horizon(horizon)
     check_integer("num_seeds", num_seeds, 1)
     check_integer("num_steps", num_steps, 1)
     check_interval("lam", lam, 0.0, 1.0, low_closed=True, high_closed=True)
     check_interval("tau", tau, 0.0, np.inf, low_closed=True, high_closed=False)
     check_interval("sigma", sigma, 0.0, np.inf, low_closed=False, high_closed=False)
-    if proxy not in PROXIES:
-        raise ValueError(f"proxy must be one of {', '.join(PROXIES)}; got {proxy!r}.")
+    check_choice("proxy", proxy, PROXIES)
+    check_choice("sampler", sampler, SAMPLERS)
+    check_flag("tune_q", tune_q)
+    if optimizer is not None and (isinstance(optimizer, type) or not (
+            callable(getattr(optimizer, "init", None)) and callable(getattr(optimizer, "update", None)))):
+        raise TypeError(
+            "optimizer must be None (optax.adam(0.05)) or an optax.GradientTransformation such as "
+            f"optax.adam(0.01); got {given('optimizer', optimizer)}."
+        )
     check_integer("polish", polish, 0)
     polish = int(polish)
     if polish and proxy != "smoothed":

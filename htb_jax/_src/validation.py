@@ -223,6 +223,17 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
     return arr
 
 
+def check_real(name: str, value: Any, what: str = "a real number or an array of real numbers") -> None:
+    """``TypeError`` unless ``value`` holds real numbers, as :func:`real_array` decides, without
+    copying an array (a ``jax.Array`` or NumPy array is judged by its dtype)."""
+    if isinstance(value, (jax.Array, np.ndarray)):
+        if isinstance(value, jax.core.Tracer) or (
+            not jnp.issubdtype(value.dtype, jax.dtypes.prng_key) and _is_real_dtype(value.dtype)
+        ):
+            return
+    real_array(name, value, what)
+
+
 def concrete(value: Any) -> np.ndarray | None:
     """Returns ``value`` as a NumPy array if it is concrete, else ``None``."""
     if value is None or isinstance(value, jax.core.Tracer):

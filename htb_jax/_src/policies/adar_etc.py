@@ -24,7 +24,14 @@ import jax.numpy as jnp
 from htb_jax._src import mom, pytree
 from htb_jax._src.engine import PolicyKernel, Summary, first_argmax
 from htb_jax._src.rounding import snapped_ceil
-from htb_jax._src.validation import check_broadcast, check_integer, check_interval, concrete, real_array
+from htb_jax._src.validation import (
+    check_broadcast,
+    check_integer,
+    check_interval,
+    check_real,
+    concrete,
+    real_array,
+)
 
 
 def check_arms_and_horizon(num_arms: Any, horizon: Any) -> None:
@@ -35,6 +42,8 @@ def check_arms_and_horizon(num_arms: Any, horizon: Any) -> None:
 
 def exploration_pulls(exploration: jax.Array, num_arms: int) -> jax.Array:
     """Round-robin pull counts after ``L`` rounds: ``floor(L/K) + [i < L mod K]``, i64[..., K]."""
+    check_real("exploration", exploration, "integer exploration lengths L")
+    check_integer("num_arms (K)", num_arms, 1)
     exploration = jnp.asarray(exploration, jnp.int64)[..., None]
     arm = jnp.arange(num_arms, dtype=jnp.int64)
     return exploration // num_arms + (arm < exploration % num_arms)

@@ -40,7 +40,7 @@ import jax.numpy as jnp
 
 from htb_jax._src import mom, pytree
 from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
-from htb_jax._src.validation import check_broadcast, check_interval
+from htb_jax._src.validation import check_broadcast, check_interval, given
 
 ESTIMATORS = ("truncated", "mom", "catoni")
 _CATONI_STEPS = 4
@@ -75,7 +75,8 @@ class RobustUCB:
         needs, other = ("u", "v") if self.estimator == "truncated" else ("v", "u")
         if getattr(self, needs) is None or getattr(self, other) is not None:
             raise ValueError(
-                f'RobustUCB(estimator="{self.estimator}") takes {needs}= (and not {other}=).'
+                f'RobustUCB(estimator="{self.estimator}") takes {needs}= (and not {other}=); got '
+                f"{given(needs, getattr(self, needs))}, {given(other, getattr(self, other))}."
             )
         check_interval(needs, getattr(self, needs), 0.0, math.inf, low_closed=False, high_closed=False)
         check_broadcast("RobustUCB", **{"eps": self.eps, needs: getattr(self, needs)})
