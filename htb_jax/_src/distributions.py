@@ -664,4 +664,5 @@ class TwoPoint(Distribution):
 
 def Dirac(value: Any) -> TwoPoint:  # noqa: N802 - reads as a distribution name
     """A point mass at ``value``, as a :class:`TwoPoint` with ``p = 0``."""
+    real_array("Dirac value", value)
     return TwoPoint(low=value, high=value, p=0.0)
