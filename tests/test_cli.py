@@ -136,3 +136,36 @@ def test_sweep_help_shows_an_example_and_every_setting(capsys):
     for needle in ("examples:", "htb-jax sweep --config sweep.toml", "--memory-budget", "--family",
                    "resuming:", "manifest.json", "status 2"):
         assert needle in text
+
+
+FRONTIER_SMALL = ["frontier", "--seeds", "4", "--seed-chunk", "4", "--horizons", "1e3,1e4", "--fit-from", "1e3",
+                  "--eps", "1", "--alphas-per-eps", "1"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs a Linux /proc")
+@pytest.mark.parametrize("command", [SMALL, FRONTIER_SMALL], ids=["sweep", "frontier"])
+def test_an_output_directory_that_cannot_be_created_is_refused_before_the_banner(capsys, command):
+    # /proc lets root pass os.access but creates nothing: refused by trying, one line, status 2.
+    assert main([*command, "--out", "/proc/htb-jax-out"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == ("htb-jax: error: cannot create the output directory '/proc/htb-jax-out': "
+                            "No such file or directory\n")
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize("command", [SMALL, FRONTIER_SMALL], ids=["sweep", "frontier"])
+def test_a_read_only_file_system_is_refused_before_the_banner_and_left_as_it_was(tmp_path, capsys, monkeypatch,
+                                                                                 command):
+    # As on a read-only mount: the directories can be made (here) but no file in them.
+    import errno
+    import tempfile
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    out = tmp_path / "a" / "b"
+    assert main([*command, "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"htb-jax: error: the output directory {str(out)!r} is not writable (Read-only file system).\n"
+    assert captured.out == "" and list(tmp_path.iterdir()) == []  # what the test made is removed again

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import tomllib
 
 import jax
@@ -255,7 +256,7 @@ def _frontier_parser(sub) -> None:
 
 
 def _check_output_dir(path: str) -> None:
-    """``ValueError`` unless ``path`` is a writable directory or one that can be created; creates nothing."""
+    """``ValueError`` unless ``path`` is a writable directory or one that can be created; leaves nothing behind."""
     if not isinstance(path, str) or not path:
         raise ValueError(f"the output directory must be a path; got out={path!r}.")
     if os.path.exists(path):
@@ -263,6 +264,7 @@ def _check_output_dir(path: str) -> None:
             raise ValueError(f"cannot create the output directory {path!r}: it is a file")
         if not os.access(path, os.W_OK | os.X_OK):
             raise ValueError(f"the output directory {path!r} is not writable.")
+        _try_output_dir(path)
         return
     parent = os.path.dirname(os.path.abspath(path))
     while not os.path.exists(parent):
@@ -271,6 +273,42 @@ def _check_output_dir(path: str) -> None:
         raise ValueError(f"cannot create the output directory {path!r}: {parent!r} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ValueError(f"cannot create the output directory {path!r}: {parent!r} is not writable")
+    _try_output_dir(path)
+
+
+def _try_output_dir(path: str) -> None:
+    """``ValueError`` where ``path`` cannot be created or written, found by trying: the missing
+    directories and one file in ``path`` are made and removed again.
+
+    ``os.access`` answers for the permissions alone: a root user may "write" anywhere, also where
+    nothing can be created (``/proc/x``) or on a read-only mount.  Under ``jax.distributed`` only
+    process 0, which writes the results, tries.
+    """
+    if jax.process_index() != 0:
+        return
+    missing = []
+    parent = os.path.abspath(path)
+    while not os.path.exists(parent):
+        missing.append(parent)
+        parent = os.path.dirname(parent)
+    created = []
+    try:
+        for directory in reversed(missing):
+            os.mkdir(directory)
+            created.append(directory)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".htb-jax-write-test-")
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        if missing and len(created) < len(missing):
+            raise ValueError(f"cannot create the output directory {path!r}: {e.strerror}") from None
+        raise ValueError(f"the output directory {path!r} is not writable ({e.strerror}).") from None
+    finally:
+        for directory in reversed(created):
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
 
 
 def _output_dir(path: str) -> None:
@@ -293,9 +331,9 @@ def _run_frontier(args) -> int:
         seed_chunk=args.seed_chunk,
         key=args.key,
     )
-    # Everything is checked before anything is printed or written.
-    config.validate()
+    # Everything is checked before anything is printed or written (the directory first: it is quick).
     _check_output_dir(args.out)
+    config.validate()
     layout = resumable.seed_chunks(config.num_seeds, config.seed_chunk)
     resumable.read_manifest(args.out, frontier_lib.frontier_identity(config), resumable.root_key_data(config.key), layout)
     fam = config.family
@@ -331,9 +369,9 @@ def _run_sweep(args) -> int:
     settings.update(flags)  # flags win over the file
     out = settings.pop("out", "htb-jax-sweep")
     config = sweep_lib.SweepConfig(**settings)
-    # Everything is checked before anything is printed or written.
-    config.validate()
+    # Everything is checked before anything is printed or written (the directory first: it is quick).
     _check_output_dir(out)
+    config.validate()
     resumable.read_manifest(out, config.identity(), resumable.root_key_data(config.key), config.chunks())
     print(
         f"AdaR-ETC sweep: {config.describe()}; eps={config.eps:g}; {len(config.alphas)}x{len(config.qs)} "
