@@ -3,12 +3,15 @@
 The suite is written for a GPU; at the toy size it runs every part (sweep, engine, scaling,
 T-frontier, the checks against the CPU path) on whatever backend is there.  On a CPU the
 "accelerator" and the CPU path are the same device, so every check must pass with equal
-results; what this test guards is that every part still runs and reports.
+results; what this test guards is that every part still runs and reports, and that the
+comparison (``compare``) does fail when one side is perturbed: one reward bit, one regret.
 """
 
+import dataclasses
 import pathlib
 import sys
 
+import numpy as np
 import pytest
 
 BENCHMARKS = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
@@ -33,6 +36,8 @@ def test_toy_suite_runs_every_part_and_passes_its_checks(capsys):
                  "Memory budget:", "T-frontier:", "| eps | alpha |", "Checks against the CPU path"):
         assert part in block, part
     assert block.startswith("### ")
+    # On a CPU the checks compare the CPU with itself: the block says they cannot fail.
+    assert "On a CPU both sides run on the same device" in block
 
 
 def test_parts_run_alone_and_the_frontier_check_runs_its_own_seeds(tmp_path, capsys):
@@ -46,6 +51,79 @@ def test_parts_run_alone_and_the_frontier_check_runs_its_own_seeds(tmp_path, cap
     assert sorted(p.name for p in traces.iterdir()) == ["engine.trace.json.gz"]
     assert "| frontier: exploration L_T | pass |" in block  # run here at the check's seeds
     assert "Sweep:" not in block and "T-frontier:" not in block and "Scaling" not in block
+
+
+@pytest.fixture(scope="module")
+def side():
+    """The checks' side at the toy size on the CPU (its other side is the same)."""
+    size = gpu_suite.SIZES["toy"]
+    config = gpu_suite.frontier_config("toy", size.frontier_seeds, size.frontier_chunk)
+    return gpu_suite.compute_side(size, config)
+
+
+def _one_reward_bit_flipped(side):
+    words = side.words.copy()
+    words[1, 3, 17, 0] ^= np.uint32(1 << 9)
+    return dataclasses.replace(side, words=words)
+
+
+def _one_regret_changed(outcome, seed=2):
+    """The regret of one seed (first grid point) moved by one unit in the last place."""
+    regret = np.array(outcome.regret)
+    index = (0,) * (regret.ndim - 1) + (seed,)
+    regret[index] = np.nextafter(regret[index], np.inf)
+    return dataclasses.replace(outcome, regret=regret)
+
+
+def _one_frontier_length_changed(side):
+    exploration = side.frontier_exploration.copy()
+    exploration[0, -1] += 1
+    return dataclasses.replace(side, frontier_exploration=exploration)
+
+
+# name: (the perturbation of a side, the checks it must fail)
+PERTURBATIONS = {
+    "one reward bit": (_one_reward_bit_flipped, [gpu_suite.WORDS_CHECK]),
+    "one sweep regret": (lambda side: dataclasses.replace(side, sweep=_one_regret_changed(side.sweep)),
+                         ["sweep: regret given equal pull counts"]),
+    "one engine regret": (lambda side: dataclasses.replace(side, engine=_one_regret_changed(side.engine)),
+                          ["engine UCB1: regret given equal pull counts"]),
+    "one frontier L_T": (_one_frontier_length_changed, ["frontier: exploration L_T"]),
+}
+
+
+@pytest.mark.parametrize("perturbation", list(PERTURBATIONS))
+def test_the_comparison_fails_where_one_side_is_perturbed(side, perturbation):
+    # On a CPU the suite compares the CPU with itself, which passes whatever the checks do: here
+    # the same comparison sees one side changed in one place, in either order.
+    assert [c.name for c in gpu_suite.compare(side, side) if not c.passed] == []
+    perturb, failing = PERTURBATIONS[perturbation]
+    other = perturb(side)
+    for accel, cpu in ((other, side), (side, other)):
+        checks = gpu_suite.compare(accel, cpu)
+        assert [c.name for c in checks if not c.passed] == failing
+        assert all(c.detail != "equal bit for bit" for c in checks if c.name in failing)
+
+
+def test_a_large_change_fails_the_statistical_checks(side):
+    # Every seed's regret of one grid point raised by 6 standard errors of the difference of two
+    # means (the mean check's tolerance is 5): the mean check fails, and so does the bitwise one.
+    regret = np.array(side.sweep.regret)
+    point = (0,) * (regret.ndim - 1)
+    regret[point] += 6 * np.sqrt(2 * max(regret[point].var(ddof=1), 1.0) / regret.shape[-1])
+    other = dataclasses.replace(side, sweep=dataclasses.replace(side.sweep, regret=regret))
+    failed = [c.name for c in gpu_suite.compare(other, side) if not c.passed]
+    assert failed == ["sweep: regret given equal pull counts", "sweep: mean regret per grid point"]
+
+
+@pytest.mark.parametrize("on_cpu", [True, False])
+def test_the_block_says_when_the_checks_cannot_fail(monkeypatch, on_cpu):
+    monkeypatch.setattr(gpu_suite, "on_the_cpu_alone", lambda: on_cpu)
+    size = gpu_suite.SIZES["toy"]
+    config = gpu_suite.frontier_config("toy", size.frontier_seeds, size.frontier_chunk)
+    block = gpu_suite.render("toy", size, config, {"checks": [gpu_suite.Check("c", True, "d")]}, {})
+    assert ("On a CPU both sides run on the same device" in block) == on_cpu
+    assert "| c | pass | d |" in block
 
 
 @pytest.mark.parametrize("parts", ["sweep,gpu", "", " , "])

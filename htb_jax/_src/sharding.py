@@ -19,11 +19,19 @@ host), ``jax.devices()`` lists the devices of every host and the same mesh
 spans them all; the replicated inputs are assembled from each process's
 (identical) copy, and the sharded results are gathered back to every process
 with ``multihost_utils.process_allgather``.
+
+**Lowering for another platform.**  Inside :func:`exporting_for`, ``lower``
+of a seed-sharded program exports it for the platforms named (for example
+``("cuda",)``) with :func:`jax.export.export` instead of lowering it for its
+own devices: lowering is tracing, so a CPU-only jaxlib checks that every
+operation of the program has a CUDA lowering (``tests/test_cuda_export.py``).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import contextvars
 import functools
 from collections.abc import Callable, Sequence
 
@@ -35,6 +43,9 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from htb_jax._src.instances import gaps as instance_gaps
 
 SEED_AXIS_NAME = "seeds"
+_EXPORT_PLATFORMS: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar(
+    "htb_jax_export_platforms", default=None
+)
 
 
 def seed_mesh(devices: Sequence[jax.Device]) -> Mesh:
@@ -64,7 +75,8 @@ def seed_sharded_program(
     arrays with the seed axis (``seed_axis`` of every output) sharded over the
     devices.  The returned callable places its arguments on the mesh first
     (replicated), so inputs committed elsewhere are moved, not refused.  Its
-    ``lower`` attribute gives the compiled program (``memory_analysis()``).
+    ``lower`` attribute gives the lowered program (``memory_analysis()`` once
+    compiled; inside :func:`exporting_for`, the program exported for other platforms).
 
     Args:
       kernel: the per-device program.
@@ -117,9 +129,44 @@ def seed_sharded_program(
         parts = [jax.device_get(first)] + [p.result() for p in pending]
         return [jnp.asarray(np.concatenate(outputs, axis=seed_axis)) for outputs in zip(*parts, strict=True)]
 
-    run.lower = lambda *args: program.lower(*place(*args))
+    def lower(*args):
+        platforms = _EXPORT_PLATFORMS.get()
+        if platforms is None:
+            return program.lower(*place(*args))
+        # The compiler options are the CPU's (compiler_options.py), and an exported module carries
+        # none: the program is exported as a device without them builds it.
+        portable = jax.jit(body, out_shardings=seed_sharding(mesh, seed_axis))
+        return jax.export.export(portable, platforms=platforms)(*place(*args))
+
+    run.lower = lower
     run.mesh = mesh
     return run
+
+
+@contextlib.contextmanager
+def exporting_for(platforms: Sequence[str]):
+    """Within this context, ``lower`` of every :func:`seed_sharded_program` returns the program
+    exported for ``platforms`` (a :class:`jax.export.Exported`), not lowered for its devices.
+
+    The program is the one a device of those platforms runs: the same kernel, mesh and
+    shardings, without the CPU's compiler options.  Nothing is compiled, so a CPU-only jaxlib
+    exports for ``("cuda",)``; an operation without a lowering there raises.
+
+    Examples:
+      >>> import jax, jax.numpy as jnp
+      >>> def kernel(key, policy, instance, gaps, horizons, first_seed, static):
+      ...     return [first_seed + jnp.arange(static)]
+      >>> program = seed_sharded_program(kernel, 4, tuple(jax.devices()[:1]), 0)
+      >>> args = (jax.random.key(0), None, None, jnp.zeros(2), jnp.ones(1), jnp.int64(0))
+      >>> with exporting_for(("cuda",)):
+      ...     program.lower(*args).platforms
+      ('cuda',)
+    """
+    token = _EXPORT_PLATFORMS.set(tuple(platforms))
+    try:
+        yield
+    finally:
+        _EXPORT_PLATFORMS.reset(token)
 
 
 def program_args(key, policy, instance, horizons, first_seed) -> tuple:
