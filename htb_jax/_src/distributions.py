@@ -124,6 +124,14 @@ class Distribution:
 
         Returns:
           f32[broadcast(words.shape[:-1], batch_shape)].
+
+        Every program that reads the reward table (the fast path's chunks, the engine's
+        single pulls at any seed chunk, the prefix sums) must compute the same float32 bits,
+        so a transform avoids what XLA compiles differently by context: it multiplies by a
+        parameter's reciprocal ``x * (1 / a)`` instead of dividing ``x / a`` (XLA turns a
+        division by a broadcast parameter into that product in vectorised code only), and
+        keeps literal constants out of squares (see :func:`_opaque`).
+        ``tests/test_engine.py`` checks every family at seed chunks of 1, 2 and 8.
         """
         raise NotImplementedError
 
@@ -287,7 +295,7 @@ class Pareto(Distribution):
     def from_bits(self, words):
         a = _f32(self.shape)
         u = bits_lib.uniform_from_bits(words[..., 0])
-        y = jnp.exp(-jnp.log(u) / a)
+        y = jnp.exp(-jnp.log(u) * (1.0 / a))  # times the reciprocal: see Distribution.from_bits
         return _f32(self.loc) + (y - a / (a - 1.0))
 
     def mean(self):
@@ -334,6 +342,18 @@ def _sin_quarter_turn(x):
     return x * poly
 
 
+def _opaque(constant, like):
+    """``constant`` as a value XLA's algebraic simplifier cannot see through: ``constant + 0 like``,
+    equal to it for finite ``like``.
+
+    Every program that reads the reward table must compute the same float32 bits.  Given
+    ``x = c a`` with a literal ``c``, the simplifier rewrites ``x x`` as ``(a a)(c c)`` (another
+    rounding) in some programs only: where the shapes are small enough that the constant stays a
+    literal (the engine at a seed chunk of one), not in the table's vectorised draw.
+    """
+    return constant + 0.0 * like
+
+
 @pytree.dataclass
 class StudentT(Distribution):
     """Student-t: ``X = loc + scale * T_df``.
@@ -374,10 +394,10 @@ class StudentT(Distribution):
         # while h^2 would pass float32's range as df -> 1) and no cancellation as W -> 1 (expm1).
         # Near 1, W lies on the 2^-24 grid of every float32 uniform (Pareto's too).
         log_w = jnp.log(bits_lib.uniform_from_bits(words[..., 0]))
-        h = jnp.expm1(-log_w / nu)
+        h = jnp.expm1(-log_w * (1.0 / nu))
         radius = jnp.sqrt(nu * h) * jnp.sqrt(h + 2.0)
         positive, a = bits_lib.signed_tail(words[..., 1])
-        t = radius * _sin_quarter_turn(_f32(math.pi) * a)
+        t = radius * _sin_quarter_turn(_opaque(_f32(math.pi), a) * a)
         return _f32(self.loc) + _f32(self.scale) * jnp.where(positive, t, -t)
 
     def mean(self):
@@ -443,7 +463,7 @@ class Frechet(Distribution):
         upper, p = bits_lib.signed_tail(words[..., 0])
         # -log F with F = 1 - p (upper tail) or F = p (lower tail).
         neg_log_cdf = jnp.where(upper, -jnp.log1p(-p), -jnp.log(p))
-        w = jnp.exp(-jnp.log(neg_log_cdf) / a)
+        w = jnp.exp(-jnp.log(neg_log_cdf) * (1.0 / a))
         return _f32(self.loc) + _f32(self.scale) * (w - self._w_mean(_F32))
 
     def mean(self):
