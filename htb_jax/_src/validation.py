@@ -150,10 +150,11 @@ def check_path(name: str, value: Any) -> None:
 
 
 def check_devices(name: str, value: Any) -> None:
-    """``TypeError`` unless ``value`` is ``None`` or a non-empty sequence of ``jax.Device`` objects."""
+    """``TypeError`` unless ``value`` is ``None`` or a non-empty list, tuple or 1-D array of ``jax.Device`` objects."""
     if value is None:
         return
-    if isinstance(value, (list, tuple)) and value and all(isinstance(d, jax.Device) for d in value):
+    listed = isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
+    if listed and len(value) and all(isinstance(d, jax.Device) for d in value):
         return
     raise TypeError(
         f"{name} must be None (every device) or a non-empty list of jax.Device, such as jax.devices()[:1]; "
