@@ -87,8 +87,9 @@ def test_objective_trace_is_the_scalarised_proxy():
     res = _tune(jax.random.key(2), eps, _family(), _reference(), T, S, lam=lam, num_steps=2,
                             tau=tau, sigma=sigma, init_alpha=0.8, init_q=0.1)
     policy = htb.AdaRETC(eps=eps, alpha=res.alpha_trace[0], q=res.q_trace[0])
-    fam = htb.regret_proxy(jax.random.key(2), policy, _family(), T, S, tau)
-    ref = htb.regret_proxy(jax.random.key(2), policy, _reference(), T, S, tau)
+    both = jax.jit(htb.regret_proxy, static_argnums=(3, 4))(jax.random.key(2), policy, _family_and_reference(), T, S,
+                                                              tau)
+    fam, ref = both[:3], both[3]
     scale = htb.intrinsic_scale(_family(), eps)
     want = lam * sigma * jax.scipy.special.logsumexp(jnp.log(fam / scale) / sigma) + (1 - lam) * jnp.log(ref)
     np.testing.assert_allclose(res.objective[0], want, rtol=1e-12)
@@ -156,11 +157,9 @@ def test_smoothed_tuning_finds_the_simulated_grid_argmin():
                             proxy="smoothed", sampler="per_pull")
     lo = theory.balanced_alpha(eps)
     grid = lo + (1 - lo) * np.linspace(0.0, 0.99, 41)
-    alphas = np.concatenate([grid, [float(res.alpha)]])
-    out = htb.simulate(jax.random.key(4), htb.AdaRETC(eps=eps, alpha=alphas, q=0.0), _family(), horizon, 16,
-                       sampler="per_pull")
+    regret = _simulated_regrets(jax.random.key(4), np.concatenate([grid, [float(res.alpha)]]), 0.0)
     scale = np.asarray(htb.intrinsic_scale(_family(), eps))
-    worst = np.asarray(out.regret).mean(-1) / scale  # [G, F]
+    worst = regret[:, :3].mean(-1) / scale  # [G, F]
     objective = sigma * np.log(np.sum(np.exp(np.log(worst) / sigma), axis=-1))
     # The tuned schedule is at least as good as the grid's best (up to the grid's resolution: the
     # next grid point's objective above the best) -- an exact comparison, both on the same seeds.
@@ -170,11 +169,32 @@ def test_smoothed_tuning_finds_the_simulated_grid_argmin():
     np.testing.assert_allclose(float(res.worst_case), np.max(worst[-1]), rtol=1e-9)
 
 
+GRID = 42  # every simulate call below runs one program: its grid padded to 42 schedules
+
+
+def _family_and_reference():
+    """The family's three spike probabilities and the reference's 0.9 as one instance (batch (4, K)): simulate
+    and regret_proxy treat each instance on its own, so its columns are the two separate runs' numbers."""
+    return htb.lower_bound_pair(2, 1.0, jnp.array([0.03, 0.1, 0.3, 0.9]))[1]
+
+
+def _simulated_regrets(key, alphas, qs, seeds=16):
+    """simulate's per-pull regrets f64[G, 4, seeds] of AdaR-ETC(eps = 1) on _family_and_reference()."""
+    alphas, qs = np.broadcast_arrays(np.asarray(alphas, np.float64), np.asarray(qs, np.float64))
+    g = len(alphas)
+    assert g <= GRID
+
+    def pad(x):
+        return np.concatenate([x, np.full(GRID - g, x[0])])
+
+    policy = htb.AdaRETC(eps=1.0, alpha=pad(alphas), q=pad(qs))
+    return np.asarray(htb.simulate(key, policy, _family_and_reference(), T, seeds, sampler="per_pull").regret)[:g]
+
+
 def _simulated_objective(key, alphas, qs, lam, sigma, seeds):
     """lam log smax_f(R_f / U_f) + (1 - lam) log R_ref from simulate's mean regrets, f64[G]."""
-    policy = htb.AdaRETC(eps=1.0, alpha=np.asarray(alphas), q=np.asarray(qs))
-    fam = np.asarray(htb.simulate(key, policy, _family(), T, seeds, sampler="per_pull").regret).mean(-1)
-    ref = np.asarray(htb.simulate(key, policy, _reference(), T, seeds, sampler="per_pull").regret).mean(-1)
+    regret = _simulated_regrets(key, alphas, qs, seeds).mean(-1)
+    fam, ref = regret[:, :3], regret[:, 3]
     worst = fam / np.asarray(htb.intrinsic_scale(_family(), 1.0))  # [G, F]
     log_w = sigma * np.log(np.sum(np.exp(np.log(worst) / sigma), axis=-1))
     return lam * log_w + (1 - lam) * np.log(ref)
