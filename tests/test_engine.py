@@ -7,9 +7,9 @@ import pytest
 from reference_policies import explore_then_commit
 
 import htb_jax as htb
+from conftest import mom_reference
 from htb_jax._src import engine as engine_lib
 from htb_jax._src import pytree
-from conftest import mom_reference
 
 FIELDS = ("regret", "pulls", "committed", "exploration", "estimates", "checkpoints", "regret_curve")
 

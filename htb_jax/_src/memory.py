@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import jax
 
-from htb_jax._src.validation import check_integer
+from htb_jax._src.validation import check_given, check_integer
 
 CPU_MEMORY_BUDGET = 2 * 2**30
 ACCELERATOR_MEMORY_FRACTION = 0.5
@@ -45,6 +45,8 @@ def default_memory_budget(device: jax.Device | None = None) -> int:
     Args:
       device: the device (default: ``jax.devices()[0]``).
     """
+    if device is not None:
+        check_given("device", device, "None or a jax.Device such as jax.devices()[0]")
     device = jax.devices()[0] if device is None else device
     if device.platform == "cpu":
         return CPU_MEMORY_BUDGET

@@ -28,6 +28,7 @@ import numpy as np
 from htb_jax._src import bits as bits_lib
 from htb_jax._src import pytree
 from htb_jax._src.distributions import Distribution
+from htb_jax._src.instances import check_instance
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.validation import check_integer
 
@@ -50,8 +51,9 @@ def seed_keys(key: jax.Array, num_seeds: int, first_seed: Any = 0) -> jax.Array:
     """
     check_integer("num_seeds", num_seeds, 0, maximum=MAX_SEEDS)
     check_integer("first_seed", first_seed, 0, maximum=MAX_SEEDS - int(num_seeds))
+    key = as_threefry_key(key)
     seeds = jnp.asarray(first_seed, jnp.uint32) + jnp.arange(num_seeds, dtype=jnp.uint32)
-    return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(as_threefry_key(key), seeds)
+    return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, seeds)
 
 
 def as_threefry_key(key: jax.Array) -> jax.Array:
@@ -142,6 +144,7 @@ def reward_table(
     Returns:
       f32[..., K, num_pulls].
     """
+    check_instance(instance)
     check_integer("num_pulls", num_pulls, 0)
     check_integer("first_pull", first_pull, 0)
     check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=MAX_PULLS)

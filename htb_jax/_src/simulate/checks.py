@@ -23,16 +23,7 @@ from htb_jax._src.policies import adar_etc as adar_etc_lib
 from htb_jax._src.reward_table import MAX_SEEDS, as_threefry_key
 from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.simulate.schedule import MAX_PULL_CHUNK
-from htb_jax._src.validation import check_integer, concrete
-
-
-def _check_policy(policy: Any) -> None:
-    """``TypeError`` unless ``policy`` has a ``kernel`` and a ``batch_shape``."""
-    if not (hasattr(policy, "kernel") and hasattr(policy, "batch_shape")):
-        raise TypeError(
-            "simulate takes a policy of htb_jax (AdaRETC, EmpiricalETC, AnytimeAdaRETC, ForceMoM, "
-            f"RobustUCB, UCB1, ...); got {type(policy).__name__}."
-        )
+from htb_jax._src.validation import check_devices, check_flag, check_integer, check_policy_instance, concrete
 
 
 def _horizons(horizon) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -89,7 +80,7 @@ def check_simulation(
     Raises:
       TypeError, ValueError: naming the argument, its admissible values and the value given.
     """
-    _check_policy(policy)
+    check_policy_instance("policy", policy, "simulate")
     key = as_threefry_key(key)
     check_instance(instance)
     k = instance_num_arms(instance)
@@ -115,11 +106,11 @@ def check_simulation(
     _check_pull_chunk(pull_chunk)
     check_memory_budget(memory_budget)
     for name, flag in (("engine", engine), ("record_arms", record_arms)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"{name} must be True or False; got {name}={flag!r} ({type(flag).__name__}).")
+        check_flag(name, flag)
     if not isinstance(sampler, str) or sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}.")
     check_float32_resolution(instance)
+    check_devices("devices", devices)
     devices = tuple(jax.devices() if devices is None else devices)
     if not devices:
         raise ValueError("devices must name at least one device.")

@@ -31,7 +31,7 @@ from htb_jax._src.simulate.schedule import (
     default_pull_chunk,
     max_blocks,
 )
-from htb_jax._src.validation import check_integer, real_array
+from htb_jax._src.validation import check_integer, check_policy, real_array
 
 
 def _run_on_rewards_kernel(policy, rewards, means, horizons, *, static: _Static):
@@ -87,21 +87,18 @@ def run_on_rewards(
     Returns:
       Outcome with leading axes ``G + H``.
     """
-    if not isinstance(policy, _FAST_PATH_TYPES):
-        raise TypeError(f"run_on_rewards runs AdaRETC and EmpiricalETC; got {type(policy).__name__}.")
+    check_policy("policy", policy, _FAST_PATH_TYPES, "run_on_rewards")
     table = real_array("rewards", rewards, "an array f32[K, N] of rewards")
-    if table is not None and table.ndim != 2:
-        raise ValueError(f"rewards must have shape (K, N); got shape {table.shape}.")
+    shape = table.shape if table is not None else jnp.shape(rewards)
+    if len(shape) != 2:
+        raise ValueError(f"rewards must have shape (K, N); got shape {shape}.")
     if table is not None and np.any(np.isnan(table)):
         at = [int(i) for i in np.argwhere(np.isnan(table))[0]]
         raise ValueError(
             f"rewards must not hold NaN (Median-of-Means would commit on a NaN estimate); got NaN at "
             f"rewards{at}."
         )
-    rewards = jnp.asarray(rewards)
-    if rewards.ndim != 2:
-        raise ValueError(f"rewards must have shape (K, N); got shape {rewards.shape}.")
-    k, total = rewards.shape
+    k, total = shape
     horizons, horizon_shape = _horizons(horizon)
     adar_etc_lib.check_arms_and_horizon(k, horizons)
     mu = real_array("means", means, f"an array f[K] of the {k} arms' means")
@@ -114,6 +111,7 @@ def run_on_rewards(
             raise ValueError(f"means must be finite; got means={mu.tolist()}.")
     check_integer("num_checkpoints", num_checkpoints, 2)
     _check_pull_chunk(pull_chunk)
+    rewards = jnp.asarray(rewards)  # a device array once every argument is checked
     flat = _flatten(policy)
     needed, distinct, largest = (int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k))
     if needed > total:

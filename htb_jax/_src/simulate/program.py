@@ -22,6 +22,7 @@ from htb_jax._src.simulate.checks import check_simulation
 from htb_jax._src.simulate.engine_path import prepare_engine_path
 from htb_jax._src.simulate.fast_path import _FAST_PATH_TYPES, prepare_fast_path
 from htb_jax._src.simulate.schedule import _flatten, default_pull_chunk, max_blocks
+from htb_jax._src.validation import check_flag
 
 
 def simulate(
@@ -151,6 +152,7 @@ def memory_plan(
       >>> plan.threads, plan.seed_chunk, plan.num_chunks, plan.estimated_peak <= 2**23
       (2, 7, 72, True)
     """
+    check_flag("measure", measure)
     plan, run = prepare(key, policy, instance, horizon, num_seeds, **options)
     if measure:
         analysis = run.lower().compile().memory_analysis()
