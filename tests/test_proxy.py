@@ -195,12 +195,15 @@ def test_grad_under_jit_and_vmap():
 
 
 def test_batched_policy_equals_loop_and_no_retrace(table):
+    # Jitted: one program for the batch and one the three single points share (eager, each call
+    # ran several hundred operations).
+    regrets = jax.jit(proxy.proxy_regrets, static_argnums=(2,))
     alphas = np.array([0.76, 0.85, 0.95])
-    batched = proxy.proxy_regrets(htb.AdaRETC(eps=0.5, alpha=alphas, q=0.1), table, T, 0.05)
+    batched = regrets(htb.AdaRETC(eps=0.5, alpha=alphas, q=0.1), table, T, 0.05)
     assert batched.shape == (3, S)
     for g, a in enumerate(alphas):
         np.testing.assert_allclose(
-            batched[g], proxy.proxy_regrets(htb.AdaRETC(eps=0.5, alpha=a, q=0.1), table, T, 0.05), rtol=1e-12
+            batched[g], regrets(htb.AdaRETC(eps=0.5, alpha=a, q=0.1), table, T, 0.05), rtol=1e-12
         )
     traces = []
 
@@ -217,10 +220,11 @@ def test_batched_policy_equals_loop_and_no_retrace(table):
 def test_instance_family_layout():
     family = htb.lower_bound_pair(2, 1.0, jnp.array([0.01, 0.1, 0.5]))[1]
     policy = htb.AdaRETC(eps=1.0, alpha=jnp.array([0.7, 0.8]), q=0.0)
-    r = htb.regret_proxy(jax.random.key(0), policy, family, 3_000, 4, 0.1)
+    regret_proxy = jax.jit(htb.regret_proxy, static_argnums=(3, 4))  # not op by op
+    r = regret_proxy(jax.random.key(0), policy, family, 3_000, 4, 0.1)
     assert r.shape == (2, 3)
-    one = htb.regret_proxy(jax.random.key(0), htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0),
-                           htb.lower_bound_pair(2, 1.0, 0.1)[1], 3_000, 4, 0.1)
+    one = regret_proxy(jax.random.key(0), htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0),
+                       htb.lower_bound_pair(2, 1.0, 0.1)[1], 3_000, 4, 0.1)
     np.testing.assert_allclose(r[1, 1], one, rtol=1e-12)
 
 
