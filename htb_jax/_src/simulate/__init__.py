@@ -32,7 +32,8 @@ engine equals the fast path bit for bit.
 
 **Modules.**  :mod:`~htb_jax._src.simulate.program` holds ``simulate``,
 ``memory_plan`` and the ``prepare`` they share: it checks the arguments
-(:mod:`~htb_jax._src.simulate.checks`) and hands the call to
+(:mod:`~htb_jax._src.simulate.checks`) and hands the validated call (a
+:class:`~htb_jax._src.simulate.request.Request`) to
 :mod:`~htb_jax._src.simulate.fast_path` or
 :mod:`~htb_jax._src.simulate.engine_path`, which plan the seed chunks and
 build the program.  The fast path reads the static schedule
@@ -41,8 +42,8 @@ build the program.  The fast path reads the static schedule
 (:mod:`~htb_jax._src.simulate.commit`); both paths arrange their outputs with
 :mod:`~htb_jax._src.simulate.outputs`.
 :mod:`~htb_jax._src.simulate.on_rewards` runs the fast path on a given reward
-table.  Imports go one way: layouts, commit and outputs import no module of
-the family, schedule imports layouts, the two paths import only those four, checks
+table.  Imports go one way: layouts, commit, outputs and request import no module
+of the family, schedule imports layouts, the two paths import only those five, checks
 imports schedule and fast_path, and only program and on_rewards are imported
 here.
 """

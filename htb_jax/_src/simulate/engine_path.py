@@ -12,16 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
 import numpy as np
 
 from htb_jax._src import engine as engine_lib
 from htb_jax._src import mom
-from htb_jax._src.distributions import Distribution
 from htb_jax._src.memory import MemoryPlan
 from htb_jax._src.policies.adar_etc import ExploreThenCommit
 from htb_jax._src.sharding import gather
 from htb_jax._src.simulate.outputs import _arrange_engine
+from htb_jax._src.simulate.request import Request
 from htb_jax._src.simulate.schedule import _schedule_maxima
 from htb_jax._src.validation import check_integer
 
@@ -38,61 +37,32 @@ def _commit_block_size_bound(policy: Any, horizons: np.ndarray, num_arms: int) -
     return mom.static_block_sizes(int(_schedule_maxima(policy, commits, num_arms)[2]))
 
 
-def prepare_engine_path(
-    key: jax.Array,
-    policy: Any,
-    instance: Distribution,
-    horizons: np.ndarray,
-    horizon_shape: tuple[int, ...],
-    num_seeds: int,
-    *,
-    flat: Any,
-    flat_instance: Distribution,
-    pull_chunk: int,
-    max_blocks: int,
-    num_checkpoints: int,
-    first_seed: int,
-    seed_chunk: int | None,
-    devices: tuple[jax.Device, ...],
-    memory_budget: int,
-    record_arms: bool,
-    threads: int | None,
-) -> tuple[MemoryPlan, Any]:
+def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan, Any]:
     """The engine's program for a validated simulation (see
     :func:`~htb_jax._src.simulate.program.prepare`).
 
     Args:
-      key: the threefry key.
-      policy: the policy grid (shape ``G``).
-      instance: the instance (batch shape ``I + (K,)``).
-      horizons: i64[H] the flat horizons, at most :data:`MAX_ENGINE_HORIZON`
-        (else a ``ValueError``); horizon_shape: their shape ``H``.
-      num_seeds: ``S``.
-      flat: the flat policy grid [G] (:func:`~htb_jax._src.simulate.schedule._flatten`).
-      flat_instance: the instances, parameters [F, K].
-      pull_chunk: static streaming step; max_blocks: static length of the block axis.
-      num_checkpoints, first_seed, seed_chunk, devices, record_arms, threads: as for
-        :func:`~htb_jax._src.simulate.program.simulate`.
-      memory_budget: bytes per device.
+      request: the validated simulation; its horizons must be at most
+        :data:`MAX_ENGINE_HORIZON` (else a ``ValueError``).
+      record_arms: as for :func:`~htb_jax._src.simulate.program.simulate`.
 
     Returns:
       ``(plan, run)``: the :class:`MemoryPlan`; ``run()`` gives the Outcome
       with leading axes ``G + I + H + (S,)``, ``run.lower()`` the lowered program.
     """
-    k = flat_instance.batch_shape[-1]
-    check_integer("horizon (T)", horizons, 1, maximum=MAX_ENGINE_HORIZON)
-    spec = engine_lib.EngineSpec(k, int(horizons.max()), pull_chunk, max_blocks,
-                                 _commit_block_size_bound(flat, horizons, k))
+    r = request
+    k = r.num_arms
+    check_integer("horizon (T)", r.horizons, 1, maximum=MAX_ENGINE_HORIZON)
+    spec = engine_lib.EngineSpec(k, int(r.horizons.max()), r.pull_chunk, r.max_blocks,
+                                 _commit_block_size_bound(r.flat, r.horizons, k))
     program, args, plan = engine_lib.prepare_engine(
-        key, flat, flat_instance, horizons, num_seeds, spec=spec, num_checkpoints=num_checkpoints,
-        first_seed=first_seed, seed_chunk=seed_chunk, devices=devices, memory_budget=memory_budget,
-        record_arms=record_arms, threads=threads,
+        r.key, r.flat, r.flat_instance, r.horizons, r.num_seeds, spec=spec, num_checkpoints=r.num_checkpoints,
+        first_seed=r.first_seed, seed_chunk=r.seed_chunk, devices=r.devices, memory_budget=r.memory_budget,
+        record_arms=record_arms, threads=r.threads,
     )
-    instance_shape = instance.batch_shape[:-1]
 
     def run_engine():
-        shape = (*policy.batch_shape, *instance_shape, *horizon_shape, num_seeds)
-        return _arrange_engine(gather(program(*args)), shape, record_arms)
+        return _arrange_engine(gather(program(*args)), r.output_shape, record_arms)
 
     run_engine.lower = lambda: program.lower(*args)
     return plan, run_engine

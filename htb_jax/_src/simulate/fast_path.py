@@ -20,11 +20,9 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from htb_jax._src import compiler_options as compiler_options_lib
 from htb_jax._src import mom, order_statistic
-from htb_jax._src.distributions import Distribution
 from htb_jax._src.loop_hoisting import unhoisted
 from htb_jax._src.memory import MemoryPlan, plan_seed_chunk
 from htb_jax._src.policies.adar_etc import AdaRETC
@@ -35,6 +33,7 @@ from htb_jax._src.sharding import gather, program_args, seed_sharded_program
 from htb_jax._src.simulate.commit import _commit
 from htb_jax._src.simulate.layouts import _distinct_layouts, num_layouts
 from htb_jax._src.simulate.outputs import _arrange_fast_path
+from htb_jax._src.simulate.request import Request
 from htb_jax._src.simulate.schedule import _schedule, _schedule_maxima
 
 # Chunk working memory beyond which larger chunks run no faster (the memory budget may lower it).
@@ -170,49 +169,21 @@ def _fast_path_output_bytes(instances, configs, num_arms, num_checkpoints) -> in
     return instances * configs * (20 + 12 * num_arms + 16 * num_checkpoints)
 
 
-def prepare_fast_path(
-    key: jax.Array,
-    policy: Any,
-    instance: Distribution,
-    horizons: np.ndarray,
-    horizon_shape: tuple[int, ...],
-    num_seeds: int,
-    *,
-    flat: Any,
-    flat_instance: Distribution,
-    pull_chunk: int,
-    max_blocks: int,
-    num_checkpoints: int,
-    first_seed: int,
-    seed_chunk: int | None,
-    devices: tuple[jax.Device, ...],
-    memory_budget: int,
-    sampler: str,
-    threads: int | None,
-) -> tuple[MemoryPlan, Any]:
+def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
     """The fast path's program for a validated simulation (see
     :func:`~htb_jax._src.simulate.program.prepare`).
 
     Args:
-      key: the threefry key.
-      policy: the :class:`AdaRETC` or :class:`EmpiricalETC` grid (shape ``G``).
-      instance: the instance (batch shape ``I + (K,)``).
-      horizons: i64[H] the flat horizons; horizon_shape: their shape ``H``.
-      num_seeds: ``S``.
-      flat: the flat policy grid [G] (:func:`~htb_jax._src.simulate.schedule._flatten`).
-      flat_instance: the instances, parameters [F, K].
-      pull_chunk: static streaming step; max_blocks: static length of the block axis.
-      num_checkpoints, first_seed, seed_chunk, devices, threads: as for
-        :func:`~htb_jax._src.simulate.program.simulate`.
-      memory_budget: bytes per device.
+      request: the validated simulation, of an :class:`AdaRETC` or :class:`EmpiricalETC` grid.
       sampler: one of :data:`SAMPLERS`, checked against the family already.
 
     Returns:
       ``(plan, run)``: the :class:`MemoryPlan`; ``run()`` gives the Outcome
       with leading axes ``G + I + H + (S,)``, ``run.lower()`` the lowered program.
     """
-    k = flat_instance.batch_shape[-1]
-    has_block_sums = type(instance).has_block_sums
+    r = request
+    k, flat, horizons, pull_chunk, devices = r.num_arms, r.flat, r.horizons, r.pull_chunk, r.devices
+    has_block_sums = type(r.instance).has_block_sums
     chosen = ("order_statistic" if has_block_sums else "per_pull") if sampler == "auto" else sampler
     needed, distinct, largest = (0, 1, 1) if chosen != "per_pull" else (
         int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k)
@@ -224,29 +195,28 @@ def prepare_fast_path(
             "instead, with no limit)."
         )
     configs = flat.eps.shape[0] * horizons.shape[0]
-    instances = flat_instance.batch_shape[0]
-    static = _Static(k, pull_chunk, max_blocks, num_checkpoints, sampler=chosen,
+    instances = r.flat_instance.batch_shape[0]
+    static = _Static(k, pull_chunk, r.max_blocks, r.num_checkpoints, sampler=chosen,
                      num_layouts=num_layouts(distinct, configs), max_block_size=mom.static_block_sizes(largest))
     preferred = _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
     plan = plan_seed_chunk(
-        math.ceil(num_seeds / len(devices)),
-        _fast_path_bytes_per_seed(instances, configs, static, instance.num_words),
-        _fast_path_output_bytes(instances, configs, k, num_checkpoints),
-        memory_budget,
+        math.ceil(r.num_seeds / len(devices)),
+        _fast_path_bytes_per_seed(instances, configs, static, r.instance.num_words),
+        _fast_path_output_bytes(instances, configs, k, r.num_checkpoints),
+        r.memory_budget,
         preferred,
-        seed_chunk,
-        threads,
+        r.seed_chunk,
+        r.threads,
         devices,
     )
     static = dataclasses.replace(static, num_seeds=plan.seeds_per_thread, seed_chunk=plan.seed_chunk)
     options = compiler_options_lib.known(devices[0], (compiler_options_lib.VECTOR_WIDTH,))
     program = seed_sharded_program(_fast_path_kernel, static, devices, 0, plan.threads, options)
-    args = program_args(key, flat, flat_instance, horizons, first_seed)
-    instance_shape = instance.batch_shape[:-1]
+    args = program_args(r.key, flat, r.flat_instance, horizons, r.first_seed)
 
     def run_fast():
-        return _arrange_fast_path(gather(program(*args)), policy.batch_shape, instance_shape, horizon_shape,
-                                  (num_seeds,))
+        return _arrange_fast_path(gather(program(*args)), r.policy.batch_shape, r.instance.batch_shape[:-1],
+                                  r.horizon_shape, (r.num_seeds,))
 
     run_fast.lower = lambda: program.lower(*args)
     return plan, run_fast

@@ -21,6 +21,7 @@ from htb_jax._src.outcome import Outcome
 from htb_jax._src.simulate.checks import check_simulation
 from htb_jax._src.simulate.engine_path import prepare_engine_path
 from htb_jax._src.simulate.fast_path import _FAST_PATH_TYPES, prepare_fast_path
+from htb_jax._src.simulate.request import Request
 from htb_jax._src.simulate.schedule import _flatten, default_pull_chunk, max_blocks
 from htb_jax._src.validation import check_flag
 
@@ -198,13 +199,8 @@ def prepare(
             f"sampler={sampler!r} needs a family with closed-form block sums (TwoPoint, Dirac, "
             f"Gaussian); got {type(instance).__name__}."
         )
-    common = dict(
-        flat=flat, flat_instance=flat_instance, pull_chunk=chunk, max_blocks=blocks,
-        num_checkpoints=num_checkpoints, first_seed=first_seed, seed_chunk=seed_chunk, devices=devices,
-        memory_budget=budget, threads=threads,
-    )
+    request = Request(key, policy, instance, horizons, horizon_shape, num_seeds, flat, flat_instance, chunk, blocks,
+                      num_checkpoints, first_seed, seed_chunk, devices, budget, threads)
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
-        return prepare_fast_path(key, policy, instance, horizons, horizon_shape, num_seeds, sampler=sampler,
-                                 **common)
-    return prepare_engine_path(key, policy, instance, horizons, horizon_shape, num_seeds,
-                               record_arms=record_arms, **common)
+        return prepare_fast_path(request, sampler)
+    return prepare_engine_path(request, record_arms)
