@@ -18,6 +18,51 @@ os.environ.setdefault("HTB_JAX_THREADS", "1")
 
 getcontext().prec = 60
 
+# The slowest items, slowest first (measured on 2 loaded cores, seconds): pytest-xdist hands out
+# items in collection order, so these start first and the two workers finish together instead of
+# one of them running a several-minute item alone at the end.  A prefix of a node id matches
+# every parametrisation.  pytest_configure makes the handing out one item at a time (xdist's
+# --maxschedchunk 1, unless given): by default each worker first takes a quarter of its share
+# as one consecutive run, which would give every slow item to the first worker.
+SLOWEST_FIRST = (
+    "tests/test_reproducibility.py::",  # 337
+    # each worker starts with two consecutive items: the first worker's second one is short
+    "tests/test_proxy.py::test_soft_commit_converges_to_exact_regret_as_tau_shrinks",  # 48
+    "tests/test_readme_snippets.py::test_block_outputs_are_current[2]",  # 132
+    "tests/test_sharding.py::test_four_devices_equal_one",  # 124
+    "tests/test_notebooks.py::test_notebook_installs_htb_jax_and_reproduces_its_tables",  # 94, 80, 46
+    "tests/test_tuning.py::test_polish_is_three_passes_of_the_exact_objective",  # 195, 76
+    "tests/test_simulate.py::test_run_on_rewards_jit_equals_eager",  # 137
+    "tests/test_simulate.py::test_two_point_commit_frequency_is_the_exact_binomial_law",  # 93
+    "htb_jax/_src/smoothing.py::htb_jax._src.smoothing.smoothed_regret",  # 76 (doctest)
+    "tests/test_tuning.py::test_vmap_over_lam_equals_separate_runs",  # 72
+    "tests/test_proxy.py::test_grad_under_jit_and_vmap",  # 71
+    "tests/test_simulate.py::test_gaussian_samplers_equal_per_pull_in_law",  # 65
+    "tests/test_simulate.py::test_streaming_over_several_chunks_equals_round_by_round_loop",  # 61
+    "tests/test_tuning.py::test_smoothed_tuning_finds_the_simulated_grid_argmin",  # 56
+    "tests/test_simulate.py::test_seed_chunks_and_offsets_are_bitwise_identical",  # 55
+    "tests/test_simulate.py::test_sampler_choice_and_errors",  # 55
+    "tests/test_mom.py::test_float32_agrees_with_float64_within_documented_bound",  # 53
+    "tests/test_proxy.py::test_grad_matches_central_differences",  # 51
+    "tests/test_readme.py::test_readme_table_is_the_default_frontier_output",  # 48
+)
+
+
+def pytest_configure(config):
+    if getattr(config.option, "maxschedchunk", "") is None:
+        config.option.maxschedchunk = 1
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Moves the SLOWEST_FIRST items to the front, in that order; the rest keep theirs."""
+    def rank(item):
+        for i, prefix in enumerate(SLOWEST_FIRST):
+            if item.nodeid.startswith(prefix):
+                return i
+        return len(SLOWEST_FIRST)
+
+    items[:] = sorted(items, key=rank)  # stable: the same order on every worker
+
 
 def mom_reference(samples, num_blocks: int) -> float:
     """Median-of-Means by the paper's definition: sort the block means, take the ceil(B/2)-th."""
