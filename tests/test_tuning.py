@@ -69,8 +69,14 @@ def test_every_iterate_is_admissible_even_with_huge_learning_rates(optimizer):
     assert np.all(np.isfinite(np.asarray(res.objective)))
 
 
+# One optimizer object for the Monte-Carlo runs below, so that test_objective_trace_is_the_scalarised_proxy
+# reuses the program of the single-lam runs here (a static argument: a new object is a new program).
+_ADAM = optax.adam(0.1)
+_MC = dict(num_steps=8, tau=0.1, sigma=0.05, optimizer=_ADAM, init_alpha=0.8, init_q=0.1)
+
+
 def test_vmap_over_lam_equals_separate_runs():
-    kwargs = dict(num_steps=8, tau=0.1, optimizer=optax.adam(0.1))
+    kwargs = _MC
     lams = jnp.array([0.2, 0.9])
     batched = _tune(jax.random.key(1), 1.0, _family(), _reference(), T, S, lam=lams, **kwargs)
     for i, lam in enumerate(lams):
@@ -83,9 +89,8 @@ def test_vmap_over_lam_equals_separate_runs():
 def test_objective_trace_is_the_scalarised_proxy():
     # The recorded objective at the first iterate is lam log smax(R_f / U_f) + (1 - lam) log R_ref
     # of the Monte-Carlo proxy at the initial schedule, on the same seeds.
-    eps, lam, sigma, tau = 1.0, 0.3, 0.05, 0.1
-    res = _tune(jax.random.key(2), eps, _family(), _reference(), T, S, lam=lam, num_steps=2,
-                            tau=tau, sigma=sigma, init_alpha=0.8, init_q=0.1)
+    eps, lam, sigma, tau = 1.0, 0.3, _MC["sigma"], _MC["tau"]
+    res = _tune(jax.random.key(2), eps, _family(), _reference(), T, S, lam=lam, **_MC)
     policy = htb.AdaRETC(eps=eps, alpha=res.alpha_trace[0], q=res.q_trace[0])
     both = jax.jit(htb.regret_proxy, static_argnums=(3, 4))(jax.random.key(2), policy, _family_and_reference(), T, S,
                                                               tau)
