@@ -362,7 +362,8 @@ def regret_proxy(
       >>> import jax, htb_jax as htb
       >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.0), num_arms=2, gap=0.5)
       >>> policy = htb.AdaRETC(eps=1.0, alpha=0.75, q=0.0)
-      >>> r = htb.regret_proxy(jax.random.key(0), policy, nu, 10**4, num_seeds=8, tau=0.05)
+      >>> run = jax.jit(htb.regret_proxy, static_argnames=("horizon", "num_seeds"))  # callers jit once
+      >>> r = run(jax.random.key(0), policy, nu, 10**4, num_seeds=8, tau=0.05)
       >>> r.shape
       ()
     """
