@@ -584,3 +584,18 @@ def test_every_parameter_refuses_none_and_a_class_by_name(label, name, bad, tmp_
     assert re.search(rf"(?<![\w.]){re.escape(name)}\b", message), message
     assert re.search(rf"\b{re.escape(shown)}\b", message), message
     assert list(tmp_path.iterdir()) == []
+
+
+def test_figure_and_npz_paths_take_open_files_too():
+    # The plots and save_runs write with matplotlib and NumPy, which take an open file as well as
+    # a path (the notebooks draw into io.BytesIO); an output directory takes paths only.
+    import io
+
+    from htb_jax._src.validation import check_path
+
+    check_path("path", io.BytesIO(), file_object=True)
+    check_path("path", "figure.png", file_object=True)
+    with pytest.raises(TypeError, match=r"path must be a path \(a non-empty string or a pathlib.Path\); "):
+        check_path("path", io.BytesIO())
+    with pytest.raises(TypeError, match=r"or an open file; got path=None"):
+        check_path("path", None, file_object=True)

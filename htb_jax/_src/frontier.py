@@ -510,13 +510,13 @@ def t_frontier_table(result: TFrontierResult) -> str:
 def save_runs(runs: FamilyRuns, path) -> None:
     """Per-seed regrets and exploration lengths as NPZ (``regret`` f64[G, F+1, H, S])."""
     _check_runs("runs", runs)
-    check_path("path", path)
+    check_path("path", path, file_object=True)
     np.savez_compressed(path, regret=runs.regret, exploration=runs.exploration, horizons=runs.horizons)
 
 
 def load_runs(path, family: SpikeFamily) -> FamilyRuns:
     """The runs :func:`save_runs` wrote (``seconds`` is NaN)."""
-    check_path("path", path)
+    check_path("path", path, file_object=True)
     _check_family("family", family)
     with np.load(path) as data:
         return FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)
@@ -554,7 +554,7 @@ def plot_point(ax, row: dict, color, *, x: str = "d", y: str = "c", marker: str 
 def plot_t_frontier(result: TFrontierResult, path) -> None:
     """Figure 1 with the measured points: one panel per ``eps``."""
     check_instance_type("result", result, TFrontierResult, "a TFrontierResult (from run_t_frontier)")
-    check_path("path", path)
+    check_path("path", path, file_object=True)
     import matplotlib
 
     matplotlib.use("Agg")

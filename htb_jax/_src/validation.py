@@ -141,12 +141,18 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {given(name, value)}.")
 
 
-def check_path(name: str, value: Any) -> None:
-    """``TypeError`` unless ``value`` is a file-system path: a non-empty string or an ``os.PathLike``."""
-    if isinstance(value, os.PathLike) and not isinstance(value, type):
+def check_path(name: str, value: Any, *, file_object: bool = False) -> None:
+    """``TypeError`` unless ``value`` is a file-system path: a non-empty string or an ``os.PathLike``;
+    with ``file_object``, also an open file (anything with ``read`` or ``write``, such as
+    ``io.BytesIO``: NumPy and matplotlib write to both)."""
+    if isinstance(value, type) or value is None:
+        pass
+    elif isinstance(value, os.PathLike) or (isinstance(value, str) and value):
         return
-    if not isinstance(value, str) or not value:
-        raise TypeError(f"{name} must be a path (a non-empty string or a pathlib.Path); got {given(name, value)}.")
+    elif file_object and (callable(getattr(value, "write", None)) or callable(getattr(value, "read", None))):
+        return
+    form = "a path (a non-empty string or a pathlib.Path)" + (" or an open file" if file_object else "")
+    raise TypeError(f"{name} must be {form}; got {given(name, value)}.")
 
 
 def check_devices(name: str, value: Any) -> None:
