@@ -1,0 +1,127 @@
+"""The exponent fits of a family run (``d`` worst case, ``c`` fixed instance), finite-T predictions, verdicts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
+from htb_jax._src.frontier.families import SpikeFamily, _check_family
+from htb_jax._src.frontier.runs import FamilyRuns, _check_runs
+from htb_jax._src.policies.adar_etc import num_blocks
+from htb_jax._src.validation import check_instance_type, check_integer, check_interval, given
+
+AGREEMENT = 0.05  # |measured - theory| tolerance besides the confidence interval
+
+
+def _check_schedule(runs: FamilyRuns, g) -> None:
+    check_integer("g", g, 0, maximum=runs.regret.shape[0] - 1)
+
+
+def _fit_mask(horizons: np.ndarray, fit_from: int) -> np.ndarray:
+    mask = horizons >= fit_from
+    if mask.sum() < 2:
+        raise ValueError(f"fit_from={fit_from} leaves fewer than two horizons in {horizons.tolist()}.")
+    return mask
+
+
+def _slope(x: np.ndarray, y: np.ndarray) -> float:
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def free_exponent(
+    runs: FamilyRuns, g: int, eps: float, fit_from: int, *, key: int = 0, also: Sequence[FamilyRuns] = ()
+) -> tuple[ExponentFit, float, float]:
+    """Worst-case normalized-regret slope of schedule ``g`` for true ``eps``, and its finite-T prediction.
+
+    Args:
+      runs: the family runs.
+      g: the schedule.
+      eps: the true tail exponent (normalization by ``U_eps``).
+      fit_from: smallest horizon in the fit.
+      key: bootstrap key.
+      also: runs of the same schedules at the same horizons on other families
+        (for example a :class:`ParetoFamily`); their members join the worst case
+        after ``runs``' own (``fit.argmax`` indexes the concatenation).
+
+    Returns:
+      ``(fit, finite_t, hardest)``: the bootstrap fit over horizons ``>=
+      fit_from``, the slope of ``T (K B_T / L_T)^(eps/(1+eps))`` over the same
+      horizons, and ``K B_T / L_T`` at the largest one (about the spike
+      probability of the hardest instance).
+    """
+    _check_runs("runs", runs)
+    _check_schedule(runs, g)
+    check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
+    check_integer("fit_from", fit_from, 1, maximum=10**18)
+    check_integer("key", key, 0)
+    if not isinstance(also, (list, tuple)):
+        raise TypeError(f"also must be a list or tuple of FamilyRuns; got {given('also', also)}.")
+    for i, other in enumerate(also):
+        _check_runs(f"also[{i}]", other)
+    mask = _fit_mask(runs.horizons, fit_from)
+    t = runs.horizons[mask].astype(float)
+    regrets, scales = [], []
+    for r in (runs, *also):
+        if not np.array_equal(r.horizons, runs.horizons) or r.regret.shape[-1] != runs.regret.shape[-1]:
+            raise ValueError("runs joined into one worst case need the same horizons and seeds.")
+        members = r.family.num_members
+        regrets.append(np.moveaxis(r.regret[g, :members][:, mask], 0, 1))  # [H, F, S]
+        scales.append(r.scale(eps)[:members])
+    fit = fit_worst_case_exponent(t, np.concatenate(regrets, axis=1), np.concatenate(scales), key=key)
+    k = runs.family.num_arms
+    blocks = np.asarray(num_blocks(k, runs.horizons[mask]), float)
+    share = k * blocks / runs.exploration[g, mask]
+    return fit, _slope(t, t * share ** (eps / (1.0 + eps))), float(share[-1])
+
+
+def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0) -> tuple[ExponentFit, float]:
+    """Regret slope of schedule ``g`` on the fixed instance, and the slope of ``L_T`` (finite-T prediction)."""
+    _check_runs("runs", runs)
+    _check_schedule(runs, g)
+    check_integer("fit_from", fit_from, 1, maximum=10**18)
+    check_integer("key", key, 0)
+    mask = _fit_mask(runs.horizons, fit_from)
+    t = runs.horizons[mask].astype(float)
+    fit = fit_exponent(t, runs.regret[g, -1][mask], key=key)
+    return fit, _slope(t, runs.exploration[g, mask].astype(float))
+
+
+def verdict(fit: ExponentFit, theory_value: float, finite_t: float, hardest: float | None = None,
+            family: SpikeFamily | None = None, exploration_t: float | None = None) -> str:
+    """``agrees`` (theory inside the interval or within 0.05), else what explains the gap.
+
+    ``hardest`` is the spike probability of the hardest instance at the
+    largest fitted horizon, about ``K B_T / L_T`` (one over the block size);
+    below the family's grid, the worst case of the grid misses it and the
+    fitted ``d`` is too small.  ``exploration_t`` is the slope of ``L_T``
+    over the fitted horizons: the worst normalized regret is about ``A T (K
+    B_T / L_T)^(eps/(1+eps)) + B L_T`` (estimation plus exploration), and the
+    local slope of a sum of two power laws lies between their exponents, so
+    a slope between ``finite_t`` and ``exploration_t`` is a crossover between
+    the two regimes inside the fitted range.
+    """
+    check_instance_type("fit", fit, ExponentFit, "an ExponentFit")
+    for name, value in (("theory_value", theory_value), ("finite_t", finite_t)):
+        check_interval(name, value, -np.inf, np.inf, low_closed=False, high_closed=False)
+    for name, value in (("hardest", hardest), ("exploration_t", exploration_t)):
+        if value is not None:
+            check_interval(name, value, -np.inf, np.inf, low_closed=False, high_closed=False)
+    if family is not None:
+        _check_family("family", family)
+    if fit.contains(theory_value, tol=AGREEMENT) or abs(fit.slope - theory_value) <= AGREEMENT:
+        return "agrees"
+    if fit.contains(finite_t, tol=AGREEMENT) or abs(fit.slope - finite_t) <= AGREEMENT:
+        return f"finite T: schedule predicts {finite_t:.3f}"
+    if exploration_t is not None and min(finite_t, exploration_t) <= fit.slope <= max(finite_t, exploration_t):
+        return (
+            f"regime crossover: between the estimation term's {finite_t:.3f} "
+            f"and the exploration term's {exploration_t:.3f}"
+        )
+    if hardest is not None and isinstance(family, SpikeFamily) and hardest < min(family.spike_probs):
+        return (
+            f"grid too narrow: hardest spike probability K B_T / L_T = {hardest:.1g} "
+            f"< {min(family.spike_probs):g} at the largest T"
+        )
+    return "disagrees"

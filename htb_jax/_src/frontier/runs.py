@@ -1,0 +1,119 @@
+"""Runs of a batch of policies on a family: per-seed regrets, chunk by chunk of seeds, resumable."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import time
+from collections.abc import Sequence
+
+import jax
+import numpy as np
+
+from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, _check_family
+from htb_jax._src.instances import intrinsic_scale
+from htb_jax._src.policies.adar_etc import AdaRETC
+from htb_jax._src.resumable import ChunkStore, check_root_key, run_chunks, seed_chunks
+from htb_jax._src.simulate.program import simulate
+from htb_jax._src.sweep import progress_bar
+from htb_jax._src.validation import (
+    check_flag,
+    check_instance_type,
+    check_integer,
+    check_nonempty,
+    check_path,
+    check_policy_instance,
+)
+
+
+def _check_runs(name: str, runs) -> None:
+    check_instance_type(name, runs, FamilyRuns, "a FamilyRuns (from run_family or load_runs)")
+
+
+@dataclasses.dataclass(frozen=True)
+class FamilyRuns:
+    """Per-seed regrets of a batch of policies on a :class:`SpikeFamily` or :class:`ParetoFamily`.
+
+    Attributes:
+      regret: f64[G, F + 1, H, S] (member ``F`` is the fixed instance).
+      exploration: i64[G, H] ``L_T``.
+      horizons: i64[H].
+      family: the family (to normalize by ``U_eps`` for any ``eps``).
+      seconds: wall time, compilation included.
+      resumed_chunks: seed chunks read back from a store instead of computed.
+    """
+
+    regret: np.ndarray
+    exploration: np.ndarray
+    horizons: np.ndarray
+    family: SpikeFamily | ParetoFamily
+    seconds: float
+    resumed_chunks: int = 0
+
+    def scale(self, eps: float) -> np.ndarray:
+        """``U_eps`` of each family member, f64[F + 1]."""
+        return np.asarray(intrinsic_scale(self.family.instances(), eps))
+
+
+def run_family(
+    policy: AdaRETC,
+    family: SpikeFamily | ParetoFamily,
+    horizons: Sequence[int],
+    num_seeds: int,
+    *,
+    key: int = 0,
+    seed_chunk: int = 8,
+    progress: bool = True,
+    store: ChunkStore | None = None,
+) -> FamilyRuns:
+    """Simulates a flat batch of schedules (grid shape ``(G,)``) on the family, chunk of seeds by chunk.
+
+    Seed ``s`` draws from ``fold_in(key, s)`` alone, so the chunking changes nothing.
+
+    Args:
+      store: if given (its layout ``seed_chunks(num_seeds, seed_chunk)``), every finished chunk is
+        written there atomically and intact chunks already there are read back
+        instead of recomputed: a killed run started again resumes.
+    """
+    check_policy_instance("policy", policy, "run_family")
+    _check_family("family", family)
+    family.validate()
+    check_nonempty("horizons", horizons)
+    check_integer("horizons", list(horizons), 1, maximum=10**18)
+    check_integer("num_seeds", num_seeds, 2)
+    check_root_key(key)
+    check_integer("seed_chunk", seed_chunk, 1)
+    check_flag("progress", progress)
+    if store is not None:
+        check_instance_type("store", store, ChunkStore, "None or a ChunkStore")
+    instances = family.instances()
+    root = jax.random.key(key)
+
+    def compute(first: int, count: int) -> dict[str, np.ndarray]:
+        out = simulate(root, policy, instances, list(horizons), count, first_seed=first)
+        return {"regret": np.asarray(out.regret), "exploration": np.asarray(out.exploration[:, 0, :, 0])}
+
+    started = time.perf_counter()
+    parts, resumed = run_chunks(
+        seed_chunks(num_seeds, seed_chunk), compute, store, progress_bar if progress else None, sys.stderr
+    )
+    regret = np.concatenate([part["regret"] for part in parts], axis=-1)
+    exploration = parts[-1]["exploration"]
+    seconds = time.perf_counter() - started
+    return FamilyRuns(regret, exploration, np.asarray(horizons, np.int64), family, seconds, resumed)
+
+
+def save_runs(runs: FamilyRuns, path) -> None:
+    """Per-seed regrets and exploration lengths as NPZ (``regret`` f64[G, F+1, H, S])."""
+    _check_runs("runs", runs)
+    check_path("path", path, file_object=True)
+    np.savez_compressed(path, regret=runs.regret, exploration=runs.exploration, horizons=runs.horizons)
+
+
+def load_runs(path, family: SpikeFamily) -> FamilyRuns:
+    """The runs :func:`save_runs` wrote (``seconds`` is NaN)."""
+    check_path("path", path, file_object=True)
+    _check_family("family", family)
+    with np.load(path) as data:
+        return FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)

@@ -1,0 +1,185 @@
+"""The T-frontier experiment (Figure 1, ``htb-jax frontier``): configuration, run, fits and table."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from htb_jax._src import theory
+from htb_jax._src.frontier.families import SpikeFamily, _check_family
+from htb_jax._src.frontier.fits import _fit_mask, dependent_exponent, free_exponent, verdict
+from htb_jax._src.frontier.runs import FamilyRuns, _check_runs, run_family
+from htb_jax._src.policies.adar_etc import AdaRETC, num_blocks
+from htb_jax._src.resumable import (
+    MAX_SEEDS,
+    ChunkStore,
+    check_layout,
+    check_root_key,
+    root_key_data,
+    seed_chunks,
+)
+from htb_jax._src.simulate.program import memory_plan
+from htb_jax._src.validation import (
+    check_flag,
+    check_instance_type,
+    check_integer,
+    check_interval,
+    check_nonempty,
+    check_path,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class TFrontierConfig:
+    """The T-frontier experiment: measured ``(d, c)`` for a grid of ``alpha`` at several ``eps``.
+
+    Attributes:
+      eps_values: tail exponents the schedules are designed for (and true ``eps``).
+      alphas_per_eps: ``alpha`` grid size, evenly spaced in ``[alpha*(eps), max_alpha]``.
+      max_alpha: the largest ``alpha``.
+      horizons: horizons ``T``.
+      fit_from: smallest horizon in the fits.
+      num_seeds, seed_chunk, key: seeds, seeds per compiled call, root key.
+      family: the instance family.
+    """
+
+    eps_values: tuple[float, ...] = (1.0, 0.5, 0.25)
+    alphas_per_eps: int = 3
+    max_alpha: float = 0.9
+    horizons: tuple[int, ...] = tuple(int(10**e) for e in range(3, 16))
+    fit_from: int = 10**9
+    num_seeds: int = 256
+    seed_chunk: int = 16
+    key: int = 0
+    family: SpikeFamily = SpikeFamily()
+
+    def validate(self) -> None:
+        for name in ("eps_values", "horizons"):
+            check_nonempty(name, getattr(self, name))
+        check_interval("eps_values", list(self.eps_values), 0.0, 1.0, low_closed=False, high_closed=True)
+        check_integer("alphas_per_eps", self.alphas_per_eps, 1)
+        check_interval("max_alpha", self.max_alpha, 0.5, 1.0, low_closed=False, high_closed=False)
+        for e in self.eps_values:
+            check_interval(
+                "max_alpha", self.max_alpha, theory.balanced_alpha(e), 1.0,
+                low_closed=True, high_closed=False, where=f"for eps={e:g}",
+            )
+        check_integer("horizons", list(self.horizons), 1, maximum=10**18)
+        check_integer("fit_from", self.fit_from, 1, maximum=10**18)
+        check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS)
+        check_layout(self.num_seeds, self.seed_chunk)
+        check_root_key(self.key)
+        _fit_mask(np.asarray(self.horizons), self.fit_from)
+        _check_family("family", self.family)
+        self.family.validate()
+        # What simulate would refuse, refused now (nothing is compiled).
+        memory_plan(
+            jax.random.key(int(self.key)), t_frontier_policy(self), self.family.instances(), list(self.horizons),
+            min(self.seed_chunk, self.num_seeds),
+        )
+
+    def grid(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(eps, alpha)`` of every schedule, f64[G] each."""
+        eps, alpha = [], []
+        for e in self.eps_values:
+            lo = theory.balanced_alpha(e)
+            for a in np.linspace(lo, self.max_alpha, self.alphas_per_eps) if self.alphas_per_eps > 1 else [lo]:
+                eps.append(e)
+                alpha.append(float(a))
+        return np.asarray(eps), np.asarray(alpha)
+
+
+@dataclasses.dataclass(frozen=True)
+class TFrontierResult:
+    config: TFrontierConfig
+    runs: FamilyRuns
+    rows: list
+
+
+def t_frontier_policy(config: TFrontierConfig) -> AdaRETC:
+    """The flat batch of schedules of the experiment, grid shape ``(G,)``."""
+    eps, alpha = config.grid()
+    return AdaRETC(eps=jnp.asarray(eps), alpha=jnp.asarray(alpha), q=0.0)
+
+
+def run_t_frontier(config: TFrontierConfig, *, progress: bool = True, out_dir: str | None = None) -> TFrontierResult:
+    """Runs the T-frontier experiment and fits ``(d, c)`` for every ``(eps, alpha)``.
+
+    Args:
+      config: the experiment.
+      progress: show a progress bar on stderr.
+      out_dir: if given, the seed chunks are stored there with a manifest (see
+        :mod:`htb_jax._src.resumable`): a killed run started again resumes, and
+        a directory holding another configuration is refused (``ValueError``).
+    """
+    check_instance_type("config", config, TFrontierConfig, "a TFrontierConfig")
+    check_flag("progress", progress)
+    if out_dir is not None:
+        check_path("out_dir", out_dir)
+    config.validate()
+    store = None
+    if out_dir is not None:
+        store = ChunkStore(out_dir, frontier_identity(config), root_key_data(config.key),
+                           seed_chunks(config.num_seeds, config.seed_chunk))
+    runs = run_family(
+        t_frontier_policy(config), config.family, config.horizons, config.num_seeds,
+        key=config.key, seed_chunk=config.seed_chunk, progress=progress, store=store,
+    )
+    return fit_t_frontier(config, runs)
+
+
+def frontier_identity(config: TFrontierConfig) -> dict:
+    """What must match for a stored T-frontier run to resume: the configuration but the chunking."""
+    identity = dataclasses.asdict(config)
+    identity.pop("seed_chunk")  # in the chunk layout, checked separately
+    return {"experiment": "t_frontier", **identity}
+
+
+def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult:
+    """The fits of :func:`run_t_frontier` from its runs (deterministic: fixed bootstrap keys)."""
+    check_instance_type("config", config, TFrontierConfig, "a TFrontierConfig")
+    _check_runs("runs", runs)
+    eps, alpha = config.grid()
+    rows = []
+    top = int(np.max(config.horizons))
+    k = config.family.num_arms
+    for g, (e, a) in enumerate(zip(eps, alpha, strict=True)):
+        d_fit, d_finite, hardest = free_exponent(runs, g, e, config.fit_from)
+        c_fit, c_finite = dependent_exponent(runs, g, config.fit_from)
+        d_theory, c_theory = float(a), float(theory.beta_alpha(a, e))
+        share = k * float(num_blocks(k, top)) / float(runs.exploration[g, -1])
+        rows.append(
+            dict(
+                eps=float(e), alpha=float(a),
+                d_theory=d_theory, d_finite_t=d_finite, d=d_fit.slope, d_low=d_fit.low, d_high=d_fit.high,
+                c_theory=c_theory, c_finite_t=c_finite, c=c_fit.slope, c_low=c_fit.low, c_high=c_fit.high,
+                block_share=share,
+                d_verdict=verdict(d_fit, d_theory, d_finite, hardest, runs.family), c_verdict=verdict(c_fit, c_theory, c_finite),
+            )
+        )
+    return TFrontierResult(config, runs, rows)
+
+
+def t_frontier_table(result: TFrontierResult) -> str:
+    """Markdown: measured vs theory for every schedule."""
+    check_instance_type("result", result, TFrontierResult, "a TFrontierResult (from run_t_frontier)")
+    c = result.config
+    head = (
+        f"Fits over T in [{c.fit_from:.0e}, {max(c.horizons):.0e}], {c.num_seeds} seeds, 95% bootstrap "
+        "intervals; 'finite T' is the slope the schedule itself implies over the same horizons; "
+        "K B_T / L_T at the largest T.\n\n"
+        "| eps | alpha | d theory | d finite T | d measured | c theory | c finite T | c measured "
+        "| K B_T / L_T | d | c |\n"
+        "|---:|---:|---:|---:|---|---:|---:|---|---:|---|---|\n"
+    )
+    lines = [
+        f"| {r['eps']:g} | {r['alpha']:.3f} | {r['d_theory']:.3f} | {r['d_finite_t']:.3f} "
+        f"| {r['d']:.3f} [{r['d_low']:.3f}, {r['d_high']:.3f}] | {r['c_theory']:.3f} | {r['c_finite_t']:.3f} "
+        f"| {r['c']:.3f} [{r['c_low']:.3f}, {r['c_high']:.3f}] | {r['block_share']:.2f} "
+        f"| {r['d_verdict']} | {r['c_verdict']} |"
+        for r in result.rows
+    ]
+    return head + "\n".join(lines)
