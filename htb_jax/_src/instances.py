@@ -28,7 +28,7 @@ from htb_jax._src.distributions import (
 )
 from htb_jax._src.validation import FLOAT32_MAX, check_instance_type, check_integer, check_interval, concrete
 
-# The families whose ``loc`` is their mean (the module docstring of distributions.py).
+# The families whose ``loc`` is their mean (the docstring of htb_jax._src.distributions).
 _MEAN_PARAMETRISED = (Pareto, StudentT, Frechet, Gaussian, LogNormal)
 
 

@@ -1,0 +1,245 @@
+"""The shared base of the reward families: :class:`Distribution`, sampling, moment quadrature."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import partial
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+
+from htb_jax._src import quadrature
+from htb_jax._src.validation import check_broadcast, check_float32, check_float32_scale, real_array
+
+_F32 = jnp.float32
+_F64 = jnp.float64
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _f64(x: Any) -> jax.Array:
+    return jnp.asarray(x, _F64)
+
+
+def _f32(x: Any) -> jax.Array:
+    return jnp.asarray(x, _F32)
+
+
+class Distribution:
+    """Shared behaviour of the reward families (not instantiated directly)."""
+
+    num_words: ClassVar[int] = 1
+    has_block_sums: ClassVar[bool] = False
+    # Parameters that enter the float32 rewards additively (locations): see ``check_parameters``.
+    location_fields: ClassVar[tuple[str, ...]] = ("loc",)
+
+    def check_parameters(self) -> None:
+        """``TypeError`` for a parameter that is not real, ``ValueError`` for shapes that do not
+        broadcast or a parameter beyond the float32 range of the rewards (concrete values only)."""
+        family = type(self).__name__
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name, value in values.items():
+            real_array(f"{family} {name}", value)
+        check_broadcast(family, **values)
+        for name, value in values.items():
+            if name != "p":
+                check_float32(f"{family} {name}", value)
+            if name == "scale":
+                check_float32_scale(f"{family} {name}", value)
+
+    # -- shapes --------------------------------------------------------------
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """Broadcast shape of the parameters: ``(..., K)`` for an instance."""
+        shapes = [jnp.shape(getattr(self, f.name)) for f in dataclasses.fields(self)]
+        return tuple(jnp.broadcast_shapes(*shapes))
+
+    def broadcast(self, shape: tuple[int, ...] | None = None):
+        """Copy with every parameter a float array of ``shape`` (default: batch shape)."""
+        shape = self.batch_shape if shape is None else tuple(shape)
+        fields = {
+            f.name: jnp.broadcast_to(jnp.asarray(getattr(self, f.name), _F64), shape)
+            for f in dataclasses.fields(self)
+        }
+        return type(self)(**fields)
+
+    def __getitem__(self, index) -> Distribution:
+        """Indexes the batch, e.g. ``instance[..., 0]`` is the first arm."""
+        return jax.tree.map(lambda p: p[index], self.broadcast())
+
+    # -- sampling ------------------------------------------------------------
+    def sample(self, key: jax.Array, sample_shape: tuple[int, ...] = ()) -> jax.Array:
+        """Draws i.i.d. variates.
+
+        Args:
+          key: a threefry ``jax.random.key``.
+          sample_shape: leading shape of the draw.
+
+        Returns:
+          f32[*sample_shape, *batch_shape].
+        """
+        return _sample(self, key, tuple(sample_shape))
+
+    def from_bits(self, words: jax.Array) -> jax.Array:
+        """Bits-to-variate transform.
+
+        Args:
+          words: u64[..., num_words]; the leading shape broadcasts against the
+            batch shape.
+
+        Returns:
+          f32[broadcast(words.shape[:-1], batch_shape)].
+
+        Every program that reads the reward table (the fast path's chunks, the engine's
+        single pulls at any seed chunk, the prefix sums) must compute the same float32 bits,
+        so a transform avoids what XLA compiles differently by context: it multiplies by a
+        parameter's reciprocal ``x * (1 / a)`` instead of dividing ``x / a`` (XLA turns a
+        division by a broadcast parameter into that product in vectorised code only), and
+        keeps literal constants out of squares (see :func:`_opaque`).
+        ``tests/test_engine.py`` checks every family at seed chunks of 1, 2 and 8.
+        """
+        raise NotImplementedError
+
+    def block_sums_from_bits(self, words: jax.Array, size: jax.Array) -> jax.Array:
+        """Sums of ``size`` i.i.d. draws, exact in law, one per word (``has_block_sums`` families).
+
+        Each draw of the sum is rounded to float32 as :meth:`from_bits` rounds
+        a single variate, so a block sum has the law of ``size`` float32
+        rewards added in float64.
+
+        Args:
+          words: u64[...] one random word per sum; broadcast against the
+            batch shape.
+          size: int or f64[...] number of draws per sum (``0`` gives ``0``),
+            at most ``2^53``.
+
+        Returns:
+          f64[broadcast(words.shape, size.shape, batch_shape)].
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no closed-form block sums.")
+
+    def block_mean_quantile(self, u: jax.Array, v: jax.Array, size: jax.Array) -> jax.Array:
+        """Quantile of the mean of ``size`` i.i.d. draws (``has_block_sums`` families).
+
+        The generalized inverse ``F^-(u) = min{m : P(M <= m) >= u}`` of the
+        block mean ``M`` (its sum computed as :meth:`block_sums_from_bits` does,
+        then divided by ``size``), so that ``F^-(U_(k))`` has the law of the
+        ``k``-th smallest of ``B`` block means (:mod:`htb_jax._src.order_statistic`).
+
+        Args:
+          u, v: f64[...] the level and ``1 - u``, each with full relative precision.
+          size: int or f64[...] draws per block, ``>= 1``.
+
+        Returns:
+          f64[broadcast(u.shape, size.shape, batch_shape)], nondecreasing in ``u``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no closed-form block means.")
+
+    # -- moments -------------------------------------------------------------
+    def mean(self) -> jax.Array:
+        """Exact mean, f64[batch_shape]."""
+        raise NotImplementedError
+
+    def eps_sup(self) -> jax.Array:
+        """Supremum of ``eps`` with ``E|X|^(1+eps) < inf``, f64[batch_shape]."""
+        return jnp.full(self.batch_shape, jnp.inf, _F64)
+
+    def abs_moment(self, eps: Any) -> jax.Array:
+        """Raw absolute moment ``E|X|^(1+eps)`` (Section 2), f64[broadcast(eps, batch)].
+
+        Closed form for :class:`TwoPoint`; tanh-sinh quadrature otherwise
+        (relative accuracy about 1e-12, also close to the divergence);
+        ``inf`` where ``1 + eps`` reaches the tail index.
+        """
+        return _abs_moment(self, eps)
+
+    def cdf(self, x: Any) -> jax.Array:
+        """``P(X <= x)``, f64 broadcast of ``x`` against the batch."""
+        return _cdf(self, x)
+
+    def _abs_moment(self, eps):
+        raise NotImplementedError
+
+    def _cdf(self, x):
+        raise NotImplementedError
+
+    def shifted(self, delta: Any) -> Distribution:
+        """The law of ``X + delta`` (same family)."""
+        raise NotImplementedError
+
+
+# Compiled once per family and shape, whether called eagerly or inside a program.
+_abs_moment = jax.jit(lambda dist, eps: dist._abs_moment(eps))
+_cdf = jax.jit(lambda dist, x: dist._cdf(x))
+
+
+@partial(jax.jit, static_argnums=2)
+def _sample(dist, key, sample_shape):
+    words = jax.random.bits(key, (*sample_shape, *dist.batch_shape, dist.num_words), jnp.uint64)
+    return dist.from_bits(words)
+
+
+def _abs_moment_by_quadrature(log_integrand, kink, lower, rate):
+    """``int |h(w)|^r f(w) dw`` split at the kink of ``|h|`` and at +-1.
+
+    Args:
+      log_integrand: ``(v, side) -> log(|h(side e^v)|^r f(side e^v))``, with
+        ``v = log|w|`` (robust for huge ``v``).
+      kink: f64[...] the root of ``h`` (any point if ``h`` has none).
+      lower: ``None`` for support R, else the lower end (>= 0) of the support.
+      rate: f64[...] exponential decay rate of the tails in ``v``.
+
+    Derivatives in the parameters hold the nodes fixed: the kink, the only
+    split point that moves with them, is where the integrand vanishes
+    (``r > 1``), and the tails' substitution is exact for any ``rate``, so the
+    derivative is the same quadrature of the integrand's derivative.  (Moving
+    nodes would differentiate ``log|w|`` at a node that lands on ``w = 0``.)
+    """
+    kink, rate = jax.lax.stop_gradient(kink), jax.lax.stop_gradient(rate)
+
+    def finite_piece(a, b):
+        def log_f(x):
+            return log_integrand(jnp.log(jnp.abs(x)), jnp.where(x < 0, -1.0, 1.0))
+
+        return quadrature.integrate_interval(log_f, a, b)
+
+    def tail(start, side):
+        return quadrature.integrate_log_tail(
+            lambda v: log_integrand(v, side) + v, jnp.log(start), rate
+        )
+
+    if lower is None:
+        right = jnp.maximum(kink, 1.0)
+        left = jnp.minimum(kink, -1.0)
+        return (
+            finite_piece(left, kink)
+            + finite_piece(kink, right)
+            + tail(right, 1.0)
+            + tail(-left, -1.0)
+        )
+    right = jnp.maximum(jnp.maximum(kink, lower), 1.0)
+    mid = jnp.clip(kink, lower, right)
+    return finite_piece(lower, mid) + finite_piece(mid, right) + tail(right, 1.0)
+
+
+def _common(*arrays):
+    """Broadcasts to a common shape; also returns copies with a trailing node axis."""
+    full = jnp.broadcast_arrays(*[_f64(a) for a in arrays])
+    return full, [a[..., None] for a in full]
+
+
+def _log_abs_linear(c, scale, v, side):
+    """``log|c + scale * side * e^v|`` for ``scale > 0``."""
+    return quadrature.log_abs_affine(c, jnp.log(scale) + v, side)
+
+def _opaque(constant, like):
+    """``constant`` as a value XLA's algebraic simplifier cannot see through: ``constant + 0 like``,
+    equal to it for finite ``like``.
+
+    Every program that reads the reward table must compute the same float32 bits.  Given
+    ``x = c a`` with a literal ``c``, the simplifier rewrites ``x x`` as ``(a a)(c c)`` (another
+    rounding) in some programs only: where the shapes are small enough that the constant stays a
+    literal (the engine at a seed chunk of one), not in the table's vectorised draw.
+    """
+    return constant + 0.0 * like
