@@ -16,6 +16,7 @@ import jax as _jax
 _jax.config.update("jax_enable_x64", True)
 
 from htb_jax import frontier, theory  # noqa: E402
+from htb_jax._src.bits import signed_tail, uniform_from_bits  # noqa: E402
 from htb_jax._src.distributions import (  # noqa: E402
     Dirac,
     Distribution,
@@ -26,7 +27,6 @@ from htb_jax._src.distributions import (  # noqa: E402
     StudentT,
     TwoPoint,
 )
-from htb_jax._src.engine import EngineSpec, PolicyKernel, RoundContext  # noqa: E402
 from htb_jax._src.exponents import (  # noqa: E402
     ExponentFit,
     fit_exponent,
@@ -55,8 +55,16 @@ from htb_jax._src.policies.mr_ucb import MRUCB  # noqa: E402
 from htb_jax._src.policies.robust_ucb import RobustUCB  # noqa: E402
 from htb_jax._src.policies.robust_ucb_f import RobustUCBf  # noqa: E402
 from htb_jax._src.policies.ucb1 import UCB1  # noqa: E402
+from htb_jax._src.policy_protocol import (  # noqa: E402
+    EngineSpec,
+    PolicyKernel,
+    PolicySummary,
+    RoundContext,
+    first_argmax,
+)
 from htb_jax._src.proxy import ProxyTable, analytic_regret_bound, proxy_table, regret_proxy  # noqa: E402
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
+from htb_jax._src.round_stream import round_uniforms  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
 from htb_jax._src.simulate.on_rewards import run_on_rewards  # noqa: E402
 from htb_jax._src.simulate.program import memory_plan, simulate  # noqa: E402
@@ -86,6 +94,7 @@ __all__ = [
     "Outcome",
     "Pareto",
     "PolicyKernel",
+    "PolicySummary",
     "ProxyTable",
     "RobustUCB",
     "RobustUCBf",
@@ -101,6 +110,7 @@ __all__ = [
     "default_memory_budget",
     "equal_gap",
     "exploration_pulls",
+    "first_argmax",
     "fit_exponent",
     "fit_worst_case_exponent",
     "frontier",
@@ -117,11 +127,14 @@ __all__ = [
     "proxy_table",
     "regret_proxy",
     "reward_table",
+    "round_uniforms",
     "run_on_rewards",
     "seed_keys",
+    "signed_tail",
     "simulate",
     "smoothed_regret",
     "summarize",
     "theory",
     "tune_schedule",
+    "uniform_from_bits",
 ]

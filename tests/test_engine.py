@@ -100,7 +100,7 @@ class _HashReads:
 
         def summary(h, ctx):
             hashed = jax.lax.bitcast_convert_type(h, jnp.int64)
-            return engine_lib.Summary(jnp.int32(-1), hashed, jnp.full(spec.num_arms, jnp.nan, jnp.float32))
+            return htb.PolicySummary(jnp.int32(-1), hashed, jnp.full(spec.num_arms, jnp.nan, jnp.float32))
 
         return htb.PolicyKernel(init, act, update, summary)
 

@@ -11,8 +11,8 @@ from reference_robust_ucb_f import reference
 
 import htb_jax as htb
 from conftest import engine_arms
-from htb_jax._src.engine import EngineSpec, RoundContext
 from htb_jax._src.policies.robust_ucb_f import RobustUCBf
+from htb_jax._src.policy_protocol import EngineSpec, RoundContext
 
 HORIZON = 300
 SEEDS = 2

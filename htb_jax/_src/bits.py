@@ -82,8 +82,25 @@ def join_words(a: jax.Array, b: jax.Array) -> jax.Array:
     return (a.astype(jnp.uint64) << jnp.uint64(32)) | b.astype(jnp.uint64)
 
 
+def _words(w: jax.Array, function: str) -> jax.Array:
+    """``w`` as a uint64 array; ``TypeError`` for another dtype (a float or a signed word would map
+    to a different law without a word of warning)."""
+    dtype = getattr(w, "dtype", None)
+    if dtype is None or dtype != jnp.uint64:
+        shown = "no dtype" if dtype is None else f"dtype {dtype}"
+        raise TypeError(
+            f"{function} takes uint64 words (the words argument of a family's from_bits); got "
+            f"{type(w).__name__} with {shown}."
+        )
+    return w
+
+
 def uniform_from_bits(w: jax.Array) -> jax.Array:
     """Maps a 64-bit word to a float32 uniform with full relative precision.
+
+    The building block of every family's ``from_bits`` (``F^-1(U)``, or
+    ``F^-1(1 - U)`` computed from ``U`` for an upper tail), a user's own
+    family's included.
 
     ``U = 2^-(z+1) * (1 + m / 2^23)`` where ``z`` counts the leading zeros of
     ``w`` and ``m`` holds the 23 bits after its leading one: ``w / 2^64``
@@ -94,8 +111,16 @@ def uniform_from_bits(w: jax.Array) -> jax.Array:
 
     Returns:
       f32[...] in ``{2^-65} U [2^-64, 1 - 2^-24]``; never 0, never 1.
+
+    Raises:
+      TypeError: ``w`` is not a uint64 array.
+
+    Examples:
+      >>> import jax.numpy as jnp, htb_jax as htb
+      >>> htb.uniform_from_bits(jnp.array([0, 1, 2**63, 2**64 - 1], jnp.uint64)).tolist()
+      [2.710505431213761e-20, 5.421010862427522e-20, 0.5, 0.9999999403953552]
     """
-    w = jnp.asarray(w, jnp.uint64)
+    w = _words(w, "uniform_from_bits")
     shift = jnp.minimum(jax.lax.clz(w), jnp.uint64(63))
     normalised = w << shift
     mantissa = (normalised >> jnp.uint64(64 - 1 - _MANTISSA_BITS)) & jnp.uint64(
@@ -137,8 +162,11 @@ def signed_tail(w: jax.Array) -> tuple[jax.Array, jax.Array]:
       ``p`` is f32[...] in ``(0, 1/2)``, uniform with full relative precision
       down to ``2^-64``.  The variate is the quantile at ``p`` of the lower
       tail, or at ``1 - p`` of the upper tail, computed from ``p`` directly.
+
+    Raises:
+      TypeError: ``w`` is not a uint64 array.
     """
-    w = jnp.asarray(w, jnp.uint64)
+    w = _words(w, "signed_tail")
     upper = (w >> jnp.uint64(63)) == 1
     return upper, 0.5 * uniform_from_bits(w << jnp.uint64(1))
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -25,9 +25,9 @@ import numpy as np
 
 from htb_jax._src import compiler_options as compiler_options_lib
 from htb_jax._src import memory as memory_lib
-from htb_jax._src import round_stream
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.outcome import pseudo_regret
+from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, RoundContext, check_kernel
 from htb_jax._src.reward_table import TableReader, seed_keys
 from htb_jax._src.rounding import log_spaced_rounds
 from htb_jax._src.sharding import gather, program_args, seed_sharded_program
@@ -39,108 +39,6 @@ _ACCELERATOR_SEED_CHUNK_BYTES = 8 * 2**30
 # in place instead of being copied twice per round (UCB1 at 256 seeds on a 2-core CPU: 9 operations per round
 # instead of 12), and 512-bit vectors where the CPU has them (see BENCHMARKS.md).
 _CPU_COMPILER_OPTIONS = (compiler_options_lib.COPY_INSERTION, compiler_options_lib.VECTOR_WIDTH)
-
-
-@dataclasses.dataclass(frozen=True)
-class EngineSpec:
-    """Static sizes a kernel may shape its state with.
-
-    Attributes:
-      num_arms: ``K``.
-      max_pulls: the largest horizon: no arm is pulled more often.
-      pull_chunk: streaming step for estimates computed from the reward table.
-      max_blocks: static bound on Median-of-Means block counts from ``B_T``.
-      max_block_size: static bound on the block sizes of an ETC commit's
-        Median-of-Means (:func:`~htb_jax._src.mom.static_block_sizes`), so that
-        the commit compiles only the block-sum routes it can take; ``None``:
-        any size.
-    """
-
-    num_arms: int
-    max_pulls: int
-    pull_chunk: int
-    max_blocks: int
-    max_block_size: int | None = None
-
-
-class RoundContext(NamedTuple):
-    """What a policy may look at in round ``t``.
-
-    Attributes:
-      t: i64[] the round, 1-based.
-      pulls: i64[K] pulls of each arm before this round.
-      horizon: i64[] ``T`` (policies that are anytime ignore it).
-      table: the seed's :class:`TableReader`; ETC policies recompute their
-        estimates from it (the same numbers they observed).
-    """
-
-    t: jax.Array
-    pulls: jax.Array
-    horizon: jax.Array
-    table: TableReader
-
-    def uniforms(self, num: int) -> tuple[jax.Array, jax.Array]:
-        """Round ``t``'s own uniforms ``(U, 1 - U)``, f64[num] each (see :mod:`~htb_jax._src.round_stream`).
-
-        A function of the seed's key and ``t`` alone: independent of the
-        reward table and of the arms played, the same for every policy.
-        """
-        return round_stream.uniforms(self.table.keys[0], self.t, num)
-
-
-class Summary(NamedTuple):
-    """What a kernel reports after the last round.
-
-    Attributes:
-      committed: i32[] committed arm (ETC-type policies), else -1.
-      exploration: i64[] exploration rounds (ETC: ``L_T``; ForceMoM: forced
-        pulls), else 0.
-      estimates: f32[K] the policy's final mean estimates (NaN where none).
-    """
-
-    committed: jax.Array
-    exploration: jax.Array
-    estimates: jax.Array
-
-
-class PolicyKernel(NamedTuple):
-    """A policy for the engine: pure functions of an explicit state.
-
-    ``scratch_bytes`` is the transient memory per seed beyond the state (for
-    example an ETC commit's block sums); the engine sizes its seed chunks with
-    it and the state's own size.
-
-    **Randomness.**  Rewards come only from ``ctx.table`` (the reward table,
-    common to every policy).  A randomised policy draws its own numbers in
-    ``act`` from ``ctx.uniforms(num)``: a counter-based stream indexed by the
-    seed and the round ``t`` alone (:mod:`~htb_jax._src.round_stream`), so it
-    never shifts the reward table and a plain-Python loop can reproduce the
-    draws by evaluating the same stream.  Within a round, use word ``j`` for
-    one purpose only (e.g. ``j = arm``).
-    """
-
-    init: Callable[[RoundContext], Any]
-    act: Callable[[Any, RoundContext], jax.Array]
-    update: Callable[[Any, RoundContext, jax.Array, jax.Array], Any]
-    summary: Callable[[Any, RoundContext], Summary]
-    scratch_bytes: int = 0
-
-
-def no_summary(num_arms: int) -> Callable[[Any, RoundContext], Summary]:
-    """The summary of a policy without a commit, exploration count or estimates."""
-
-    def summary(state, ctx):
-        del state, ctx
-        return Summary(
-            jnp.int32(-1), jnp.int64(0), jnp.full(num_arms, jnp.nan, jnp.float32)
-        )
-
-    return summary
-
-
-def first_argmax(values: jax.Array) -> jax.Array:
-    """Index of the first maximum (ties to the lowest index; ``+inf`` counts), i32[]."""
-    return jnp.argmax(values).astype(jnp.int32)
 
 
 def run_rounds(
@@ -230,20 +128,13 @@ def _engine_kernel(key, policy, instance, gaps, horizons, first_seed, *, static:
 
 
 def _bytes_per_seed(policy: Any, instance: Distribution, spec: EngineSpec) -> int:
-    """Working memory of one seed: twice the kernel's state (by abstract evaluation) plus its
+    """Working memory of one seed: twice the kernel's state (by abstract evaluation, which checks
+    the kernel against the protocol: :func:`~htb_jax._src.policy_protocol.check_kernel`) plus its
     scratch (the round loop holds its carry in and out), and 8 KiB for the reward-table reader.
     Compiled CPU programs measure 1.9-2.0 times state plus scratch per seed."""
     params = jax.tree.map(lambda p: p[0], policy)
     arms = jax.tree.map(lambda p: p[0], instance)
-
-    def state():
-        kernel = params.kernel(spec)
-        table = TableReader.create(jax.random.key(0), arms)
-        ctx = RoundContext(jnp.int64(1), jnp.zeros(spec.num_arms, jnp.int64), jnp.int64(spec.max_pulls), table)
-        return kernel.init(ctx), kernel.scratch_bytes
-
-    shapes, _ = jax.eval_shape(state)
-    scratch = params.kernel(spec).scratch_bytes
+    shapes, scratch = check_kernel(params, arms, spec)
     state_bytes = sum(int(np.prod(x.shape)) * x.dtype.itemsize for x in jax.tree.leaves(shapes))
     return 2 * (scratch + state_bytes) + 8192
 

@@ -42,7 +42,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from htb_jax._src.engine import EngineSpec, PolicyKernel, RoundContext, Summary, first_argmax
+from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, RoundContext, first_argmax
 from htb_jax._src.validation import check_interval
 
 CHUNK = 256  # rewards per step of the estimator's loop over a pulled arm's history
@@ -252,7 +252,7 @@ def index_kernel(spec: EngineSpec, p: jax.Array, estimator_scale: jax.Array, bon
 
     def summary(state, ctx):
         _, est = state
-        return Summary(jnp.int32(-1), jnp.int64(0), est.astype(jnp.float32))
+        return PolicySummary(jnp.int32(-1), jnp.int64(0), est.astype(jnp.float32))
 
     scratch = 8 * (4 * chunk + 8 * k)
     return PolicyKernel(init, act, update, summary, scratch)

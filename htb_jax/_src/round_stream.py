@@ -13,10 +13,15 @@ same reward table, and a plain-Python loop reproduces a policy's draws from
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 
 from htb_jax._src import bits as bits_lib
+from htb_jax._src.reward_table import as_threefry_key
+from htb_jax._src.validation import check_integer
 
 ROUND_STREAM = 0x40D5  # fold_in tag of the per-round policy words
 
@@ -57,3 +62,39 @@ def uniforms(seed_key: jax.Array, t: jax.Array, num: int) -> tuple[jax.Array, ja
     """
     upper, small = bits_lib.two_sided_uniform(words(seed_key, t, num))
     return jnp.where(upper, 1.0 - small, small), jnp.where(upper, small, 1.0 - small)
+
+
+def round_uniforms(seed_key: jax.Array, rounds: Any, num: int) -> tuple[jax.Array, jax.Array]:
+    """A seed's round uniforms as a policy's ``ctx.uniforms(num)`` sees them, for a reference loop.
+
+    A randomised policy, a user's included, draws in round ``t`` the pairs
+    ``(U, 1 - U)`` of :func:`uniforms`; a plain-Python reference of the policy
+    reads the same numbers here and can be compared with the engine exactly.
+
+    Args:
+      seed_key: the seed's key (``htb.seed_keys(key, S)[s]`` for seed ``s`` of
+        ``simulate(key, ...)``).
+      rounds: an int or an int array of rounds ``t >= 1``, shape ``R``.
+      num: the number of uniforms per round (the ``num`` of ``ctx.uniforms``).
+
+    Returns:
+      ``(u, v)``: f64[*R, num] each, ``v = 1 - u``, equal bit for bit to
+      ``ctx.uniforms(num)`` in round ``t``.
+
+    Examples:
+      >>> import jax, htb_jax as htb
+      >>> key = htb.seed_keys(jax.random.key(0), 2)[1]
+      >>> u, v = htb.round_uniforms(key, [1, 2, 3], 2)
+      >>> u.shape, bool(((u > 0) & (u < 1) & (u + v == 1)).all())
+      ((3, 2), True)
+    """
+    key = as_threefry_key(seed_key)
+    check_integer("rounds", rounds, 1)
+    check_integer("num", num, 1)
+    return _round_uniforms(key, jnp.asarray(rounds, jnp.int64), int(num))
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def _round_uniforms(key, rounds, num):
+    u, v = jax.vmap(lambda t: uniforms(key, t, num))(rounds.reshape(-1))
+    return u.reshape(*rounds.shape, num), v.reshape(*rounds.shape, num)

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import mom, pytree
-from htb_jax._src.engine import PolicyKernel, Summary, first_argmax
+from htb_jax._src.policy_protocol import PolicyKernel, PolicySummary, first_argmax
 from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.validation import (
     check_broadcast,
@@ -264,7 +264,7 @@ def etc_kernel(policy: ExploreThenCommit, spec):
 
     def summary(state, ctx):
         committed, estimates = state
-        return Summary(committed, schedule(ctx), estimates)
+        return PolicySummary(committed, schedule(ctx), estimates)
 
     return PolicyKernel(init, act, update, summary, commit_scratch_bytes(spec))
 

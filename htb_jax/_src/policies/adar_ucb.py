@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from htb_jax._src import pytree
 from htb_jax._src.adaptive_threshold import EstimationList, ThresholdList
-from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
+from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
 
 C = (1.0 + math.sqrt(2.0)) ** 2  # the budget constant c of b = c L_tau
 
@@ -171,6 +171,6 @@ class AdaRUCB:
 
         def summary(state, ctx):
             _, finite, mu = estimates(state, ctx.horizon // 2 + 1)
-            return Summary(jnp.int32(-1), state.forced, jnp.where(finite, mu, jnp.nan).astype(jnp.float32))
+            return PolicySummary(jnp.int32(-1), state.forced, jnp.where(finite, mu, jnp.nan).astype(jnp.float32))
 
         return PolicyKernel(init, act, update, summary)

@@ -18,8 +18,8 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import pytree
-from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
 from htb_jax._src.policies.adar_etc import ExploreThenCommit, commit_estimates, commit_scratch_bytes
+from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
 from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.validation import check_interval
 
@@ -103,6 +103,6 @@ class AnytimeAdaRETC(ExploreThenCommit):
             explored = jax.vmap(lambda n: self.exploration_length(k, n))(lengths)
             before = jnp.sum(jnp.where(jnp.arange(count) < index, explored, 0))
             _, local, explore = epoch(last)
-            return Summary(committed, before + jnp.minimum(local, explore), estimates)
+            return PolicySummary(committed, before + jnp.minimum(local, explore), estimates)
 
         return PolicyKernel(init, act, update, summary, commit_scratch_bytes(spec))

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import mom, pytree
-from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
+from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
 from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.validation import check_interval
 
@@ -114,6 +114,6 @@ class ForceMoM:
 
         def summary(state, ctx):
             done, _, _, est = state
-            return Summary(jnp.int32(-1), done, est)
+            return PolicySummary(jnp.int32(-1), done, est)
 
         return PolicyKernel(init, act, update, summary)

@@ -7,8 +7,8 @@ from typing import Any
 import jax.numpy as jnp
 
 from htb_jax._src import perturbations, pytree
-from htb_jax._src.engine import EngineSpec, PolicyKernel
 from htb_jax._src.p_robust import check_p_and_c, horizon_log, index_kernel
+from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel
 from htb_jax._src.validation import check_broadcast
 
 

@@ -39,7 +39,7 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import mom, pytree
-from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
+from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
 from htb_jax._src.validation import check_broadcast, check_interval, given
 
 ESTIMATORS = ("truncated", "mom", "catoni")
@@ -213,7 +213,7 @@ def _truncated_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
 
     def summary(x, ctx):
         mean, _ = index(x, ctx.pulls, ctx.horizon)
-        return Summary(jnp.int32(-1), jnp.int64(0), jnp.where(ctx.pulls > 0, mean, jnp.nan).astype(jnp.float32))
+        return PolicySummary(jnp.int32(-1), jnp.int64(0), jnp.where(ctx.pulls > 0, mean, jnp.nan).astype(jnp.float32))
 
     return PolicyKernel(init, act, update, summary)
 
@@ -252,7 +252,7 @@ def _catoni_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
     def summary(state, ctx):
         _, roots = state
         _, valid = scale(ctx.pulls, ctx.horizon)
-        return Summary(jnp.int32(-1), jnp.int64(0), jnp.where(valid, roots, jnp.nan).astype(jnp.float32))
+        return PolicySummary(jnp.int32(-1), jnp.int64(0), jnp.where(valid, roots, jnp.nan).astype(jnp.float32))
 
     return PolicyKernel(init, act, update, summary)
 
@@ -311,6 +311,6 @@ def _mom_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
 
     def summary(state, ctx):
         _, est = state
-        return Summary(jnp.int32(-1), jnp.int64(0), est)
+        return PolicySummary(jnp.int32(-1), jnp.int64(0), est)
 
     return PolicyKernel(init, act, update, summary)

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import pytree
-from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
+from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
 from htb_jax._src.validation import check_broadcast, check_interval, real_array
 
 KINDS = ("R-UCB", "R-UCB-G")
@@ -201,6 +201,6 @@ class RobustUCBf:
 
         def summary(state, ctx):
             estimates = jnp.where(ctx.pulls > 0, state[0], jnp.nan).astype(jnp.float32)
-            return Summary(jnp.int32(-1), jnp.int64(0), estimates)
+            return PolicySummary(jnp.int32(-1), jnp.int64(0), estimates)
 
         return PolicyKernel(init, act, update, summary)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from htb_jax._src import pytree
-from htb_jax._src.engine import EngineSpec, PolicyKernel, Summary, first_argmax
+from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
 
 
 @pytree.dataclass
@@ -47,6 +47,6 @@ class UCB1:
         def summary(sums, ctx):
             means = sums / jnp.maximum(ctx.pulls, 1)
             means = jnp.where(ctx.pulls > 0, means, jnp.nan).astype(jnp.float32)
-            return Summary(jnp.int32(-1), jnp.int64(0), means)
+            return PolicySummary(jnp.int32(-1), jnp.int64(0), means)
 
         return PolicyKernel(init, act, update, summary)

@@ -2,7 +2,7 @@
 
 Every policy but :class:`AdaRETC` and :class:`EmpiricalETC`, or any policy
 with ``engine=True`` or ``record_arms=True``, runs here.  This module sizes
-the engine (:class:`~htb_jax._src.engine.EngineSpec`, with a static bound on
+the engine (:class:`~htb_jax._src.policy_protocol.EngineSpec`, with a static bound on
 an ETC commit's block sizes) and builds its program
 (:func:`prepare_engine_path`); AdaR-ETC through the engine equals the fast
 path bit for bit.

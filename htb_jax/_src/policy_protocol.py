@@ -1,0 +1,245 @@
+"""The policy protocol, checked: what the engine needs from any policy, built-in or a user's.
+
+A policy is a pytree (a frozen dataclass registered with
+``jax.tree_util.register_dataclass`` or ``htb_jax._src.pytree.dataclass``)
+with a ``batch_shape`` property (``()`` for one policy, ``G`` for a grid of
+them along its leaves' leading axes) and a method ``kernel(spec)`` that
+returns a :class:`PolicyKernel` of four pure functions:
+
+* ``init(ctx) -> state``: any pytree of arrays;
+* ``act(state, ctx) -> arm``: an integer scalar in ``[0, K)``;
+* ``update(state, ctx, arm, reward) -> state``: the same structure, shapes
+  and dtypes as ``init``'s (``reward`` is f32[]);
+* ``summary(state, ctx) -> PolicySummary(committed i32[], exploration i64[],
+  estimates f32[K])``.
+
+:func:`check_kernel` evaluates the four functions abstractly
+(``jax.eval_shape``: nothing is compiled or run) before the engine's program is
+built, so a malformed policy gets a message that names the function and what
+it returned instead of an error from inside ``fori_loop``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from htb_jax._src import round_stream
+from htb_jax._src.distributions import Distribution
+from htb_jax._src.outcome import Summary as OutcomeSummary
+from htb_jax._src.reward_table import TableReader
+
+_FUNCTIONS = ("init", "act", "update", "summary")
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineSpec:
+    """Static sizes a kernel may shape its state with.
+
+    Attributes:
+      num_arms: ``K``.
+      max_pulls: the largest horizon: no arm is pulled more often.
+      pull_chunk: streaming step for estimates computed from the reward table.
+      max_blocks: static bound on Median-of-Means block counts from ``B_T``.
+      max_block_size: static bound on the block sizes of an ETC commit's
+        Median-of-Means (:func:`~htb_jax._src.mom.static_block_sizes`), so that
+        the commit compiles only the block-sum routes it can take; ``None``:
+        any size.
+    """
+
+    num_arms: int
+    max_pulls: int
+    pull_chunk: int
+    max_blocks: int
+    max_block_size: int | None = None
+
+
+class RoundContext(NamedTuple):
+    """What a policy may look at in round ``t``.
+
+    Attributes:
+      t: i64[] the round, 1-based.
+      pulls: i64[K] pulls of each arm before this round.
+      horizon: i64[] ``T`` (policies that are anytime ignore it).
+      table: the seed's :class:`TableReader`; ETC policies recompute their
+        estimates from it (the same numbers they observed).
+    """
+
+    t: jax.Array
+    pulls: jax.Array
+    horizon: jax.Array
+    table: TableReader
+
+    def uniforms(self, num: int) -> tuple[jax.Array, jax.Array]:
+        """Round ``t``'s own uniforms ``(U, 1 - U)``, f64[num] each (see :mod:`~htb_jax._src.round_stream`).
+
+        A function of the seed's key and ``t`` alone: independent of the
+        reward table and of the arms played, the same for every policy.
+        """
+        return round_stream.uniforms(self.table.keys[0], self.t, num)
+
+
+class PolicySummary(NamedTuple):
+    """What a kernel reports after the last round.
+
+    Attributes:
+      committed: i32[] committed arm (ETC-type policies), else -1.
+      exploration: i64[] exploration rounds (ETC: ``L_T``; ForceMoM: forced
+        pulls), else 0.
+      estimates: f32[K] the policy's final mean estimates (NaN where none).
+    """
+
+    committed: jax.Array
+    exploration: jax.Array
+    estimates: jax.Array
+
+
+class PolicyKernel(NamedTuple):
+    """A policy for the engine: pure functions of an explicit state.
+
+    ``scratch_bytes`` is the transient memory per seed beyond the state (for
+    example an ETC commit's block sums); the engine sizes its seed chunks with
+    it and the state's own size.
+
+    **Randomness.**  Rewards come only from ``ctx.table`` (the reward table,
+    common to every policy).  A randomised policy draws its own numbers in
+    ``act`` from ``ctx.uniforms(num)``: a counter-based stream indexed by the
+    seed and the round ``t`` alone (:mod:`~htb_jax._src.round_stream`), so it
+    never shifts the reward table and a plain-Python loop can reproduce the
+    draws by evaluating the same stream.  Within a round, use word ``j`` for
+    one purpose only (e.g. ``j = arm``).
+    """
+
+    init: Callable[[RoundContext], Any]
+    act: Callable[[Any, RoundContext], jax.Array]
+    update: Callable[[Any, RoundContext, jax.Array, jax.Array], Any]
+    summary: Callable[[Any, RoundContext], PolicySummary]
+    scratch_bytes: int = 0
+
+
+def no_summary(num_arms: int) -> Callable[[Any, RoundContext], PolicySummary]:
+    """The summary of a policy without a commit, exploration count or estimates."""
+
+    def summary(state, ctx):
+        del state, ctx
+        return PolicySummary(
+            jnp.int32(-1), jnp.int64(0), jnp.full(num_arms, jnp.nan, jnp.float32)
+        )
+
+    return summary
+
+
+def first_argmax(values: jax.Array) -> jax.Array:
+    """Index of the first maximum (ties to the lowest index; ``+inf`` counts), i32[]."""
+    return jnp.argmax(values).astype(jnp.int32)
+
+
+def _abstract(tree: Any) -> str:
+    """``f32[3]``-style description of a pytree of shape-dtype structures."""
+    def one(leaf):
+        if not hasattr(leaf, "shape"):
+            return type(leaf).__name__
+        return f"{np.dtype(leaf.dtype).name}{list(leaf.shape)}"
+
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    if treedef.num_nodes == 1 and len(leaves) == 1:
+        return one(leaves[0])
+    return f"{type(tree).__name__} of ({', '.join(one(leaf) for leaf in leaves)})"
+
+
+def _evaluated(name: str, function: str, call) -> Any:
+    """``jax.eval_shape(call)``, an error raised inside it noted with the function's name."""
+    try:
+        return jax.eval_shape(call)
+    except Exception as error:
+        error.add_note(f"(raised by {name}'s kernel.{function}, evaluated abstractly before the simulation)")
+        raise
+
+
+def check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[Any, int]:
+    """Checks one policy's kernel against the protocol, abstractly.
+
+    Args:
+      policy: one member of the policy grid (batch shape ``()``).
+      arms: one instance, parameters [K].
+      spec: the engine's static sizes.
+
+    Returns:
+      ``(state, scratch_bytes)``: the state's shape-dtype structures (as
+      ``init`` returns them) and the kernel's ``scratch_bytes``.
+
+    Raises:
+      TypeError: ``kernel(spec)`` is not a :class:`PolicyKernel` of callables
+        with a non-negative integer ``scratch_bytes``, ``act`` does not return
+        an integer scalar, ``update`` changes the state's structure, shapes or
+        dtypes, or ``summary`` does not return a :class:`PolicySummary` of
+        i32[], i64[] and f32[K].
+    """
+    name = type(policy).__name__
+    kernel = policy.kernel(spec)
+    if not isinstance(kernel, PolicyKernel):
+        raise TypeError(
+            f"{name}.kernel(spec) must return an htb.PolicyKernel(init, act, update, summary); "
+            f"got {type(kernel).__name__}."
+        )
+    for function in _FUNCTIONS:
+        value = getattr(kernel, function)
+        if not callable(value):
+            raise TypeError(
+                f"{name}.kernel(spec).{function} must be a function; got {type(value).__name__}."
+            )
+    scratch = kernel.scratch_bytes
+    if isinstance(scratch, bool) or not isinstance(scratch, (int, np.integer)) or scratch < 0:
+        raise TypeError(
+            f"{name}.kernel(spec).scratch_bytes must be a non-negative int; got {scratch!r}."
+        )
+    k = spec.num_arms
+
+    def context(t):
+        table = TableReader.create(jax.random.key(0), arms)
+        return RoundContext(jnp.int64(t), jnp.zeros(k, jnp.int64), jnp.int64(spec.max_pulls), table)
+
+    state = _evaluated(name, "init", lambda: kernel.init(context(1)))
+    arm = _evaluated(name, "act", lambda: kernel.act(_zeros(state), context(1)))
+    if not (hasattr(arm, "dtype") and arm.shape == () and jnp.issubdtype(arm.dtype, jnp.integer)):
+        raise TypeError(
+            f"{name}'s kernel.act must return the arm to pull as an integer scalar (i32[] or i64[]); "
+            f"got {_abstract(arm)}."
+        )
+    updated = _evaluated(
+        name, "update",
+        lambda: kernel.update(_zeros(state), context(1), jnp.zeros((), arm.dtype), jnp.zeros((), jnp.float32)),
+    )
+    if jax.tree_util.tree_structure(updated) != jax.tree_util.tree_structure(state) or any(
+        (a.shape, a.dtype) != (b.shape, b.dtype)
+        for a, b in zip(jax.tree.leaves(updated), jax.tree.leaves(state), strict=True)
+    ):
+        raise TypeError(
+            f"{name}'s kernel.update must return a state of the structure, shapes and dtypes init gives, "
+            f"{_abstract(state)}; got {_abstract(updated)}."
+        )
+    summary = _evaluated(name, "summary", lambda: kernel.summary(_zeros(state), context(spec.max_pulls + 1)))
+    expected = (((), jnp.int32), ((), jnp.int64), ((k,), jnp.float32))
+    if not isinstance(summary, PolicySummary) or any(
+        not hasattr(leaf, "shape") or (leaf.shape, leaf.dtype) != (shape, dtype)
+        for leaf, (shape, dtype) in zip(summary, expected, strict=True)
+    ):
+        hint = (
+            " (htb.Summary is the outcome summary of htb.summarize; a kernel returns htb.PolicySummary)"
+            if isinstance(summary, OutcomeSummary) else ""
+        )
+        raise TypeError(
+            f"{name}'s kernel.summary must return htb.PolicySummary(committed=int32[], exploration=int64[], "
+            f"estimates=float32[{k}]); got {_abstract(summary)}{hint}."
+        )
+    return state, int(scratch)
+
+
+def _zeros(shapes: Any) -> Any:
+    """Zeros of the given shape-dtype structures (inside an abstract evaluation)."""
+    return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
