@@ -3,19 +3,27 @@
 ``htb_jax.frontier`` runs the worst-case searches behind the distribution-free
 exponent (two-point and Pareto families), fits the exponents with their
 finite-T predictions and verdicts, and runs, tabulates and plots the
-T-frontier experiment of ``htb-jax frontier``.
+T-frontier experiment of ``htb-jax frontier``.  :func:`measure` puts any policy
+(built-in or a user's) on Theorem 1's frontier: its ``d`` and ``c`` with
+intervals, drawn against the line by :func:`plot_measurements`.
 """
 
 from htb_jax._src.frontier import (
+    ANYTIME_POLICIES,
     FamilyRuns,
+    Measurement,
     ParetoFamily,
     SpikeFamily,
     TFrontierConfig,
     TFrontierResult,
+    checkpoint_horizons,
     dependent_exponent,
     fit_t_frontier,
     free_exponent,
     load_runs,
+    measure,
+    measurement_table,
+    plot_measurements,
     plot_t_frontier,
     run_family,
     run_t_frontier,
@@ -25,15 +33,21 @@ from htb_jax._src.frontier import (
 )
 
 __all__ = [
+    "ANYTIME_POLICIES",
     "FamilyRuns",
+    "Measurement",
     "ParetoFamily",
     "SpikeFamily",
     "TFrontierConfig",
     "TFrontierResult",
+    "checkpoint_horizons",
     "dependent_exponent",
     "fit_t_frontier",
     "free_exponent",
     "load_runs",
+    "measure",
+    "measurement_table",
+    "plot_measurements",
     "plot_t_frontier",
     "run_family",
     "run_t_frontier",

@@ -423,6 +423,10 @@ FRONTIER = htb.frontier.TFrontierConfig(eps_values=(1.0,), alphas_per_eps=1, hor
                                         num_seeds=4, seed_chunk=4, family=SPIKE_FAMILY)
 FRONTIER_RESULT = htb.frontier.TFrontierResult(FRONTIER, RUNS, [])
 FIT = htb.ExponentFit(0.5, 0.0, 0.4, 0.6, 0.95, 10)
+MEASUREMENT = htb.frontier.Measurement(
+    "p", "two-point", 1.0, np.array([100, 1000]), np.ones((3, 2, 4)), np.ones(3), np.zeros(2, np.int64), FIT, FIT,
+    np.nan, np.nan, np.nan, False, 0.0, 0,
+)
 OUTCOME = htb.Outcome(*(np.zeros(2) for _ in range(7)))
 SIM = dict(key=KEY, policy=POLICY, instance=NU, horizon=100, num_seeds=2)
 
@@ -536,6 +540,16 @@ SURFACE = {
     "frontier.plot_t_frontier": (htb.frontier.plot_t_frontier, dict(result=FRONTIER_RESULT, path="frontier.png"), ()),
     "frontier.run_t_frontier": (htb.frontier.run_t_frontier, dict(config=FRONTIER, progress=False, out_dir="out"),
                                 ("out_dir",)),
+    "frontier.measure": (htb.frontier.measure, dict(
+        policy=htb.UCB1(), eps=1.0, horizons=(100, 126), num_seeds=2, family=SPIKE_FAMILY, key=0, anytime=False,
+        per_decade=10, seed_chunk=8, store="store", name="p", family_name="f", progress=False),
+        ("family", "anytime", "store", "name", "family_name")),
+    "frontier.checkpoint_horizons": (htb.frontier.checkpoint_horizons,
+                                     dict(horizon=10**4, fit_from=10**3, per_decade=10), ()),
+    "frontier.measurement_table": (htb.frontier.measurement_table, dict(measurements=[MEASUREMENT], claims={}),
+                                   ("claims",)),
+    "frontier.plot_measurements": (htb.frontier.plot_measurements, dict(
+        measurements=[MEASUREMENT], path="m.png", title="t", claims={}, notes={}), ("title", "claims", "notes")),
 }
 
 # Public names that take no user parameters, or are results and protocols the library builds.
@@ -545,7 +559,8 @@ NOT_IN_SURFACE = {
     "EngineSpec", "PolicyKernel", "RoundContext", "TableReader",  # the engine's protocol types (engine.py)
     "ExponentFit", "MemoryPlan", "Outcome", "ProxyTable", "Summary", "TuningResult", "frontier.FamilyRuns",
     "frontier.TFrontierResult", "theory.CalibratedProfile", "theory.Exponents", "theory.ForceMoMExponents",
-    "theory.OperatingPoint",  # results
+    "theory.OperatingPoint", "frontier.Measurement",  # results
+    "frontier.ANYTIME_POLICIES",  # a tuple of policy classes
 }
 
 def _public_callables():

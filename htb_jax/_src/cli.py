@@ -246,13 +246,99 @@ def _frontier_parser(sub) -> None:
     p.add_argument("--eps", type=_floats, default=d.eps_values, help="comma-separated eps values (default 1,0.5,0.25)")
     p.add_argument("--alphas-per-eps", type=int, default=d.alphas_per_eps, help="alpha grid size per eps, from alpha*(eps) to --max-alpha (default %(default)s)")
     p.add_argument("--max-alpha", type=float, default=d.max_alpha, help="largest alpha (default %(default)s)")
-    p.add_argument("--horizons", type=_ints, default=d.horizons, help="comma-separated horizons (default 1e3,1e4,...,1e15)")
-    p.add_argument("--fit-from", type=_int, default=d.fit_from, help="smallest horizon in the fits (default 1e9)")
-    p.add_argument("--seeds", type=int, default=d.num_seeds, help="seeds (default %(default)s)")
+    p.add_argument("--horizons", type=_ints, default=None, help="comma-separated horizons (default 1e3,1e4,...,1e15; with --policy the checkpoints of a run to 1e4, ten per decade)")
+    p.add_argument("--fit-from", type=_int, default=None, help="smallest horizon in the fits (default 1e9; with --policy 1e3)")
+    p.add_argument("--seeds", type=int, default=None, help=f"seeds (default {d.num_seeds}; with --policy {_POLICY_SEEDS})")
     p.add_argument("--seed-chunk", type=int, default=d.seed_chunk, help="seeds per compiled call (default %(default)s)")
     p.add_argument("--key", type=int, default=d.key, help="root random key (default %(default)s)")
     p.add_argument("--out", default="htb-jax-frontier", help="output directory (default %(default)s)")
+    p.add_argument(
+        "--policy", metavar="MODULE:EXPRESSION", default=None,
+        help="measure this policy instead of AdaR-ETC's schedules: MODULE is imported (the current directory "
+        "is on the path) and EXPRESSION evaluated in its namespace, e.g. 'mypolicies:MyUCB(c=2.0)'; "
+        "writes measure.png, measure.csv and table.md",
+    )
+    p.add_argument(
+        "--anytime", choices=("auto", "yes", "no"), default="auto",
+        help="with --policy: read one run at checkpoints (yes) or run per horizon (no); auto: checkpoints for "
+        "the built-ins that never read T, per horizon otherwise (default %(default)s)",
+    )
     distributed.add_arguments(p)
+
+
+_POLICY_SEEDS = 32
+_POLICY_HORIZON = 10**4
+
+
+def load_policy(spec: str):
+    """The policy ``'module:expression'`` names: ``module`` imported (the current directory on the path),
+    ``expression`` evaluated in its namespace.
+
+    Raises:
+      ValueError: one line, when the module cannot be imported, the expression fails, or its value is
+        not a policy instance (an object with ``kernel(spec)`` and ``batch_shape``).
+    """
+    import importlib
+
+    from htb_jax._src.validation import check_policy_instance
+
+    if not isinstance(spec, str) or spec.count(":") < 1 or not all(part.strip() for part in spec.split(":", 1)):
+        raise ValueError(f"--policy takes MODULE:EXPRESSION (e.g. 'mypolicies:MyUCB()'); got {spec!r}")
+    module_name, expression = (part.strip() for part in spec.split(":", 1))
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:  # noqa: BLE001  (any failure of a user's module is one line)
+        raise ValueError(f"--policy: cannot import module {module_name!r}: {type(e).__name__}: {e}") from None
+    try:
+        policy = eval(expression, vars(module))  # noqa: S307  (the user's own expression)
+    except Exception as e:  # noqa: BLE001
+        raise ValueError(f"--policy: {expression!r} failed in {module_name}: {type(e).__name__}: {e}") from None
+    try:
+        check_policy_instance("policy", policy, "--policy")
+    except TypeError as e:
+        raise ValueError(str(e)) from None
+    return policy
+
+
+def _run_policy(args) -> int:
+    """``htb-jax frontier --policy``: one policy's ``(d, c)`` on Theorem 1's family, resumable in ``--out``."""
+    policy = load_policy(args.policy)
+    fit_from = 1000 if args.fit_from is None else args.fit_from
+    horizons = (
+        list(frontier_lib.checkpoint_horizons(_POLICY_HORIZON, fit_from)) if args.horizons is None
+        else list(args.horizons)
+    )
+    seeds = _POLICY_SEEDS if args.seeds is None else args.seeds
+    _check_output_dir(args.out)
+    anytime = {"auto": None, "yes": True, "no": False}[args.anytime]
+    name = args.policy.split(":", 1)[1].strip()
+    print(
+        f"{name}: d and c on Theorem 1's two-point family at eps in {list(args.eps)}; T in {horizons[0]}..{horizons[-1]} "
+        f"({len(horizons)} horizons); {seeds} seeds in chunks of {args.seed_chunk}; output in {args.out}",
+        file=sys.stderr,
+    )
+    if jax.process_index() == 0:
+        _output_dir(args.out)
+    measurements = frontier_lib.measure(
+        policy, args.eps, [int(h) for h in horizons], seeds, key=args.key, anytime=anytime,
+        seed_chunk=args.seed_chunk, store=args.out, name=name, progress=True,
+    )
+    resumed = measurements[0].resumed_chunks
+    if resumed:
+        print(f"resumed: {resumed} chunks read back from {args.out}", file=sys.stderr)
+    table = frontier_lib.measurement_table(measurements)
+    print(table)
+    if jax.process_index() != 0:
+        return 0
+    paths = {n: os.path.join(args.out, n) for n in ("measure.png", "measure.csv", "table.md")}
+    frontier_lib.plot_measurements(measurements, paths["measure.png"], title=f"{name} on Theorem 1's frontier")
+    frontier_lib.write_csv([m.row() for m in measurements], paths["measure.csv"])
+    with open(paths["table.md"], "w") as f:
+        f.write(table + "\n")
+    print(f"\nwrote {', '.join(paths.values())}", file=sys.stderr)
+    return 0
 
 
 def _check_output_dir(path: str) -> None:
@@ -321,13 +407,16 @@ def _output_dir(path: str) -> None:
 
 
 def _run_frontier(args) -> int:
+    if args.policy is not None:
+        return _run_policy(args)
+    d = frontier_lib.TFrontierConfig()
     config = frontier_lib.TFrontierConfig(
         eps_values=args.eps,
         alphas_per_eps=args.alphas_per_eps,
         max_alpha=args.max_alpha,
-        horizons=args.horizons,
-        fit_from=args.fit_from,
-        num_seeds=args.seeds,
+        horizons=d.horizons if args.horizons is None else args.horizons,
+        fit_from=d.fit_from if args.fit_from is None else args.fit_from,
+        num_seeds=d.num_seeds if args.seeds is None else args.seeds,
         seed_chunk=args.seed_chunk,
         key=args.key,
     )

@@ -40,8 +40,23 @@ from htb_jax._src.frontier.eps_profile import (
     write_eps_profile,
 )
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily
-from htb_jax._src.frontier.fits import AGREEMENT, dependent_exponent, free_exponent, verdict
+from htb_jax._src.frontier.fits import (
+    AGREEMENT,
+    dependent_exponent,
+    free_exponent,
+    schedule_free_slope,
+    verdict,
+)
 from htb_jax._src.frontier.fits import _slope as _slope  # force_mom_frontier's finite-T slopes
+from htb_jax._src.frontier.measure import (
+    ANYTIME_POLICIES,
+    Measurement,
+    checkpoint_count,
+    checkpoint_horizons,
+    measure,
+    measurement_table,
+    plot_measurements,
+)
 from htb_jax._src.frontier.plots import frontier_panel, plot_point, plot_t_frontier
 from htb_jax._src.frontier.runs import FamilyRuns, load_runs, run_family, save_runs
 from htb_jax._src.frontier.t_frontier import (
@@ -56,6 +71,14 @@ from htb_jax._src.frontier.t_frontier import (
 from htb_jax._src.sweep import write_csv
 
 __all__ = [
+    "schedule_free_slope",
+    "plot_measurements",
+    "measurement_table",
+    "measure",
+    "checkpoint_horizons",
+    "checkpoint_count",
+    "Measurement",
+    "ANYTIME_POLICIES",
     "AGREEMENT",
     "FamilyRuns",
     "ParetoFamily",

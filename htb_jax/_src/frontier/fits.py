@@ -70,10 +70,28 @@ def free_exponent(
         regrets.append(np.moveaxis(r.regret[g, :members][:, mask], 0, 1))  # [H, F, S]
         scales.append(r.scale(eps)[:members])
     fit = fit_worst_case_exponent(t, np.concatenate(regrets, axis=1), np.concatenate(scales), key=key)
-    k = runs.family.num_arms
-    blocks = np.asarray(num_blocks(k, runs.horizons[mask]), float)
-    share = k * blocks / runs.exploration[g, mask]
-    return fit, _slope(t, t * share ** (eps / (1.0 + eps))), float(share[-1])
+    finite, share = schedule_free_slope(runs.family.num_arms, runs.horizons[mask], runs.exploration[g, mask], eps)
+    return fit, finite, share
+
+
+def schedule_free_slope(num_arms: int, horizons: np.ndarray, exploration: np.ndarray, eps: float) -> tuple[float, float]:
+    """The finite-T prediction of ``d`` for an AdaR-ETC-type schedule, and ``K B_T / L_T`` at the largest horizon.
+
+    The worst normalized regret behaves like ``T (K B_T / L_T)^(eps/(1+eps))``
+    (see the package docstring); its slope over ``horizons`` is what ``d``
+    measures at finite ``T``.
+
+    Args:
+      num_arms: ``K``.
+      horizons: i64[H] the fitted horizons.
+      exploration: i64[H] ``L_T`` at each.
+      eps: the true tail exponent.
+    """
+    t = np.asarray(horizons, float)
+    share = num_arms * np.asarray(num_blocks(num_arms, np.asarray(horizons, np.int64)), float) / np.asarray(
+        exploration, float
+    )
+    return _slope(t, t * share ** (eps / (1.0 + eps))), float(share[-1])
 
 
 def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0) -> tuple[ExponentFit, float]:

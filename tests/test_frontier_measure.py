@@ -1,0 +1,221 @@
+"""htb.frontier.measure: any policy's (d, c) from one call, a user's policy through measure and the CLI.
+
+The user's policy here is written as a user would: ``htb_jax`` and ``jax`` only, never ``htb_jax._src``.
+"""
+
+import dataclasses
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import textwrap
+from importlib.metadata import entry_points
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import htb_jax as htb
+
+# the htb-jax command as installed (its console-script entry point), called in-process
+(CLI,) = entry_points(group="console_scripts", name="htb-jax")
+
+KEY = 3
+SEEDS = 6
+FAMILY = htb.frontier.SpikeFamily(spike_probs=(1e-3, 1e-2, 1e-1, 0.5), fixed_spike=0.1)
+
+# The summary type a kernel returns: the public one, or any NamedTuple of the same three fields.
+PolicySummary = getattr(htb, "PolicySummary", None) or NamedTuple(
+    "PolicySummary", [("committed", jax.Array), ("exploration", jax.Array), ("estimates", jax.Array)]
+)
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class ExploreFirstGreedy:
+    """Pull the arms in turn until each has ``m`` pulls, then the best empirical mean (``m`` traced)."""
+
+    m: jax.Array  # f64[]  pulls of each arm before the greedy phase
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return ()
+
+    def kernel(self, spec):
+        k = spec.num_arms
+
+        def init(ctx):
+            return jnp.zeros(k, jnp.float64)  # reward sums
+
+        def act(sums, ctx):
+            means = sums / jnp.maximum(ctx.pulls, 1)
+            exploring = jnp.any(ctx.pulls < self.m)
+            return jnp.where(exploring, jnp.argmin(ctx.pulls), jnp.argmax(means)).astype(jnp.int32)
+
+        def update(sums, ctx, arm, reward):
+            return sums.at[arm].add(reward.astype(jnp.float64))
+
+        def summary(sums, ctx):
+            means = (sums / jnp.maximum(ctx.pulls, 1)).astype(jnp.float32)
+            return PolicySummary(jnp.int32(-1), jnp.int64(0), means)
+
+        return htb.PolicyKernel(init, act, update, summary)
+
+
+def _slope(x, y):
+    return np.polyfit(np.log(x), np.log(y), 1)[0]
+
+
+def test_checkpoint_horizons_are_the_rounds_an_anytime_run_records():
+    h = htb.frontier.checkpoint_horizons(10_000, 1_000, per_decade=4)
+    assert h.tolist() == [1000, 1779, 3163, 5624, 10000]
+    rounds = np.ceil(10_000.0 ** (np.arange(17) / 16) - 1e-9)  # simulate's num_checkpoints=17, ceil(T^(j/16))
+    assert set(h.tolist()) <= set(rounds.astype(int).tolist())
+
+
+def test_a_builtin_policy_read_at_checkpoints_equals_simulate_per_horizon_and_numpy_fits():
+    horizons = htb.frontier.checkpoint_horizons(300, 100, per_decade=10)
+    (m1, m05) = htb.frontier.measure(htb.UCB1(), (1.0, 0.5), horizons, SEEDS, family=FAMILY, key=KEY)
+    assert m1.anytime and m1.name == "UCB1" and m1.family_name == "two-point"
+    instances = FAMILY.instances()
+    direct = np.asarray(htb.simulate(jax.random.key(KEY), htb.UCB1(), instances, horizons.tolist(), SEEDS).regret)
+    np.testing.assert_array_equal(m1.regret, direct)  # UCB1 never reads T: checkpoints are the runs
+    for m, eps in ((m1, 1.0), (m05, 0.5)):
+        scale = np.asarray(htb.intrinsic_scale(instances, eps))
+        worst = np.max(direct[:-1].mean(-1) / scale[:-1, None], axis=0)  # [H]
+        np.testing.assert_allclose(m.d.slope, _slope(horizons, worst), rtol=1e-12)
+        np.testing.assert_allclose(m.c.slope, _slope(horizons, direct[-1].mean(-1)), rtol=1e-12)
+        assert m.d.low <= m.d.slope <= m.d.high and m.c.low <= m.c.slope <= m.c.high
+        assert np.isnan(m.d_finite_t)  # no known schedule
+        assert m.off_frontier == pytest.approx(m.c.slope + m.d.slope * (1 + eps) / eps - (1 + eps) / eps)
+
+
+def test_adar_etc_runs_per_horizon_with_its_schedule_prediction():
+    policy = htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0)
+    horizons = [1000, 3000, 10_000]
+    (m,) = htb.frontier.measure(policy, 1.0, horizons, 8, family=FAMILY, key=KEY)
+    assert not m.anytime
+    out = htb.simulate(jax.random.key(KEY), policy, FAMILY.instances(), horizons, 8)
+    np.testing.assert_array_equal(m.regret, np.asarray(out.regret))
+    length = np.asarray(out.exploration)[0, :, 0]
+    np.testing.assert_array_equal(m.exploration, length)
+    # L_T = K B_T + ceil(K^q T^beta), beta = 0.4 at (eps, alpha) = (1, 0.8), computed here on its own
+    blocks = np.ceil(8 * np.log(2 * np.asarray(horizons, float) ** 3))
+    np.testing.assert_allclose(length, 2 * blocks + np.ceil(np.asarray(horizons, float) ** 0.4), atol=1)
+    share = 2 * np.asarray(htb.num_blocks(2, np.asarray(horizons)), float) / length
+    t = np.asarray(horizons, float)
+    assert m.d_finite_t == pytest.approx(_slope(t, t * share**0.5), rel=1e-12)
+    assert m.c_finite_t == pytest.approx(_slope(t, length), rel=1e-12)
+    assert m.block_share == pytest.approx(share[-1])
+
+
+def test_a_user_policy_through_measure_resumes_from_its_store(tmp_path):
+    policy = ExploreFirstGreedy(m=jnp.float64(3.0))
+    horizons = [100, 200, 400]
+    store = tmp_path / "store"
+    (m,) = htb.frontier.measure(policy, 1.0, horizons, 4, family=FAMILY, seed_chunk=2, store=str(store))
+    assert not m.anytime and m.name == "ExploreFirstGreedy" and m.resumed_chunks == 0
+    out = htb.simulate(jax.random.key(0), policy, FAMILY.instances(), horizons, 4)
+    np.testing.assert_array_equal(m.regret, np.asarray(out.regret))
+    (again,) = htb.frontier.measure(policy, 1.0, horizons, 4, family=FAMILY, seed_chunk=2, store=str(store))
+    assert again.resumed_chunks == 2
+    np.testing.assert_array_equal(again.regret, m.regret)
+    with pytest.raises(ValueError):  # another measurement in the same store
+        htb.frontier.measure(policy, 1.0, [100, 300], 4, family=FAMILY, seed_chunk=2, store=str(store))
+    buffer = tmp_path / "m.png"
+    htb.frontier.plot_measurements([m], buffer, title="user policy")
+    assert buffer.stat().st_size > 0
+    assert "ExploreFirstGreedy" in htb.frontier.measurement_table([m])
+
+
+def test_measure_refuses_bad_input_by_name():
+    with pytest.raises(ValueError, match=r"not among them: use htb.frontier.checkpoint_horizons"):
+        htb.frontier.measure(htb.UCB1(), 1.0, [100, 150], 2, family=FAMILY)
+    with pytest.raises(ValueError, match=r"batch shape \(\)"):
+        htb.frontier.measure(htb.AdaRETC(eps=1.0, alpha=jnp.array([0.7, 0.8]), q=0.0), 1.0, [100, 200], 2)
+    with pytest.raises(ValueError, match=r"at least two, increasing"):
+        htb.frontier.measure(htb.UCB1(), 1.0, [200, 100], 2, anytime=False)
+    with pytest.raises(TypeError, match=r"lacks kernel"):
+        htb.frontier.measure(object(), 1.0, [100, 200], 2)
+
+
+USER_MODULE = '''
+import dataclasses
+import jax
+import jax.numpy as jnp
+import htb_jax as htb
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class RoundRobin:
+    """Every arm in turn (linear regret): a user's policy for the command line."""
+
+    @property
+    def batch_shape(self):
+        return ()
+
+    def kernel(self, spec):
+        k = spec.num_arms
+
+        def init(ctx):
+            return jnp.zeros((), jnp.int32)
+
+        def act(state, ctx):
+            return ((ctx.t - 1) % k).astype(jnp.int32)
+
+        def update(state, ctx, arm, reward):
+            return state
+
+        def summary(state, ctx):
+            return htb.PolicySummary(jnp.int32(-1), jnp.int64(0), jnp.full(k, jnp.nan, jnp.float32))
+
+        return htb.PolicyKernel(init, act, update, summary)
+
+
+NOT_A_POLICY = 42
+'''
+
+
+@pytest.mark.skipif(not hasattr(htb, "PolicySummary"), reason="the user module returns htb.PolicySummary")
+def test_a_user_policy_through_the_command_line_resumes(tmp_path):
+    (tmp_path / "user_policies.py").write_text(textwrap.dedent(USER_MODULE))
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "htb_jax", "frontier", "--policy", "user_policies:RoundRobin()", "--eps", "1",
+            "--horizons", "100,200", "--fit-from", "100", "--seeds", "4", "--seed-chunk", "2", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    root = pathlib.Path(__file__).resolve().parents[1]
+    first = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert "| RoundRobin() | two-point | 1 | 100..200 | 4 |" in first.stdout
+    # a round robin on two arms pays Delta every other round: c = 1 exactly
+    assert "| 1.000 [1.000, 1.000] | +" in first.stdout
+    assert {"measure.png", "measure.csv", "table.md"} <= {p.name for p in out.iterdir()}
+    second = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert "resumed: 2 chunks" in second.stderr
+    assert second.stdout == first.stdout
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("no_such_module_xyz:P()", r"--policy: cannot import module 'no_such_module_xyz': ModuleNotFoundError"),
+        ("user_policies:Missing()", r"--policy: 'Missing\(\)' failed in user_policies: NameError"),
+        ("user_policies:NOT_A_POLICY", r"--policy takes a policy instance .* lacks kernel and batch_shape"),
+        ("user_policies", r"--policy takes MODULE:EXPRESSION"),
+    ],
+)
+def test_a_bad_policy_is_one_line_and_status_2(tmp_path, capsys, monkeypatch, spec, message):
+    (tmp_path / "user_policies.py").write_text(textwrap.dedent(USER_MODULE))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = CLI.load()(["frontier", "--policy", spec, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1 and err.startswith("htb-jax: error: "), err
+    assert re.search(message, err), err
+    assert not (tmp_path / "out").exists()
