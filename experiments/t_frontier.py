@@ -14,28 +14,27 @@ about 2e-12 at T = 10^18).
 import pathlib
 
 import htb_jax as htb
-from htb_jax._src import frontier
 
 OUT = pathlib.Path(__file__).resolve().parent / "t_frontier"
 
 
 def main() -> None:
-    config = frontier.TFrontierConfig(
+    config = htb.frontier.TFrontierConfig(
         alphas_per_eps=4,
         horizons=tuple(10**e for e in range(3, 19)),
         fit_from=10**10,
         num_seeds=1280,
         seed_chunk=128,
-        family=frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,)),
+        family=htb.frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,)),
     )
-    result = frontier.run_t_frontier(config)
+    result = htb.frontier.run_t_frontier(config)
     OUT.mkdir(exist_ok=True)
-    table = frontier.t_frontier_table(result)
+    table = htb.frontier.t_frontier_table(result)
     print(table)
     (OUT / "table.md").write_text(table + "\n")
-    frontier.write_csv(result.rows, OUT / "frontier.csv")
-    frontier.save_runs(result.runs, OUT / "runs.npz")
-    frontier.plot_t_frontier(result, OUT / "frontier.png")
+    htb.frontier.write_csv(result.rows, OUT / "frontier.csv")
+    htb.frontier.save_runs(result.runs, OUT / "runs.npz")
+    htb.frontier.plot_t_frontier(result, OUT / "frontier.png")
     print(f"{result.runs.seconds:.0f} s; wrote {OUT}")
 
 

@@ -19,15 +19,14 @@ import sys
 import jax.numpy as jnp
 
 import htb_jax as htb
-from htb_jax._src import frontier
 
 OUT = pathlib.Path(__file__).resolve().parent / "worst_case_family"
 EPS = (1.0, 0.5)
 HORIZONS = tuple(10**e for e in range(3, 10))
 FIT_FROM = 10**6
 SEEDS = 32
-SPIKES = frontier.SpikeFamily()
-PARETO = frontier.ParetoFamily()
+SPIKES = htb.frontier.SpikeFamily()
+PARETO = htb.frontier.ParetoFamily()
 
 
 def _member(f: int) -> str:
@@ -42,21 +41,21 @@ def main() -> None:
     alphas = [float(htb.theory.balanced_alpha(e)) for e in EPS]
     policy = htb.AdaRETC(eps=jnp.asarray(EPS), alpha=jnp.asarray(alphas), q=0.0)
     print(f"AdaR-ETC at alpha*(eps), eps in {list(EPS)}: {SPIKES.num_members} two-point members", file=sys.stderr)
-    spikes = frontier.run_family(policy, SPIKES, HORIZONS, SEEDS, seed_chunk=SEEDS)
+    spikes = htb.frontier.run_family(policy, SPIKES, HORIZONS, SEEDS, seed_chunk=SEEDS)
     print(f"... and {PARETO.num_members} Pareto members (pull by pull)", file=sys.stderr)
-    pareto = frontier.run_family(policy, PARETO, HORIZONS, SEEDS, seed_chunk=8)
+    pareto = htb.frontier.run_family(policy, PARETO, HORIZONS, SEEDS, seed_chunk=8)
     rows, worst = [], {}
     for g, (eps, alpha) in enumerate(zip(EPS, alphas, strict=True)):
-        spike_fit, finite, _ = frontier.free_exponent(spikes, g, eps, FIT_FROM)
-        pareto_fit, _, _ = frontier.free_exponent(pareto, g, eps, FIT_FROM)
-        union_fit, _, _ = frontier.free_exponent(spikes, g, eps, FIT_FROM, also=(pareto,))
+        spike_fit, finite, _ = htb.frontier.free_exponent(spikes, g, eps, FIT_FROM)
+        pareto_fit, _, _ = htb.frontier.free_exponent(pareto, g, eps, FIT_FROM)
+        union_fit, _, _ = htb.frontier.free_exponent(spikes, g, eps, FIT_FROM, also=(pareto,))
         worst[eps] = [_member(f) for f in union_fit.argmax]
         for name, fit in (("two-point", spike_fit), ("Pareto", pareto_fit), ("union", union_fit)):
             rows.append(
                 dict(
                     eps=eps, alpha=alpha, family=name, d_theory=alpha, d_finite_t=finite,
                     d=fit.slope, d_low=fit.low, d_high=fit.high, worst_at_top=_member(_offset(name, fit.argmax[-1])),
-                    verdict=frontier.verdict(fit, alpha, finite),
+                    verdict=htb.frontier.verdict(fit, alpha, finite),
                 )
             )
     fitted = [h for h in HORIZONS if h >= FIT_FROM]
@@ -78,9 +77,9 @@ def main() -> None:
     print(table)
     OUT.mkdir(exist_ok=True)
     (OUT / "table.md").write_text(table + "\n")
-    frontier.write_csv(rows, OUT / "worst_case_family.csv")
-    frontier.save_runs(spikes, OUT / "runs_two_point.npz")
-    frontier.save_runs(pareto, OUT / "runs_pareto.npz")
+    htb.frontier.write_csv(rows, OUT / "worst_case_family.csv")
+    htb.frontier.save_runs(spikes, OUT / "runs_two_point.npz")
+    htb.frontier.save_runs(pareto, OUT / "runs_pareto.npz")
     _plot(spikes, pareto, OUT / "worst_case_family.png")
     print(f"{spikes.seconds + pareto.seconds:.0f} s; wrote {OUT}", file=sys.stderr)
 
@@ -89,7 +88,7 @@ def _offset(name: str, f: int) -> int:
     return f + SPIKES.num_members if name == "Pareto" else f
 
 
-def _plot(spikes: frontier.FamilyRuns, pareto: frontier.FamilyRuns, path) -> None:
+def _plot(spikes: htb.frontier.FamilyRuns, pareto: htb.frontier.FamilyRuns, path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

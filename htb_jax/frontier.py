@@ -30,6 +30,7 @@ from htb_jax._src.frontier import (
     save_runs,
     t_frontier_table,
     verdict,
+    write_csv,
 )
 
 __all__ = [
@@ -54,4 +55,5 @@ __all__ = [
     "save_runs",
     "t_frontier_table",
     "verdict",
+    "write_csv",
 ]

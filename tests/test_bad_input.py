@@ -550,6 +550,7 @@ SURFACE = {
                                    ("claims",)),
     "frontier.plot_measurements": (htb.frontier.plot_measurements, dict(
         measurements=[MEASUREMENT], path="m.png", title="t", claims={}, notes={}), ("title", "claims", "notes")),
+    "frontier.write_csv": (htb.frontier.write_csv, dict(rows=[{"a": 1.0}], path="rows.csv"), ()),
 }
 
 # Public names that take no user parameters, or are results and protocols the library builds.

@@ -58,7 +58,7 @@ from htb_jax._src.frontier.measure import (
     plot_measurements,
 )
 from htb_jax._src.frontier.plots import frontier_panel, plot_point, plot_t_frontier
-from htb_jax._src.frontier.runs import FamilyRuns, load_runs, run_family, save_runs
+from htb_jax._src.frontier.runs import FamilyRuns, load_runs, run_family, save_runs, write_csv
 from htb_jax._src.frontier.t_frontier import (
     TFrontierConfig,
     TFrontierResult,
@@ -68,7 +68,6 @@ from htb_jax._src.frontier.t_frontier import (
     t_frontier_policy,
     t_frontier_table,
 )
-from htb_jax._src.sweep import write_csv
 
 __all__ = [
     "schedule_free_slope",

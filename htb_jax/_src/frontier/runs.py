@@ -17,6 +17,7 @@ from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.resumable import ChunkStore, check_root_key, run_chunks, seed_chunks
 from htb_jax._src.simulate.program import simulate
 from htb_jax._src.sweep import progress_bar
+from htb_jax._src.sweep import write_csv as _write_csv
 from htb_jax._src.validation import (
     check_flag,
     check_instance_type,
@@ -24,6 +25,7 @@ from htb_jax._src.validation import (
     check_nonempty,
     check_path,
     check_policy_instance,
+    given,
 )
 
 
@@ -117,3 +119,19 @@ def load_runs(path, family: SpikeFamily) -> FamilyRuns:
     _check_family("family", family)
     with np.load(path) as data:
         return FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)
+
+
+def write_csv(rows: Sequence[dict], path) -> None:
+    """Table rows (dicts with the same keys, as ``Measurement.row()`` or ``TFrontierResult.rows``) as CSV.
+
+    A header, then one line per row; floats written exactly (``repr``), fields
+    holding a comma or a quote quoted, the file written atomically.
+
+    Args:
+      rows: a non-empty list or tuple of dicts; the columns are the first row's keys.
+      path: the file (a string or ``pathlib.Path``).
+    """
+    if not isinstance(rows, (list, tuple)) or not rows or not all(isinstance(r, dict) for r in rows):
+        raise TypeError(f"rows must be a non-empty list or tuple of dicts; got {given('rows', rows)}.")
+    check_path("path", path)
+    _write_csv(rows, path)
