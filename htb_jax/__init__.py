@@ -24,6 +24,7 @@ from htb_jax._src.distributions import (  # noqa: E402
     Gaussian,
     LogNormal,
     Pareto,
+    Stable,
     StudentT,
     TwoPoint,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "RobustUCB",
     "RobustUCBf",
     "RoundContext",
+    "Stable",
     "StudentT",
     "Summary",
     "TableReader",

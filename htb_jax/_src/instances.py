@@ -23,13 +23,14 @@ from htb_jax._src.distributions import (
     Gaussian,
     LogNormal,
     Pareto,
+    Stable,
     StudentT,
     TwoPoint,
 )
 from htb_jax._src.validation import FLOAT32_MAX, check_instance_type, check_integer, check_interval, concrete
 
 # The families whose ``loc`` is their mean (the docstring of htb_jax._src.distributions).
-_MEAN_PARAMETRISED = (Pareto, StudentT, Frechet, Gaussian, LogNormal)
+_MEAN_PARAMETRISED = (Pareto, StudentT, Frechet, Gaussian, LogNormal, Stable)
 
 
 def num_arms(instance: Distribution) -> int:

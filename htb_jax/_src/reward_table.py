@@ -12,7 +12,11 @@ block sum directly from one word: block ``b`` of size ``m`` of arm ``i`` uses
 ``threefry2x32(key_m, (i, b))`` with ``key_m = threefry2x32(fold_in(key_0,
 BLOCK_STREAM), (m_hi, m_lo))``.  It is the same
 number for every grid point, horizon and instance that asks for that block
-size (a separate stream from the per-pull words).
+size (a separate stream from the per-pull words).  Families whose block means
+are an increasing map of one standard variate of a law free of the block size
+(``Distribution.affine_block_means``: :class:`~htb_jax._src.distributions.Stable`)
+draw block ``b`` of arm ``i`` from the words of size 0 (:func:`standard_words`),
+shared by every block size.
 """
 
 from __future__ import annotations
@@ -104,22 +108,47 @@ def table_words(seed_key, num_arms: int, first_pull, num_pulls: int, num_words: 
     return jnp.stack([bits_lib.threefry_words(k, arms, pulls) for k in keys], axis=-1)
 
 
-def block_words(seed_key, block_size: jax.Array, max_blocks: int) -> jax.Array:
-    """u64[max_blocks, K, G]: the words of blocks ``0 .. max_blocks - 1`` of every arm and layout.
+def block_words(seed_key, block_size: jax.Array, max_blocks: int, num_words: int = 1) -> jax.Array:
+    """The words of blocks ``0 .. max_blocks - 1`` of every arm and layout.
+
+    Word 0 of block ``b`` of arm ``i`` at size ``m`` is ``threefry2x32(key_m, (i, b))`` (the
+    module docstring); word ``w >= 1`` is the same with ``fold_in(seed_key, BLOCK_STREAM)``
+    replaced by ``fold_in(fold_in(seed_key, BLOCK_STREAM), w)``, as :func:`table_words` derives
+    its word keys, so that word 0 does not depend on ``num_words``.
 
     Args:
       seed_key: the seed's key.
       block_size: i64[K, G] block size ``s`` per arm and layout.
       max_blocks: static length of the block axis.
+      num_words: static number of words per block.
+
+    Returns:
+      u64[max_blocks, K, G] for ``num_words = 1``, else u64[max_blocks, K, G, num_words].
     """
-    data = jax.random.key_data(jax.random.fold_in(seed_key, BLOCK_STREAM))
+    stream = jax.random.fold_in(seed_key, BLOCK_STREAM)
     size = jnp.asarray(block_size, jnp.int64).astype(jnp.uint64)
-    k0, k1 = bits_lib.threefry2x32(
-        data[0], data[1], (size >> jnp.uint64(32)).astype(jnp.uint32), size.astype(jnp.uint32)
-    )
     arms = jnp.arange(size.shape[0], dtype=jnp.uint32)[:, None]
     blocks = jnp.arange(max_blocks, dtype=jnp.uint32)[:, None, None]
-    return bits_lib.join_words(*bits_lib.threefry2x32(k0, k1, jnp.broadcast_to(arms, size.shape), blocks))
+
+    def words(key):
+        data = jax.random.key_data(key)
+        k0, k1 = bits_lib.threefry2x32(
+            data[0], data[1], (size >> jnp.uint64(32)).astype(jnp.uint32), size.astype(jnp.uint32)
+        )
+        return bits_lib.join_words(*bits_lib.threefry2x32(k0, k1, jnp.broadcast_to(arms, size.shape), blocks))
+
+    if num_words == 1:
+        return words(stream)
+    return jnp.stack([words(stream)] + [words(jax.random.fold_in(stream, w)) for w in range(1, num_words)], axis=-1)
+
+
+def standard_words(seed_key, num_arms: int, max_blocks: int, num_words: int) -> jax.Array:
+    """u64[max_blocks, K, num_words]: the words of the standard variates of blocks ``0 ..
+    max_blocks - 1`` of every arm (``affine_block_means`` families, whose block means are a map of
+    one standard variate of a law free of the block size): the block words of size 0, a size
+    no block has, so the same for every block size, horizon and grid point."""
+    size = jnp.zeros((num_arms, 1), jnp.int64)
+    return block_words(seed_key, size, max_blocks, num_words)[:, :, 0]
 
 
 def expand_pulls(instance: Distribution) -> Distribution:

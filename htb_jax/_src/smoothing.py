@@ -30,7 +30,10 @@ and ``10^-2`` give -118.7 +- 1.7 and -69.9 +- 1.4: ``L`` moves by 1 and by
 mean regret of ``simulate`` on the same seeds (``sampler="per_pull"``: the
 reward table; ``"order_statistic"``: the Beta levels of
 :mod:`htb_jax._src.order_statistic`, for two-point, Dirac and Gaussian arms
-at any ``T``), seed by seed, with no bias.  Its derivative (a
+at any ``T``; ``"block_sums"``: for stable arms at any ``T``, the median of
+the ``B_T`` standard variates of each seed and arm, which every exploration
+length maps to its estimate ``loc + scale s^(1/a - 1) median``,
+:mod:`htb_jax._src.distributions.stable`), seed by seed, with no bias.  Its derivative (a
 ``jax.custom_jvp``) is, coordinate by coordinate, the common-random-number
 central difference of that exact regret at half-width ``h = width``:
 
@@ -90,11 +93,11 @@ from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.outcome import pseudo_regret
 from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls
 from htb_jax._src.proxy import MAX_TABLE_BYTES, _check_horizon, static_blocks
-from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys
+from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys, standard_words
 from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.validation import check_integer, check_interval, check_policy, concrete
 
-SAMPLERS = ("auto", "per_pull", "order_statistic")
+SAMPLERS = ("auto", "per_pull", "order_statistic", "block_sums")
 
 
 def exploration_of(params: jax.Array, num_arms: int, horizon: int) -> jax.Array:
@@ -130,10 +133,19 @@ def _prefix_block_means(prefix: jax.Array, size: jax.Array, blocks: int) -> jax.
 
 
 def _common_numbers(key_data, instance, num_arms, horizon, num_seeds, sampler, num_pulls):
-    """Per-seed common random numbers: prefix sums f64[S, K, N + 1] or levels (u, v) f64[S, K] each."""
+    """Per-seed common random numbers: prefix sums f64[S, K, N + 1], levels (u, v) f64[S, K] each,
+    or medians of standard variates f64[S, K] (``block_sums``, as ``simulate`` draws them)."""
     keys = seed_keys(jax.random.wrap_key_data(key_data, impl="threefry2x32"), num_seeds)
     if sampler == "per_pull":
         return prefix_sums(keys, instance, num_pulls)
+    if sampler == "block_sums":
+        count = static_blocks(num_arms, horizon)
+
+        def median(key):
+            z = instance.standard_from_bits(standard_words(key, num_arms, count, instance.num_words))  # [B, K]
+            return mom.median_of_blocks(z, jnp.int64(count), jnp.float64)
+
+        return jax.vmap(median)(keys)
     blocks = jnp.asarray([static_blocks(num_arms, horizon)], jnp.int64)
     u, v = jax.vmap(lambda s: order_statistic.levels(s, num_arms, blocks))(keys)  # [S, K, 1]
     return u[..., 0], v[..., 0]
@@ -161,6 +173,9 @@ def _mean_regret(crn, lengths, instance, num_arms, horizon, sampler):
     if sampler == "per_pull":
         means = _per_pull_block_means(crn, lengths, num_arms, horizon)  # [B, S, M, K]
         estimates = mom.median_of_blocks(means, jnp.int64(means.shape[0]))  # f32[S, M, K]
+    elif sampler == "block_sums":
+        size = _block_sizes(lengths, num_arms, horizon)  # [M, K]
+        estimates = instance.block_mean_from_standard(crn[:, None], size).astype(jnp.float32)  # [S, M, K]
     else:
         size = _block_sizes(lengths, num_arms, horizon)  # [M, K]
         u, v = crn  # f64[S, K] each
@@ -232,13 +247,20 @@ def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef)
 def _check_sampler(sampler: Any, instance: Distribution) -> str:
     if not isinstance(sampler, str) or sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}.")
-    has = type(instance).has_block_sums
+    family = type(instance)
     if sampler == "auto":
-        return "order_statistic" if has else "per_pull"
-    if sampler == "order_statistic" and not has:
+        if family.has_block_quantile:
+            return "order_statistic"
+        return "block_sums" if family.affine_block_means else "per_pull"
+    if sampler == "order_statistic" and not family.has_block_quantile:
         raise ValueError(
             f"sampler='order_statistic' needs a family with closed-form block means (TwoPoint, Dirac, "
-            f"Gaussian); got {type(instance).__name__}."
+            f"Gaussian); got {family.__name__}."
+        )
+    if sampler == "block_sums" and not family.affine_block_means:
+        raise ValueError(
+            f"sampler='block_sums' of smoothed_regret needs block means affine in one standard variate "
+            f"(Stable); got {family.__name__}."
         )
     return sampler
 
@@ -294,8 +316,9 @@ def smoothed_regret(
       instance_width: relative half-width for the instance's parameters
         (default ``width``).
       sampler: ``"per_pull"`` (the reward table, any family), ``"order_statistic"``
-        (TwoPoint, Dirac, Gaussian; any ``T``) or ``"auto"`` (the order statistic
-        where the family has it, as ``simulate``'s default).
+        (TwoPoint, Dirac, Gaussian; any ``T``), ``"block_sums"`` (Stable; any
+        ``T``) or ``"auto"`` (the order statistic, else the block sums, where
+        the family has them, as ``simulate``'s default).
       num_pulls: per-pull table length per arm (default: the exploration at
         ``alpha - width``, ``q + width``; reads past the table are clipped).
 

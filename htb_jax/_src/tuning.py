@@ -230,7 +230,8 @@ def tune_schedule(
         and ``q``, a number or a pair ``(first, last)`` shrunk geometrically
         over the steps; each in ``(0, 1]``.
       sampler: smoothed proxy: ``simulate``'s sampler it reproduces
-        (``"auto"``, ``"per_pull"``, ``"order_statistic"``).
+        (``"auto"``, ``"per_pull"``, ``"order_statistic"``, ``"block_sums"``: Stable
+        arms at any ``T``).
       polish: smoothed proxy: after the descent, three passes of the exact
         objective with at most this many points each (across the whole
         range of the exploration length, then ``alpha`` over ``+-

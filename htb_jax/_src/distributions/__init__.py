@@ -4,7 +4,7 @@ Every family is a frozen dataclass registered as a pytree; its float fields may
 be arrays of any (broadcastable) shape, so a batch of distributions -- the K
 arms of an instance, or a whole family of instances -- is one object that
 ``vmap`` and ``jit`` see through.  All families except :class:`TwoPoint` are
-parametrised by their mean ``loc``, so gaps are differences of ``loc``.
+parametrised by their mean ``loc`` (:class:`Stable` in the S1 form, whose location is the mean), so gaps are differences of ``loc``.
 
 Each family provides:
 
@@ -18,12 +18,17 @@ Each family provides:
   diverges);
 * ``eps_sup()``: the supremum of the ``eps`` with ``E|X|^(1+eps) < inf``;
 * ``cdf(x)`` and ``shifted(delta)``;
-* where the sum of ``s`` i.i.d. draws has a closed-form law (:class:`TwoPoint`
-  and :class:`Dirac` through the binomial law, :class:`Gaussian`),
-  ``block_sums_from_bits(words, size)``: one Median-of-Means block sum per
-  64-bit word, whatever ``s``; and ``block_mean_quantile(u, v, size)``: the
-  quantile of a block mean, from which the Median-of-Means estimate is drawn
-  as one order statistic.
+* where the sum of ``s`` i.i.d. draws has a closed-form law (``has_block_sums``:
+  :class:`TwoPoint` and :class:`Dirac` through the binomial law,
+  :class:`Gaussian`, :class:`Stable`), ``block_sums_from_bits(words, size)``:
+  one Median-of-Means block sum per 64-bit word, whatever ``s``; where the
+  block mean also has a computable quantile (``has_block_quantile``: all but
+  :class:`Stable`), ``block_mean_quantile(u, v, size)``, from which the
+  Median-of-Means estimate is drawn as one order statistic; and where a block
+  mean is an increasing affine map of one standard variate whose law is free of
+  ``s`` (``affine_block_means``: :class:`Stable`), ``standard_from_bits`` and
+  ``block_mean_from_standard``, so that the estimate is that map of the median
+  of ``B`` standard variates.
 """
 
 from htb_jax._src.distributions.base import Distribution
@@ -31,6 +36,7 @@ from htb_jax._src.distributions.frechet import Frechet
 from htb_jax._src.distributions.gaussian import Gaussian
 from htb_jax._src.distributions.log_normal import LogNormal
 from htb_jax._src.distributions.pareto import Pareto
+from htb_jax._src.distributions.stable import Stable
 from htb_jax._src.distributions.student_t import StudentT, _sin_quarter_turn  # noqa: F401 - tests read it here
 from htb_jax._src.distributions.two_point import Dirac, TwoPoint
 
@@ -41,6 +47,7 @@ __all__ = [
     "Gaussian",
     "LogNormal",
     "Pareto",
+    "Stable",
     "StudentT",
     "TwoPoint",
 ]

@@ -30,7 +30,13 @@ class Distribution:
     """Shared behaviour of the reward families (not instantiated directly)."""
 
     num_words: ClassVar[int] = 1
+    # An exact law of Median-of-Means block sums (simulate's "block_sums" sampler) ...
     has_block_sums: ClassVar[bool] = False
+    # ... a computable quantile of a block mean (the "order_statistic" sampler) ...
+    has_block_quantile: ClassVar[bool] = False
+    # ... and block means ``c(s) + d(s) Z`` affine in one standard variate ``Z`` whose law is free of
+    # the block size ``s`` (``d(s) > 0``): ``standard_from_bits`` and ``block_mean_from_standard``.
+    affine_block_means: ClassVar[bool] = False
     # Parameters that enter the float32 rewards additively (locations): see ``check_parameters``.
     location_fields: ClassVar[tuple[str, ...]] = ("loc",)
 
@@ -102,7 +108,8 @@ class Distribution:
         raise NotImplementedError
 
     def block_sums_from_bits(self, words: jax.Array, size: jax.Array) -> jax.Array:
-        """Sums of ``size`` i.i.d. draws, exact in law, one per word (``has_block_sums`` families).
+        """Sums of ``size`` i.i.d. draws, exact in law, one per word (``has_block_sums`` families
+        with ``num_words = 1``; :class:`Stable` takes words u64[..., 2]).
 
         Each draw of the sum is rounded to float32 as :meth:`from_bits` rounds
         a single variate, so a block sum has the law of ``size`` float32
@@ -120,7 +127,7 @@ class Distribution:
         raise NotImplementedError(f"{type(self).__name__} has no closed-form block sums.")
 
     def block_mean_quantile(self, u: jax.Array, v: jax.Array, size: jax.Array) -> jax.Array:
-        """Quantile of the mean of ``size`` i.i.d. draws (``has_block_sums`` families).
+        """Quantile of the mean of ``size`` i.i.d. draws (``has_block_quantile`` families).
 
         The generalized inverse ``F^-(u) = min{m : P(M <= m) >= u}`` of the
         block mean ``M`` (its sum computed as :meth:`block_sums_from_bits` does,

@@ -47,6 +47,7 @@ class Gaussian(Distribution):
         check_interval("Gaussian loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
 
     has_block_sums: ClassVar[bool] = True
+    has_block_quantile: ClassVar[bool] = True
 
     def from_bits(self, words):
         return _f32(self.loc) + _f32(self.scale) * _normal_from_bits(words[..., 0])

@@ -37,6 +37,7 @@ class TwoPoint(Distribution):
         check_interval("TwoPoint high", self.high, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
 
     has_block_sums: ClassVar[bool] = True
+    has_block_quantile: ClassVar[bool] = True
     location_fields: ClassVar[tuple[str, ...]] = ("low", "high")
 
     def from_bits(self, words):

@@ -5,7 +5,8 @@ Exploration is round-robin and the commit phase exact
 rewards alone, streamed into running Median-of-Means block sums once per
 distinct block layout (:mod:`htb_jax._src.simulate.layouts`), or drawn by
 one of the samplers that need no reward table (``block_sums``: one exact draw
-per block; ``order_statistic``: one draw per estimate).  This module holds the
+per block, or for Stable arms one standard draw per block whatever its size;
+``order_statistic``: one draw per estimate).  This module holds the
 per-device program (:func:`_fast_path_kernel`), the samplers' estimates, the
 program's memory estimates and the building of its seed-sharded program
 (:func:`prepare_fast_path`); see :mod:`htb_jax._src.simulate` for the whole
@@ -27,7 +28,14 @@ from htb_jax._src.loop_hoisting import unhoisted
 from htb_jax._src.memory import MemoryPlan, plan_seed_chunk
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.policies.empirical_etc import EmpiricalETC
-from htb_jax._src.reward_table import MAX_PULLS, block_words, expand_pulls, seed_keys, table_words
+from htb_jax._src.reward_table import (
+    MAX_PULLS,
+    block_words,
+    expand_pulls,
+    seed_keys,
+    standard_words,
+    table_words,
+)
 from htb_jax._src.rounding import log_spaced_rounds
 from htb_jax._src.sharding import gather, program_args, seed_sharded_program
 from htb_jax._src.simulate.commit import _commit
@@ -91,6 +99,8 @@ def _fast_path_kernel(key, policy, instance, gaps, horizons, first_seed, *, stat
     def seed_chunk(keys):
         if static.sampler == "order_statistic":
             estimates = _order_statistic_estimates(keys, arms, block_size, blocks, horizons.shape[0])
+        elif static.sampler == "block_sums" and type(instance).affine_block_means:
+            estimates = _affine_block_estimates(keys, arms, block_size, blocks, horizons.shape[0], static.max_blocks)
         elif static.sampler == "block_sums":
             estimates = _median(_block_sum_means(keys, arms, block_size, blocks, static.max_blocks), blocks)
         else:
@@ -125,6 +135,38 @@ def _block_sum_means(keys, arms, block_size, blocks, max_blocks: int):
     per_block = jax.tree.map(lambda p: p[:, None], arms)  # [F, 1, K, 1]
     sums = per_block.block_sums_from_bits(words[:, None], size)  # [c, F, Bmax, K, C]
     return sums / jnp.maximum(block_size, 1)
+
+
+def _affine_block_estimates(keys, arms, block_size, blocks, num_horizons: int, max_blocks: int):
+    """Median-of-Means estimates of ``affine_block_means`` families (:class:`Stable`).
+
+    Block ``b`` of arm ``i`` has mean ``m_s(Z_b)``, an increasing map of one standard variate
+    whose words (:func:`~htb_jax._src.reward_table.standard_words`) do not depend on the block
+    size ``s``, so the ``ceil(B/2)``-th of the ``B`` block means is ``m_s`` of the
+    ``ceil(B/2)``-th of ``Z_0 .. Z_(B-1)``: one selection per seed, instance, arm and horizon
+    (``B = B_T`` depends on the horizon alone), shared by every grid point, and ``B`` draws per
+    arm whatever ``s``.
+
+    Args:
+      keys: key[c] seed keys.
+      arms: the instance, parameters f64[F, K, 1].
+      block_size: i64[K, C]; blocks: i64[C], configurations g-major (``C = G H``).
+      num_horizons: static ``H``.
+      max_blocks: static length of the block axis.
+
+    Returns:
+      f32[c, F, C, K].
+    """
+    k, configs = block_size.shape
+    per_horizon = blocks.reshape(-1, num_horizons)[0]  # [H]
+    words = jax.vmap(lambda key: standard_words(key, k, max_blocks, arms.num_words))(keys)  # [c, Bmax, K, w]
+    per_block = jax.tree.map(lambda p: p[:, None, :, 0], arms)  # [F, 1, K]
+    z = per_block.standard_from_bits(words[:, None])  # f64[c, F, Bmax, K]
+    z = jnp.broadcast_to(jnp.moveaxis(z, 2, 0)[..., None], (*z.shape[2:3], *z.shape[:2], k, num_horizons))
+    medians = mom.median_of_blocks(z, per_horizon, jnp.float64)  # [c, F, K, H]
+    medians = jnp.tile(medians, (1, 1, 1, configs // num_horizons))  # [c, F, K, C], g-major
+    means = arms.block_mean_from_standard(medians, block_size)  # [c, F, K, C]
+    return jnp.swapaxes(means.astype(jnp.float32), -1, -2)
 
 
 def _order_statistic_estimates(keys, arms, block_size, blocks, num_horizons: int):
@@ -169,6 +211,14 @@ def _fast_path_output_bytes(instances, configs, num_arms, num_checkpoints) -> in
     return instances * configs * (20 + 12 * num_arms + 16 * num_checkpoints)
 
 
+def auto_sampler(family: type) -> str:
+    """``sampler="auto"``: the order statistic where the family has a block-mean quantile (TwoPoint,
+    Dirac, Gaussian), else exact block sums where it has their law (Stable), else per pull."""
+    if family.has_block_quantile:
+        return "order_statistic"
+    return "block_sums" if family.has_block_sums else "per_pull"
+
+
 def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
     """The fast path's program for a validated simulation (see
     :func:`~htb_jax._src.simulate.program.prepare`).
@@ -183,15 +233,14 @@ def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
     """
     r = request
     k, flat, horizons, pull_chunk, devices = r.num_arms, r.flat, r.horizons, r.pull_chunk, r.devices
-    has_block_sums = type(r.instance).has_block_sums
-    chosen = ("order_statistic" if has_block_sums else "per_pull") if sampler == "auto" else sampler
+    chosen = auto_sampler(type(r.instance)) if sampler == "auto" else sampler
     needed, distinct, largest = (0, 1, 1) if chosen != "per_pull" else (
         int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k)
     )
     if math.ceil(needed / pull_chunk) * pull_chunk > MAX_PULLS:
         raise ValueError(
             f"the schedule needs {needed} pulls per arm; per-sample simulation supports at most "
-            f"{MAX_PULLS - pull_chunk} (TwoPoint, Dirac and Gaussian arms take exact block sums "
+            f"{MAX_PULLS - pull_chunk} (TwoPoint, Dirac, Gaussian and Stable arms take exact block sums "
             "instead, with no limit)."
         )
     configs = flat.eps.shape[0] * horizons.shape[0]

@@ -81,9 +81,13 @@ def simulate(
         in law: one Beta level per seed, arm and ``B``, shared by every grid
         point, instance and horizon with that ``B``, and the block mean's
         quantile there) or ``"auto"``: the order statistic where the family
-        has it.  The last two take :class:`TwoPoint`, :class:`Dirac` and
-        :class:`Gaussian` only.  The samplers agree in law, not draw by
-        draw; the engine always reads the reward table.
+        has it, else block sums where it has them, else per pull.
+        ``"block_sums"`` takes :class:`TwoPoint`, :class:`Dirac`,
+        :class:`Gaussian` and :class:`Stable` (one standard draw per block
+        whatever its size, shared by every grid point and horizon: see
+        :mod:`htb_jax._src.distributions.stable`), ``"order_statistic"`` the
+        first three.  The samplers agree in law, not draw by draw; the engine
+        always reads the reward table.
       memory_budget: bytes per device the program may use (an integer
         ``>= 1``; default :func:`default_memory_budget`: 2 GiB on a CPU, half
         the memory of an accelerator).  The seeds run in chunks of the
@@ -194,10 +198,15 @@ def prepare(
     flat_instance = jax.tree.map(lambda p: p.reshape(-1, k), instance.broadcast())
     chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
     blocks = max_blocks(k, horizons)
-    if sampler in ("block_sums", "order_statistic") and not type(instance).has_block_sums:
+    if sampler == "block_sums" and not type(instance).has_block_sums:
         raise ValueError(
-            f"sampler={sampler!r} needs a family with closed-form block sums (TwoPoint, Dirac, "
-            f"Gaussian); got {type(instance).__name__}."
+            f"sampler='block_sums' needs a family with closed-form block sums (TwoPoint, Dirac, "
+            f"Gaussian, Stable); got {type(instance).__name__}."
+        )
+    if sampler == "order_statistic" and not type(instance).has_block_quantile:
+        raise ValueError(
+            f"sampler='order_statistic' needs a family with a closed-form block-mean quantile (TwoPoint, "
+            f"Dirac, Gaussian); got {type(instance).__name__}."
         )
     request = Request(key, policy, instance, horizons, horizon_shape, num_seeds, flat, flat_instance, chunk, blocks,
                       num_checkpoints, first_seed, seed_chunk, devices, budget, threads)

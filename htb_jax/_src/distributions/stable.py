@@ -1,0 +1,279 @@
+"""Alpha-stable arms in Samorodnitsky and Taqqu's S1 parametrization, with an exact block law.
+
+**Parametrization.**  ``X ~ S_a(scale, beta, loc)`` (S1) has the characteristic
+function ``E exp(i t X) = exp(-scale^a |t|^a (1 - i beta sign(t) tan(pi a / 2))
++ i loc t)``.  S1 rather than Nolan's S0 because, for ``a > 1``, the S1
+location is the mean, so an instance's gaps are differences of ``loc`` as for
+every other family, and because S1 is the one closed under averaging: the mean
+of ``s`` i.i.d. copies is ``S_a(s^(1/a - 1) scale, beta, loc)``, the same
+location (the S0 location would move by ``beta scale (s^(1/a-1) - 1)
+tan(pi a / 2)``).  S0 is continuous at ``a = 1`` where S1 is not; the price of
+S1 here is that for ``beta != 0`` and ``a -> 1`` the bulk of the law sits
+about ``zeta = beta cot(pi (a - 1) / 2)`` away from its mean (12.7 at
+``a = 1.05``), which float32 rewards then carry with an absolute rounding of
+``|zeta| 2^-24``.  ``a = 2`` is the Gaussian ``N(loc, 2 scale^2)`` (``beta``
+has no effect).
+
+**Draws** (Chambers, Mallows and Stuck 1976, in Weron's corrected S1 form,
+Statist. Probab. Lett. 28, 1996).  With ``V`` uniform on ``(-pi/2, pi/2)``,
+``W`` standard exponential, ``gamma = arctan(zeta)``,
+``theta = a V - gamma`` and ``phi = V - theta``,
+
+    Z = (1 + zeta^2)^(1/(2a)) sin(theta) / cos(V)^(1/a) (cos(phi) / W)^((1 - a)/a)
+
+is standard S1.  The heavy tails come from ``cos V -> 0``, so ``V`` is
+written ``s (pi/2 - delta)`` from a side ``s`` and ``delta = pi p`` with ``p``
+from :func:`~htb_jax._src.bits.signed_tail` (word 0): ``cos V = sin delta``
+keeps full relative precision down to ``p = 2^-65``, and a draw reaches
+``|Z| ~ 2^(64/a)`` at its true probability, as Pareto's do.  The angles are
+expanded around the end ``s pi / 2`` (``sin theta = sin theta_s cos(a delta) -
+s cos theta_s sin(a delta)``, ``theta_s = s a pi / 2 - gamma``) with
+``sin theta_s`` and ``cos theta_s`` in closed form from ``sin(pi (a-1)/2)`` and
+``sin(pi (2-a)/2)``, so that ``sin theta_s`` is exactly 0 on the side that a
+totally skewed law (``beta = -s``) cuts off and at ``a = 2``: there ``sin
+theta`` and ``cos phi`` both vanish like ``delta`` and their ratio stays
+accurate, instead of a rounding of ``pi`` becoming a spurious tail.  Near
+``a -> 1`` nothing cancels: ``Z`` is a product, computed to a few float32 ulps
+of ``|Z|``, which is the S1 reward's own resolution (the S0 variate
+``Z - zeta`` would lose ``log2 |zeta|`` bits, but no reward is S0).  ``W``
+comes from word 1, both of its tails resolved to ``2^-64``.
+
+**The block law.**  A block mean is ``loc + scale s^(1/a - 1) Z`` with one
+standard variate ``Z`` whatever ``s`` (:meth:`Stable.block_mean_from_standard`,
+``Z`` in float64 from :meth:`Stable.standard_from_bits`), and since ``z ->
+loc + c z`` is nondecreasing for ``c > 0``, also in floating point, the
+Median-of-Means of ``B`` blocks is that map of the median of ``B`` standard
+variates.  The rounding of each reward to float32 is not reproduced (a
+relative ``2^-24`` per reward).  There is no closed-form block-mean quantile,
+so no order-statistic sampler.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import jax.numpy as jnp
+
+from htb_jax._src import bits as bits_lib
+from htb_jax._src import pytree, quadrature
+from htb_jax._src.distributions.base import (
+    _F32,
+    _F64,
+    Distribution,
+    _abs_moment_by_quadrature,
+    _f32,
+    _f64,
+    _opaque,
+)
+from htb_jax._src.distributions.student_t import _sin_quarter_turn
+from htb_jax._src.validation import check_interval
+
+_TAIL_START = 0.25  # the moment's outer integral: delta in (0, 1/4) by its power-law tail
+
+
+def stable_constants(alpha: Any, beta: Any) -> dict[str, jnp.ndarray]:
+    """The per-arm constants of the draw, f64 (see the module docstring).
+
+    Returns:
+      ``inv_a = 1/a``, ``expo = 1/a - 1``, ``log_s = log (1 + zeta^2)^(1/(2a))``,
+      ``zeta = beta cot(pi (a-1)/2)`` and, for the sides ``s = +1, -1``,
+      ``sin_p, cos_p, sin_m, cos_m``: ``sin theta_s`` and ``cos theta_s``.
+    """
+    a, b = _f64(alpha), _f64(beta)
+    inv_a = 1.0 / a
+    sx = jnp.sin((0.5 * math.pi) * (a - 1.0))  # sin(pi (a-1)/2) = -cos(pi a / 2)
+    cx = jnp.sin((0.5 * math.pi) * (2.0 - a))  # cos(pi (a-1)/2) = sin(pi a / 2), exactly 0 at a = 2
+    r = jnp.sqrt(sx * sx + b * b * (cx * cx))
+    zeta = b * cx * (1.0 / sx)
+    # theta_s = s a pi/2 - gamma, gamma = arctan(zeta): sin = s cx sx (1 + s b) / r,
+    # cos = (s b cx^2 - sx^2) / r (1/r: cos gamma sx; exact zeros where 1 + s b = 0 or cx = 0).
+    inv_r = 1.0 / r
+    sin_p = cx * sx * (1.0 + b) * inv_r
+    sin_m = -(cx * sx * (1.0 - b) * inv_r)
+    cos_p = (b * (cx * cx) - sx * sx) * inv_r
+    cos_m = (-b * (cx * cx) - sx * sx) * inv_r
+    log_s = jnp.log(r * (1.0 / sx)) * inv_a
+    return dict(inv_a=inv_a, expo=inv_a - 1.0, log_s=log_s, zeta=zeta,
+                sin_p=sin_p, cos_p=cos_p, sin_m=sin_m, cos_m=cos_m)
+
+
+def _angles(c, upper, sin_d, cos_d, sin_ad, cos_ad):
+    """``sin theta`` and ``cos phi`` at ``V = s (pi/2 - delta)`` (``s = +1`` where ``upper``)."""
+    sign = jnp.where(upper, 1.0, -1.0).astype(sin_d.dtype)
+    sin_s = jnp.where(upper, c["sin_p"], c["sin_m"])
+    cos_s = jnp.where(upper, c["cos_p"], c["cos_m"])
+    sin_t = sin_s * cos_ad - sign * (cos_s * sin_ad)
+    cos_t = cos_s * cos_ad + sign * (sin_s * sin_ad)
+    cos_phi = sin_d * cos_t + sign * (cos_d * sin_t)  # cos(V - theta), cos V = sin delta
+    return sin_t, cos_phi
+
+
+def _log_exponential(upper, p):
+    """``log W`` for the standard exponential ``W = -log U``, ``U = 1 - p`` where ``upper``, else ``p``."""
+    return jnp.log(jnp.where(upper, -jnp.log1p(-p), -jnp.log(p)))
+
+
+def _standard(c, words, dtype):
+    """Standard S1 variates ``Z`` in ``dtype`` from words u64[..., 2] and constants of that dtype."""
+    if dtype == _F32:
+        side, p = bits_lib.signed_tail(words[..., 0])
+        delta = _opaque(_f32(math.pi), p) * p
+        sin_d = _sin_quarter_turn(delta)
+        w_side, w_p = bits_lib.signed_tail(words[..., 1])
+    else:
+        side, p = bits_lib.two_sided_uniform(words[..., 0])
+        delta = math.pi * p
+        sin_d = jnp.sin(delta)
+        w_side, w_p = bits_lib.two_sided_uniform(words[..., 1])
+    a_delta = delta * c["alpha"]
+    sin_t, cos_phi = _angles(c, side, sin_d, jnp.cos(delta), jnp.sin(a_delta), jnp.cos(a_delta))
+    tiny = jnp.finfo(dtype).tiny
+    log_z = (c["log_s"] - c["inv_a"] * jnp.log(sin_d)
+             + c["expo"] * (jnp.log(jnp.maximum(cos_phi, tiny)) - _log_exponential(w_side, w_p)))
+    return sin_t * jnp.exp(log_z)
+
+
+@pytree.dataclass
+class Stable(Distribution):
+    """Alpha-stable ``S_a(scale, beta, loc)`` in the S1 parametrization (see :mod:`.stable`).
+
+    ``P(|X| > x) ~ x^-a`` for ``a < 2``, so ``E|X|^(1+eps) < inf`` iff ``1 + eps < a``;
+    ``a = 2`` is ``N(loc, 2 scale^2)``, every moment finite.  The mean of ``s``
+    i.i.d. draws is ``S_a(s^(1/a - 1) scale, beta, loc)``: the fast path draws a
+    Median-of-Means estimate from ``B`` standard variates, whatever the block size.
+
+    Attributes:
+      loc: f[...] mean (the S1 location).
+      alpha: f[...] stability index in ``(1, 2]``.
+      beta: f[...] skewness in ``[-1, 1]`` (``+1``: no left power tail).
+      scale: f[...] positive scale.
+    """
+
+    loc: Any
+    alpha: Any
+    beta: Any = 0.0
+    scale: Any = 1.0
+
+    num_words: ClassVar[int] = 2
+    has_block_sums: ClassVar[bool] = True
+    affine_block_means: ClassVar[bool] = True
+
+    def __post_init__(self):
+        self.check_parameters()
+        check_interval("Stable alpha", self.alpha, 1.0, 2.0, low_closed=False, high_closed=True)
+        check_interval("Stable beta", self.beta, -1.0, 1.0, low_closed=True, high_closed=True)
+        check_interval("Stable scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
+        check_interval("Stable loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
+
+    def _constants(self, dtype):
+        c = stable_constants(_f32(self.alpha).astype(_F64), _f32(self.beta).astype(_F64))
+        c = {k: v.astype(dtype) for k, v in c.items()}
+        c["alpha"] = _f32(self.alpha).astype(dtype)
+        return c
+
+    def from_bits(self, words):
+        z = _standard(self._constants(_F32), words, _F32)
+        return _f32(self.loc) + _f32(self.scale) * z
+
+    def standard_from_bits(self, words):
+        """Standard S1 variates ``S_a(1, beta, 0)`` in float64, f64[broadcast(words.shape[:-1], batch)].
+
+        Args:
+          words: u64[..., 2] (word 0: the angle, word 1: the exponential).
+        """
+        return _standard(self._constants(_F64), words, _F64)
+
+    def block_mean_from_standard(self, z, size):
+        """``loc + scale size^(1/a - 1) z``: the mean of ``size`` draws given its standard variate ``z``.
+
+        Nondecreasing in ``z``; ``loc`` and ``scale`` are the float32 parameters the rewards use.
+
+        Args:
+          z: f64[...] standard variates (or their median).
+          size: int or f64[...] draws per block, ``>= 1``.
+
+        Returns:
+          f64[broadcast(z.shape, size.shape, batch_shape)].
+        """
+        expo = 1.0 / _f32(self.alpha).astype(_F64) - 1.0
+        factor = jnp.exp(expo * jnp.log(jnp.maximum(_f64(size), 1.0)))
+        loc, scale = _f32(self.loc).astype(_F64), _f32(self.scale).astype(_F64)
+        return loc + (scale * factor) * _f64(z)
+
+    def block_sums_from_bits(self, words, size):
+        """``size loc + scale size^(1/a) Z`` from words u64[..., 2] (see :meth:`standard_from_bits`)."""
+        size = _f64(size)
+        return size * self.block_mean_from_standard(self.standard_from_bits(words), size)
+
+    def mean(self):
+        return jnp.broadcast_to(_f64(self.loc), self.batch_shape)
+
+    def eps_sup(self):
+        a = _f64(self.alpha)
+        return jnp.broadcast_to(jnp.where(a < 2.0, a - 1.0, jnp.inf), self.batch_shape)
+
+    def _abs_moment(self, eps):
+        """``E|loc + scale Z|^r`` over the draw's own representation: ``Z = K(V) W^(1 - 1/a)``.
+
+        Given ``V = s (pi/2 - delta)``, ``E_W |loc + scale K W^k|^r`` is a one-dimensional
+        integral against ``exp(-w)`` (:func:`_abs_moment_by_quadrature`, kink at the root in
+        ``w``); the outer integral over ``delta`` in ``(0, pi/2)`` (density ``1/pi`` per side)
+        runs on ``(1/4, pi/2)`` by tanh-sinh and on ``(0, 1/4)`` over ``y = -log delta``,
+        where the integrand decays like ``exp(-(1 - r/a) y)`` (``K ~ delta^(-1/a)``), with
+        that rate: accurate up to the divergence at ``r = a``.
+        """
+        r = 1.0 + _f64(eps)
+        shape = jnp.broadcast_shapes(jnp.shape(r), self.batch_shape)
+        r, a, b, loc, scale = (jnp.broadcast_to(x, shape) for x in
+                               (r, _f64(self.alpha), _f64(self.beta), _f64(self.loc), _f64(self.scale)))
+        c = stable_constants(a, b)
+        k = 1.0 - c["inv_a"]  # Z = K W^k
+
+        def log_inner(log_delta, upper, delta):
+            """``log E_W |loc + scale K W^k|^r`` at nodes f64[..., n] (parameters [...])."""
+            cn = {name: v[..., None] for name, v in c.items()}
+            a_delta = a[..., None] * delta
+            sin_t, cos_phi = _angles(cn, upper, jnp.sin(delta), jnp.cos(delta),
+                                     jnp.sin(a_delta), jnp.cos(a_delta))
+            log_sin_d = log_delta + jnp.log(jnp.sinc(delta * (1.0 / math.pi)))
+            log_k = (cn["log_s"] + jnp.log(jnp.abs(sin_t)) - cn["inv_a"] * log_sin_d
+                     + cn["expo"] * jnp.log(jnp.maximum(cos_phi, 1e-300)))
+            log_k = jnp.log(scale[..., None]) + log_k  # log |scale K|
+            sign_k = jnp.where(sin_t < 0, -1.0, 1.0)
+            c0, r_, k_ = loc[..., None], r[..., None], k[..., None]
+            # root of loc + scale K w^k in w > 0, where loc and K have opposite signs
+            log_root = (jnp.log(jnp.abs(jnp.where(c0 == 0, 1.0, c0))) - log_k) / k_
+            has_root = (c0 * sign_k < 0)
+            kink = jnp.where(has_root, jnp.exp(jnp.minimum(log_root, 700.0)), 1.0)
+
+            def log_integrand(v, side):
+                return (r_[..., None] * quadrature.log_abs_affine(c0[..., None], log_k[..., None] + k_[..., None] * v,
+                                                                  sign_k[..., None]) - jnp.exp(v))
+
+            value = _abs_moment_by_quadrature(log_integrand, kink, 0.0, jnp.ones_like(kink))
+            return jnp.log(value)
+
+        total = jnp.zeros(shape, _F64)
+        for upper in (True, False):
+            def finite(delta, upper=upper):
+                return log_inner(jnp.log(delta), upper, delta)
+
+            def tail(y, upper=upper):
+                return log_inner(-y, upper, jnp.exp(-y)) - y
+
+            rate = (a - r) * c["inv_a"]
+            total = total + quadrature.integrate_interval(finite, jnp.full(shape, _TAIL_START), 0.5 * math.pi)
+            total = total + quadrature.integrate_log_tail(tail, jnp.full(shape, -math.log(_TAIL_START)),
+                                                          jnp.maximum(rate, 1e-300))
+        value = total * (1.0 / math.pi)
+        finite_moment = (r < a) | (a >= 2.0)
+        return jnp.where(finite_moment, value, jnp.inf)
+
+    def _cdf(self, x):
+        raise NotImplementedError(
+            "Stable has no cdf in htb_jax (scipy.stats.levy_stable.cdf with parameterization 'S1' gives it)."
+        )
+
+    def shifted(self, delta):
+        return Stable(loc=_f64(self.loc) + delta, alpha=self.alpha, beta=self.beta, scale=self.scale)
