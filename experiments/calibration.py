@@ -16,7 +16,6 @@ import sys
 import jax.numpy as jnp
 
 import htb_jax as htb
-from htb_jax._src import frontier
 
 OUT = pathlib.Path(__file__).resolve().parent / "calibration"
 EPS_BAR = (0.25, 0.5, 1.0)
@@ -25,7 +24,7 @@ HORIZONS = tuple(10**e for e in range(3, 19))
 FIT_FROM = 10**10
 SEEDS = 1280
 # Spike probabilities down to 1e-16: the hardest instance at T = 10^18 for small eps.
-FAMILY = frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,))
+FAMILY = htb.frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,))
 
 
 def profile(eps, eps_bar):
@@ -35,18 +34,18 @@ def profile(eps, eps_bar):
 def main() -> None:
     policy = htb.AdaRETC.calibrated(jnp.asarray(EPS_BAR))
     if "--refit" in sys.argv[1:]:  # fit the recorded runs again (no simulation)
-        runs = frontier.load_runs(OUT / "runs.npz", FAMILY)
+        runs = htb.frontier.load_runs(OUT / "runs.npz", FAMILY)
     else:
-        runs = frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)
+        runs = htb.frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)
     labels = [f"eps_bar={b:g}" for b in EPS_BAR]
     entries = [(labels[g], g, e, profile(e, b)) for g, b in enumerate(EPS_BAR) for e in EPS]
-    rows = frontier.eps_profile_rows(runs, entries, FIT_FROM)
+    rows = htb.frontier.eps_profile_rows(runs, entries, FIT_FROM)
     note = (
         f"Fits over T in [{FIT_FROM:.0e}, {max(HORIZONS):.0e}], {SEEDS} seeds, 95% bootstrap intervals; "
         "'finite T' is the slope the schedule implies over the same horizons."
     )
     curves = {label: functools.partial(profile, eps_bar=b) for label, b in zip(labels, EPS_BAR, strict=True)}
-    frontier.write_eps_profile(rows, runs, OUT, "calibration", note, curves, "AdaR-ETC calibrated at eps_bar (Theorem 6)")
+    htb.frontier.write_eps_profile(rows, runs, OUT, "calibration", note, curves, "AdaR-ETC calibrated at eps_bar (Theorem 6)")
 
 
 if __name__ == "__main__":

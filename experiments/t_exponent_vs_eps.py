@@ -17,7 +17,6 @@ import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
-from htb_jax._src import frontier
 
 OUT = pathlib.Path(__file__).resolve().parent / "t_exponent_vs_eps"
 EPS = (0.25, 0.5, 0.75, 1.0)
@@ -25,7 +24,7 @@ HORIZONS = tuple(10**e for e in range(3, 19))
 FIT_FROM = 10**10
 SEEDS = 1280
 # Spike probabilities down to 1e-16: the hardest instance at T = 10^18 for small eps.
-FAMILY = frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,))
+FAMILY = htb.frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,))
 
 
 def main() -> None:
@@ -37,13 +36,13 @@ def main() -> None:
         q=jnp.asarray([0.0] * len(EPS) + [1 / 3]),
     )
     if "--refit" in sys.argv[1:]:  # fit the recorded runs again (no simulation)
-        runs = frontier.load_runs(OUT / "runs.npz", FAMILY)
+        runs = htb.frontier.load_runs(OUT / "runs.npz", FAMILY)
     else:
-        runs = frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)
+        runs = htb.frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)
     order_free = len(EPS)
     entries = [("known eps, alpha*(eps)", g, e, htb.theory.balanced_exponent(e)) for g, e in enumerate(EPS)]
     entries += [("order-free", order_free, e, htb.theory.order_free_exponent(e)) for e in EPS]
-    rows = frontier.eps_profile_rows(runs, entries, FIT_FROM)
+    rows = htb.frontier.eps_profile_rows(runs, entries, FIT_FROM)
     note = (
         f"Fits over T in [{FIT_FROM:.0e}, {max(HORIZONS):.0e}], {SEEDS} seeds, 95% bootstrap intervals; "
         "'finite T' is the slope the schedule implies over the same horizons."
@@ -52,7 +51,7 @@ def main() -> None:
         "known eps, alpha*(eps)": htb.theory.balanced_exponent,
         "order-free": htb.theory.order_free_exponent,
     }
-    frontier.write_eps_profile(rows, runs, OUT, "t_exponent_vs_eps", note, curves, "AdaR-ETC: T-exponent vs true eps (Figure 2)")
+    htb.frontier.write_eps_profile(rows, runs, OUT, "t_exponent_vs_eps", note, curves, "AdaR-ETC: T-exponent vs true eps (Figure 2)")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from htb_jax._src.frontier import (
     TFrontierResult,
     checkpoint_horizons,
     dependent_exponent,
+    eps_profile_rows,
     fit_t_frontier,
     free_exponent,
     load_runs,
@@ -31,6 +32,7 @@ from htb_jax._src.frontier import (
     t_frontier_table,
     verdict,
     write_csv,
+    write_eps_profile,
 )
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "TFrontierResult",
     "checkpoint_horizons",
     "dependent_exponent",
+    "eps_profile_rows",
     "fit_t_frontier",
     "free_exponent",
     "load_runs",
@@ -56,4 +59,5 @@ __all__ = [
     "t_frontier_table",
     "verdict",
     "write_csv",
+    "write_eps_profile",
 ]

@@ -481,6 +481,13 @@ SURFACE = {
     # reward tables and simulation
     "seed_keys": (htb.seed_keys, dict(key=KEY, num_seeds=3, first_seed=0), ()),
     "reward_table": (htb.reward_table, dict(key=KEY, instance=NU, num_pulls=4, first_pull=0), ()),
+    "round_uniforms": (htb.round_uniforms, dict(seed_key=KEY, rounds=[1, 2], num=2), ()),
+    "uniform_from_bits": (htb.uniform_from_bits, dict(w=np.array([1, 2], np.uint64)), ()),
+    "signed_tail": (htb.signed_tail, dict(w=np.array([1, 2], np.uint64)), ()),
+    "first_argmax": (htb.first_argmax, dict(values=np.array([0.5, 1.0])), ()),
+    "abs_moment_by_quadrature": (htb.abs_moment_by_quadrature, dict(
+        log_density=lambda v, side: -2.0 * jnp.logaddexp(0.0, v), eps=0.5, loc=0.0, scale=1.0, tail_index=1.0 + 0.9,
+        lower=0.0), ("lower",)),
     "default_memory_budget": (htb.default_memory_budget, dict(device=jax.devices()[0]), ("device",)),
     "simulate": (htb.simulate, dict(**SIM, first_seed=0, engine=False, record_arms=False, num_checkpoints=16,
                                     pull_chunk=256, seed_chunk=2, devices=jax.devices()[:1], sampler="auto",
@@ -551,13 +558,17 @@ SURFACE = {
     "frontier.plot_measurements": (htb.frontier.plot_measurements, dict(
         measurements=[MEASUREMENT], path="m.png", title="t", claims={}, notes={}), ("title", "claims", "notes")),
     "frontier.write_csv": (htb.frontier.write_csv, dict(rows=[{"a": 1.0}], path="rows.csv"), ()),
+    "frontier.eps_profile_rows": (htb.frontier.eps_profile_rows, dict(
+        runs=RUNS, entries=[("s", 0, 1.0, 0.5)], fit_from=10**3), ()),
+    "frontier.write_eps_profile": (htb.frontier.write_eps_profile, dict(
+        rows=[{"schedule": "s"}], runs=RUNS, out="out", name="n", note="note", curves={"s": abs}, title="t"), ()),
 }
 
 # Public names that take no user parameters, or are results and protocols the library builds.
 NOT_IN_SURFACE = {
     "AdaRUCB", "UCB1", "theory.table1_points", "AdaRETC.order_free",  # no parameters
     "Distribution",  # the base class of the families, not instantiated
-    "EngineSpec", "PolicyKernel", "RoundContext", "TableReader",  # the engine's protocol types (engine.py)
+    "EngineSpec", "PolicyKernel", "PolicySummary", "RoundContext", "TableReader",  # the policy protocol's types
     "ExponentFit", "MemoryPlan", "Outcome", "ProxyTable", "Summary", "TuningResult", "frontier.FamilyRuns",
     "frontier.TFrontierResult", "theory.CalibratedProfile", "theory.Exponents", "theory.ForceMoMExponents",
     "theory.OperatingPoint", "frontier.Measurement",  # results

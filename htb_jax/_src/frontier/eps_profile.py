@@ -3,13 +3,34 @@
 from __future__ import annotations
 
 import math
+import pathlib
 from collections.abc import Sequence
 
 import numpy as np
 
 from htb_jax._src.frontier.fits import _fit_mask, _slope, free_exponent, verdict
-from htb_jax._src.frontier.runs import FamilyRuns, save_runs
-from htb_jax._src.sweep import write_csv
+from htb_jax._src.frontier.runs import FamilyRuns, _check_runs, save_runs, write_csv
+from htb_jax._src.validation import check_integer, check_path, given
+
+
+def _check_entries(entries) -> None:
+    ok = isinstance(entries, (list, tuple)) and entries and all(
+        isinstance(e, tuple) and len(e) == 4 and isinstance(e[0], str) for e in entries
+    )
+    if not ok:
+        raise TypeError(
+            f"entries must be a non-empty list of (label, g, true_eps, theory) tuples; got {given('entries', entries)}."
+        )
+
+
+def _check_rows(rows) -> None:
+    if not isinstance(rows, (list, tuple)) or not rows or not all(isinstance(r, dict) for r in rows):
+        raise TypeError(f"rows must be a non-empty list of dicts (from eps_profile_rows); got {given('rows', rows)}.")
+
+
+def _check_text(name: str, value) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string; got {given(name, value)}.")
 
 
 def eps_profile_rows(runs: FamilyRuns, entries: Sequence[tuple[str, int, float, float]], fit_from: int) -> list:
@@ -24,6 +45,9 @@ def eps_profile_rows(runs: FamilyRuns, entries: Sequence[tuple[str, int, float, 
     Returns:
       One dict per entry: label, eps, theory, finite_t, measured slope and interval, verdict.
     """
+    _check_runs("runs", runs)
+    _check_entries(entries)
+    check_integer("fit_from", fit_from, 1, maximum=10**18)
     rows = []
     mask = _fit_mask(runs.horizons, fit_from)
     for label, g, eps, theory_value in entries:
@@ -41,6 +65,8 @@ def eps_profile_rows(runs: FamilyRuns, entries: Sequence[tuple[str, int, float, 
 
 def eps_profile_table(rows: Sequence[dict], note: str) -> str:
     """Markdown of :func:`eps_profile_rows`."""
+    _check_rows(rows)
+    _check_text("note", note)
     head = (
         f"{note}\n\n| schedule | true eps | d theory | d finite T | d measured | verdict |\n"
         "|---|---:|---:|---:|---|---|\n"
@@ -55,7 +81,25 @@ def eps_profile_table(rows: Sequence[dict], note: str) -> str:
 
 def write_eps_profile(rows: Sequence[dict], runs: FamilyRuns, out, name: str, note: str, curves: dict,
                       title: str) -> None:
-    """Prints the table and writes ``out/{table.md, name.csv, runs.npz, name.png}``."""
+    """Prints the table and writes ``out/{table.md, name.csv, runs.npz, name.png}``.
+
+    Args:
+      rows: from :func:`eps_profile_rows`.
+      runs: the runs they were fitted on (saved as ``runs.npz``).
+      out: the output directory (a ``pathlib.Path`` or string; created if missing).
+      name: the stem of the CSV and PNG.
+      note: the paragraph above the table.
+      curves: ``label -> (eps -> theory exponent)`` for the figure, one per schedule label.
+      title: the figure's title.
+    """
+    _check_rows(rows)
+    _check_runs("runs", runs)
+    check_path("out", out)
+    for label, value in (("name", name), ("note", note), ("title", title)):
+        _check_text(label, value)
+    if not isinstance(curves, dict) or not all(callable(c) for c in curves.values()):
+        raise TypeError(f"curves must be a dict of label -> callable; got {given('curves', curves)}.")
+    out = pathlib.Path(out)
     table = eps_profile_table(rows, note)
     print(table)
     out.mkdir(exist_ok=True)
@@ -69,6 +113,11 @@ def write_eps_profile(rows: Sequence[dict], runs: FamilyRuns, out, name: str, no
 
 def plot_eps_profile(rows: Sequence[dict], curves: dict, path, title: str) -> None:
     """Theory curves ``label -> (eps -> exponent)`` with the measured points and intervals."""
+    _check_rows(rows)
+    if not isinstance(curves, dict) or not all(callable(c) for c in curves.values()):
+        raise TypeError(f"curves must be a dict of label -> callable; got {given('curves', curves)}.")
+    check_path("path", path, file_object=True)
+    _check_text("title", title)
     import matplotlib
 
     matplotlib.use("Agg")
