@@ -28,6 +28,7 @@ from htb_jax._src.distributions import (  # noqa: E402
     StudentT,
     TwoPoint,
 )
+from htb_jax._src.distributions.location_scale import abs_moment_by_quadrature  # noqa: E402
 from htb_jax._src.exponents import (  # noqa: E402
     ExponentFit,
     fit_exponent,
@@ -107,6 +108,7 @@ __all__ = [
     "TuningResult",
     "TwoPoint",
     "UCB1",
+    "abs_moment_by_quadrature",
     "admissible_schedule",
     "analytic_regret_bound",
     "default_memory_budget",

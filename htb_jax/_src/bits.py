@@ -86,12 +86,11 @@ def _words(w: jax.Array, function: str) -> jax.Array:
     """``w`` as a uint64 array; ``TypeError`` for another dtype (a float or a signed word would map
     to a different law without a word of warning)."""
     dtype = getattr(w, "dtype", None)
-    if dtype is None or dtype != jnp.uint64:
-        shown = "no dtype" if dtype is None else f"dtype {dtype}"
-        raise TypeError(
-            f"{function} takes uint64 words (the words argument of a family's from_bits); got "
-            f"{type(w).__name__} with {shown}."
+    if isinstance(w, type) or dtype is None or dtype != jnp.uint64:
+        shown = f"w={w.__name__} (a class)" if isinstance(w, type) else (
+            "w=None" if w is None else f"w of type {type(w).__name__}" + (f" and dtype {dtype}" if dtype else "")
         )
+        raise TypeError(f"{function} takes w, a uint64 array of random words (a family's from_bits words); got {shown}.")
     return w
 
 

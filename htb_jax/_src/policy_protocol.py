@@ -33,6 +33,7 @@ from htb_jax._src import round_stream
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.outcome import Summary as OutcomeSummary
 from htb_jax._src.reward_table import TableReader
+from htb_jax._src.validation import real_array
 
 _FUNCTIONS = ("init", "act", "update", "summary")
 
@@ -135,7 +136,23 @@ def no_summary(num_arms: int) -> Callable[[Any, RoundContext], PolicySummary]:
 
 
 def first_argmax(values: jax.Array) -> jax.Array:
-    """Index of the first maximum (ties to the lowest index; ``+inf`` counts), i32[]."""
+    """Index of the first maximum of an index vector, the arm an index policy's ``act`` returns.
+
+    Ties go to the lowest index and ``+inf`` counts as a maximum (an unpulled
+    arm's index), so a reference loop's ``np.argmax`` picks the same arm.
+
+    Args:
+      values: f[K] (or any shape: the index into the flattened array).
+
+    Returns:
+      i32[].
+
+    Examples:
+      >>> import jax.numpy as jnp, htb_jax as htb
+      >>> int(htb.first_argmax(jnp.array([0.5, jnp.inf, 0.2, jnp.inf])))
+      1
+    """
+    real_array("values", values)
     return jnp.argmax(values).astype(jnp.int32)
 
 

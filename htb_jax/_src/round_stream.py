@@ -21,7 +21,7 @@ import jax.numpy as jnp
 
 from htb_jax._src import bits as bits_lib
 from htb_jax._src.reward_table import as_threefry_key
-from htb_jax._src.validation import check_integer
+from htb_jax._src.validation import check_given, check_integer
 
 ROUND_STREAM = 0x40D5  # fold_in tag of the per-round policy words
 
@@ -88,6 +88,7 @@ def round_uniforms(seed_key: jax.Array, rounds: Any, num: int) -> tuple[jax.Arra
       >>> u.shape, bool(((u > 0) & (u < 1) & (u + v == 1)).all())
       ((3, 2), True)
     """
+    check_given("seed_key", seed_key, "a seed's key, such as htb.seed_keys(jax.random.key(0), 4)[0]")
     key = as_threefry_key(seed_key)
     check_integer("rounds", rounds, 1)
     check_integer("num", num, 1)
