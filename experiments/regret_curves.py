@@ -26,7 +26,6 @@ import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
-from htb_jax._src.sweep import write_csv
 
 K, GAP = 5, 0.2
 
@@ -92,7 +91,7 @@ def main(argv=None):
         mean, se = curve.mean(0), curve.std(0, ddof=1) / math.sqrt(curve.shape[0])
         rows += [dict(instance=inst_name, policy=name, round=t, mean_regret=m, stderr=e)
                  for t, m, e in zip(rounds, mean, se, strict=True)]
-    write_csv(rows, csv_path)
+    htb.frontier.write_csv(rows, csv_path)
 
     table = [f"| policy | {' | '.join(instances())} |", "|---|" + "---:|" * len(instances())]
     for name in policies(next(iter(instances().values()))):

@@ -31,7 +31,6 @@ import optax
 
 import htb_jax as htb
 from htb_jax import theory
-from htb_jax._src.sweep import write_csv
 
 OUT = pathlib.Path(__file__).resolve().parent / "tune_heavy_tails"
 KEY = 7
@@ -138,7 +137,7 @@ def main() -> None:
             rows.append(row)
             curves[(name, horizon)] = curve
             print(f"{name}, T={horizon:.0e}: {row['seconds']:.0f} s", flush=True)
-    write_csv(rows, OUT / "tuned_vs_grid.csv")
+    htb.frontier.write_csv(rows, OUT / "tuned_vs_grid.csv")
     plot(rows, curves, OUT / "tune_heavy_tails.png")
     table = table_md(rows, time.perf_counter() - started)
     (OUT / "table.md").write_text(table + "\n")

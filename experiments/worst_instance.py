@@ -40,7 +40,6 @@ import optax
 
 import htb_jax as htb
 from htb_jax import theory
-from htb_jax._src.sweep import write_csv
 
 OUT = pathlib.Path(__file__).resolve().parent / "worst_instance"
 KEY = 2026
@@ -181,7 +180,7 @@ def main() -> None:
     started = time.perf_counter()
     OUT.mkdir(exist_ok=True)
     rows, curves = run()
-    write_csv(rows, OUT / "worst_instance.csv")
+    htb.frontier.write_csv(rows, OUT / "worst_instance.csv")
     plot(curves, OUT / "worst_instance.png")
     table = table_md(rows, time.perf_counter() - started)
     (OUT / "table.md").write_text(table + "\n")
