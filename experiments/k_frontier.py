@@ -17,7 +17,6 @@ import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
-from htb_jax._src import frontier
 
 OUT = pathlib.Path(__file__).resolve().parent / "k_frontier"
 ARMS = (2, 4, 8, 16, 32, 64)
@@ -33,9 +32,9 @@ def main() -> None:
     policy = htb.AdaRETC(eps=EPS, alpha=ALPHA, q=jnp.asarray(QS))
     worst, fixed, scales, lengths, blocks, gap_sums = [], [], [], [], [], []
     for k in ARMS:
-        family = frontier.SpikeFamily(num_arms=k)
+        family = htb.frontier.SpikeFamily(num_arms=k)
         print(f"K = {k}")
-        runs = frontier.run_family(policy, family, (T,), SEEDS, seed_chunk=32)
+        runs = htb.frontier.run_family(policy, family, (T,), SEEDS, seed_chunk=32)
         members = len(family.spike_probs)
         worst.append(runs.regret[:, :members, 0])  # [G, F, S]
         fixed.append(runs.regret[:, -1, 0])  # [G, S]
@@ -57,8 +56,8 @@ def main() -> None:
             dict(
                 q=q, b_theory=b_theory, b_finite_k=b_finite, b=b_fit.slope, b_low=b_fit.low, b_high=b_fit.high,
                 a_theory=a_theory, a_finite_k=a_finite, a=a_fit.slope, a_low=a_fit.low, a_high=a_fit.high,
-                b_verdict=frontier.verdict(b_fit, b_theory, b_finite),
-                a_verdict=frontier.verdict(a_fit, a_theory, a_finite),
+                b_verdict=htb.frontier.verdict(b_fit, b_theory, b_finite),
+                a_verdict=htb.frontier.verdict(a_fit, a_theory, a_finite),
             )
         )
     table = (
@@ -76,7 +75,7 @@ def main() -> None:
     print(table)
     OUT.mkdir(exist_ok=True)
     (OUT / "table.md").write_text(table + "\n")
-    frontier.write_csv(rows, OUT / "k_frontier.csv")
+    htb.frontier.write_csv(rows, OUT / "k_frontier.csv")
     _plot(rows, OUT / "k_frontier.png")
 
 
@@ -90,7 +89,7 @@ def _plot(rows, path) -> None:
     b = np.linspace(0.0, 0.8, 100)
     ax.plot(b, htb.theory.k_frontier(b, EPS), "k-", lw=1.2, label="K-frontier a + 2b = 0")
     for r, color in zip(rows, ("tab:blue", "tab:orange"), strict=True):
-        frontier.plot_point(ax, r, color, x="b", y="a", label=f"q = {r['q']:.3g}")
+        htb.frontier.plot_point(ax, r, color, x="b", y="a", label=f"q = {r['q']:.3g}")
     ax.set_xlabel("b (distribution-free exponent of K)")
     ax.set_ylabel("a (distribution-dependent exponent of K)")
     ax.set_title("AdaR-ETC K-frontier, eps = 1, T = 10^12 (Table 1)\no theory, x schedule at finite K, ■ measured", fontsize=8)

@@ -423,12 +423,25 @@ FRONTIER = htb.frontier.TFrontierConfig(eps_values=(1.0,), alphas_per_eps=1, hor
                                         num_seeds=4, seed_chunk=4, family=SPIKE_FAMILY)
 FRONTIER_RESULT = htb.frontier.TFrontierResult(FRONTIER, RUNS, [])
 FIT = htb.ExponentFit(0.5, 0.0, 0.4, 0.6, 0.95, 10)
+ROW = dict(d=0.7, d_low=0.6, d_high=0.8, d_theory=0.7, d_finite_t=0.7, c=0.5, c_low=0.4, c_high=0.6, c_theory=0.5,
+           c_finite_t=0.5)
 MEASUREMENT = htb.frontier.Measurement(
     "p", "two-point", 1.0, np.array([100, 1000]), np.ones((3, 2, 4)), np.ones(3), np.zeros(2, np.int64), FIT, FIT,
     np.nan, np.nan, np.nan, False, 0.0, 0,
 )
 OUTCOME = htb.Outcome(*(np.zeros(2) for _ in range(7)))
 SIM = dict(key=KEY, policy=POLICY, instance=NU, horizon=100, num_seeds=2)
+
+
+def _axes():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    plt.close(fig)
+    return ax
 
 
 def _validated(cls):
@@ -557,6 +570,8 @@ SURFACE = {
                                    ("claims",)),
     "frontier.plot_measurements": (htb.frontier.plot_measurements, dict(
         measurements=[MEASUREMENT], path="m.png", title="t", claims={}, notes={}), ("title", "claims", "notes")),
+    "frontier.plot_point": (htb.frontier.plot_point, dict(
+        ax=_axes(), row=ROW, color="k", x="d", y="c", marker="s", label="l"), ("label",)),
     "frontier.write_csv": (htb.frontier.write_csv, dict(rows=[{"a": 1.0}], path="rows.csv"), ()),
     "frontier.eps_profile_rows": (htb.frontier.eps_profile_rows, dict(
         runs=RUNS, entries=[("s", 0, 1.0, 0.5)], fit_from=10**3), ()),

@@ -6,7 +6,12 @@ import numpy as np
 
 from htb_jax._src import theory
 from htb_jax._src.frontier.t_frontier import TFrontierResult
-from htb_jax._src.validation import check_instance_type, check_path
+from htb_jax._src.validation import check_instance_type, check_path, given
+
+
+def _check_ax(ax) -> None:
+    if ax is None or isinstance(ax, type) or not hasattr(ax, "errorbar"):
+        raise TypeError(f"ax must be a matplotlib Axes; got {given('ax', ax)}.")
 
 
 def frontier_panel(ax, eps: float, title: str, *, high: float = 1.02) -> None:
@@ -24,10 +29,30 @@ def frontier_panel(ax, eps: float, title: str, *, high: float = 1.02) -> None:
 def plot_point(ax, row: dict, color, *, x: str = "d", y: str = "c", marker: str = "s", label=None) -> None:
     """One schedule's theory (o), finite-T prediction (x) and measurement with its intervals.
 
-    ``row`` holds ``{x, y}``, ``{x, y}_low``/``_high``, ``{x, y}_theory`` and
-    ``{x, y}_finite_t`` (or ``_finite_k``).
+    Args:
+      ax: a matplotlib Axes (for example one of :func:`frontier_panel`'s).
+      row: a dict holding ``{x, y}``, ``{x, y}_low``/``_high``, ``{x, y}_theory`` and
+        ``{x, y}_finite_t`` (or ``_finite_k``), as a row of :func:`fit_t_frontier`.
+      color: a matplotlib color.
+      x, y: the keys of the two exponents (``"d"``, ``"c"``; ``"b"``, ``"a"`` for the K-frontier).
+      marker: the measured point's marker.
+      label: the legend entry, or None.
     """
+    _check_ax(ax)
+    if not isinstance(row, dict):
+        raise TypeError(f"row must be a dict (a row of fit_t_frontier); got {given('row', row)}.")
+    if color is None or isinstance(color, type):
+        raise TypeError(f"color must be a matplotlib color; got {given('color', color)}.")
+    for name, value in (("x", x), ("y", y), ("marker", marker)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string; got {given(name, value)}.")
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"label must be a string or None; got {given('label', label)}.")
     finite = "finite_t" if f"{x}_finite_t" in row else "finite_k"
+    needed = [f"{a}{suffix}" for a in (x, y) for suffix in ("", "_low", "_high", "_theory", f"_{finite}")]
+    missing = [k for k in needed if k not in row]
+    if missing:
+        raise ValueError(f"row lacks {', '.join(missing)} (x={x!r}, y={y!r}).")
     ax.plot(row[f"{x}_theory"], row[f"{y}_theory"], "o", mfc="none", mec=color, ms=9)
     ax.plot(row[f"{x}_{finite}"], row[f"{y}_{finite}"], "x", color=color, ms=7)
     ax.errorbar(
