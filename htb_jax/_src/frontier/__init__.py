@@ -29,7 +29,8 @@ both tend to the theory as ``T -> inf``, and the share of ``K B_T`` in ``L_T``.
 
 Modules: ``families`` (the instance families), ``runs`` (a batch of policies on
 a family, resumable), ``fits`` (exponents, finite-T predictions, verdicts),
-``t_frontier`` (the experiment of ``htb-jax frontier``), ``plots`` (Theorem 1's
+``t_frontier`` (the experiment of ``htb-jax frontier``), ``measure`` (any
+policy's ``(d, c)`` from one call, its table and figure), ``plots`` (Theorem 1's
 line and measured points), ``eps_profile`` (exponents across true ``eps``).
 """
 
