@@ -472,6 +472,7 @@ SURFACE = {
     "Frechet": (htb.Frechet, dict(loc=0.0, shape=3.0, scale=1.0), ()),
     "Gaussian": (htb.Gaussian, dict(loc=0.0, scale=1.0), ()),
     "LogNormal": (htb.LogNormal, dict(loc=0.0, sigma=1.0, scale=1.0), ()),
+    "Stable": (htb.Stable, dict(loc=0.0, alpha=1.5, beta=0.0, scale=1.0), ()),
     "TwoPoint": (htb.TwoPoint, dict(low=0.0, high=1.0, p=0.5), ()),
     "Dirac": (htb.Dirac, dict(value=0.5), ()),
     "equal_gap": (htb.equal_gap, dict(base=htb.Pareto(0.0, 1.5), num_arms=3, gap=0.1), ()),

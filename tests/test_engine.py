@@ -122,6 +122,8 @@ _FAMILIES = [
     htb.LogNormal(loc=jnp.array([0.0, 0.4, 0.2]), sigma=jnp.array([1.0, 2.0, 0.5])),
     htb.Gaussian(loc=jnp.array([0.0, 0.4, 0.2]), scale=jnp.array([1.0, 2.0, 0.5])),
     htb.TwoPoint(low=jnp.array([0.0, 0.1, 0.0]), high=jnp.array([3.0, 1.0, 7.0]), p=jnp.array([0.3, 0.5, 1e-3])),
+    htb.Stable(loc=jnp.array([0.0, 0.4, 0.2]), alpha=jnp.array([1.05, 1.5, 2.0]), beta=jnp.array([0.7, -1.0, 0.3]),
+               scale=jnp.array([1.0, 0.5, 2.0])),
 ]
 
 

@@ -33,9 +33,12 @@ s cos theta_s sin(a delta)``, ``theta_s = s a pi / 2 - gamma``) with
 totally skewed law (``beta = -s``) cuts off and at ``a = 2``: there ``sin
 theta`` and ``cos phi`` both vanish like ``delta`` and their ratio stays
 accurate, instead of a rounding of ``pi`` becoming a spurious tail.  Near
-``a -> 1`` nothing cancels: ``Z`` is a product, computed to a few float32 ulps
-of ``|Z|``, which is the S1 reward's own resolution (the S0 variate
-``Z - zeta`` would lose ``log2 |zeta|`` bits, but no reward is S0).  ``W``
+``a -> 1`` nothing cancels: ``Z = sin(theta) exp(log|Z / sin(theta)|)`` is a
+product, in float32 within ``2^-18 max(|Z|, 1)`` of Weron's formula in float64
+(the rounding of a logarithm up to about 45 in magnitude; 38 ulps measured at
+``a = 1.05``, 15 at ``a = 1.5``), at the scale of the S1 reward's own
+resolution (the S0 variate ``Z - zeta`` would lose ``log2 |zeta|`` bits, but
+no reward is S0).  ``W``
 comes from word 1, both of its tails resolved to ``2^-64``.
 
 **The block law.**  A block mean is ``loc + scale s^(1/a - 1) Z`` with one

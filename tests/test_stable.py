@@ -1,0 +1,238 @@
+"""Alpha-stable arms: draws against scipy and an exact tail law, moments against the characteristic
+function, the block law against explicit sums and the per-pull sampler, and its common random numbers."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import integrate, special, stats
+
+import htb_jax as htb
+from htb_jax._src.reward_table import block_words, standard_words
+from htb_jax._src.smoothing import smoothed_regret
+
+# KS at level 1e-3: sqrt(-log(5e-4) / 2) = 1.95 over sqrt(n) (two-sided, asymptotic).
+KS_1E3 = 1.95
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _s1():
+    old = stats.levy_stable.parameterization
+    stats.levy_stable.parameterization = "S1"
+    yield
+    stats.levy_stable.parameterization = old
+
+
+def _words(seed, shape):
+    return jax.random.bits(jax.random.key(seed), (*shape, 2), jnp.uint64)
+
+
+@pytest.mark.parametrize("a,b", [(1.05, 0.7), (1.5, 0.0), (1.95, -1.0), (1.3, 1.0)])
+def test_draws_follow_scipy_levy_stable_s1(a, b):
+    # KS distance of 20000 draws from scipy's S1 CDF, taken over 48 sample quantiles (a lower bound
+    # of the full statistic: scipy's CDF is a numerical integral per point), below the level-1e-3
+    # critical value.  Nolan's S0 law in place of S1 is off by beta tan(pi a / 2) (12.7 scales at
+    # a = 1.05, 0.7 scales at a = 1.3); a wrong S constant or angle B moves the quantiles too.
+    n, loc, scale = 20_000, 0.3, 1.7
+    d = htb.Stable(loc=loc, alpha=a, beta=b, scale=scale)
+    x = np.sort(np.asarray(d.sample(jax.random.key(int(100 * a + 10 * b) + 7), (n,)), np.float64))
+    idx = np.linspace(0, n - 1, 48).astype(int)
+    cdf = stats.levy_stable.cdf(x[idx], a, b, loc=loc, scale=scale)
+    distance = np.max(np.maximum(np.abs((idx + 1) / n - cdf), np.abs(idx / n - cdf)))
+    assert distance < KS_1E3 / math.sqrt(n), distance
+
+
+def _tail_words(seed, n, word1_random=True):
+    """Words whose angle lies in the right tail, ``p < 2^-40`` (probability 2^-41 per draw)."""
+    r = np.asarray(jax.random.bits(jax.random.key(seed), (n, 2), jnp.uint64))
+    w0 = np.uint64(1 << 63) | (r[:, 0] >> np.uint64(40))
+    return jnp.asarray(np.stack([w0, r[:, 1]], axis=-1))
+
+
+@pytest.mark.parametrize("a,b", [(1.5, 0.5), (1.05, -0.7)])
+def test_far_right_tail_below_1e_10_follows_the_exact_tail_law(a, b):
+    # Conditioned on the angle's tail probability p < 2^-40 (an event of probability 2^-41, far below
+    # 1e-10), Z = K (pi p)^(-1/a) W^(1 - 1/a) (1 + O(p)) with K^a = (1 + beta) sin(pi a / 2) (the
+    # stable tail constant: P(Z > x) ~ Gamma(a) sin(pi a / 2) (1 + beta) x^-a / pi), so
+    # Y = K^a Z^-a / (pi 2^-40) = U W^(1 - a), U uniform, with P(Y <= y) = y Gamma(a) P(a, w0)
+    # + exp(-w0), w0 = y^(-1/(a-1)).  Here scipy's CDF has no accuracy left (1 - 1e-12), so the
+    # reference is this law.  Uniforms on a 2^-24 grid would put every p of the event at one value
+    # (Y constant); a wrong S constant or sin(theta_+) scales Y: both fail the KS test.
+    n = 3000
+    d = htb.Stable(loc=0.0, alpha=a, beta=b)
+    k_a = (1.0 + b) * math.sin(math.pi * a / 2)
+    reference = lambda y: y * special.gamma(a) * special.gammainc(a, y ** (-1.0 / (a - 1.0))) + np.exp(  # noqa: E731
+        -(y ** (-1.0 / (a - 1.0))))
+    words = _tail_words(int(10 * a), n)
+    for z in (np.asarray(d.from_bits(words), np.float64), np.asarray(d.standard_from_bits(words))):
+        assert np.all(z > 1e6)
+        y = k_a * z ** (-a) / (math.pi * 2.0**-40)
+        assert stats.kstest(y, reference).pvalue > 1e-3
+
+
+def test_cut_off_side_and_gaussian_limit_have_no_spurious_tail():
+    # beta = -1 has no right power tail: at p -> 0 on the right the draw stays bounded (a rounded
+    # sin(theta_+) of 1e-16 would give |Z| ~ 1e-8 (pi p)^(-1/a)).  alpha = 2 is N(0, 2): the draws
+    # at p < 2^-40 are 2 sin(V) sqrt(W) exactly, |Z| <= 2 sqrt(45).
+    words = _tail_words(3, 2000)
+    for d in (htb.Stable(loc=0.0, alpha=1.5, beta=-1.0), htb.Stable(loc=0.0, alpha=2.0, beta=0.8)):
+        for z in (np.asarray(d.from_bits(words)), np.asarray(d.standard_from_bits(words))):
+            assert np.all(np.isfinite(z)) and np.max(np.abs(z)) < 20.0
+    w = np.asarray(words[:, 1])
+    small = (w & np.uint64(2**63 - 1)).astype(np.float64) * 2.0**-64 + 2.0**-65
+    expo = np.where(w >> np.uint64(63) == 1, -np.log1p(-small), -np.log(small))
+    z = np.asarray(htb.Stable(loc=0.0, alpha=2.0, beta=0.8).standard_from_bits(words))
+    np.testing.assert_allclose(z, 2.0 * np.sqrt(expo), rtol=1e-9)
+
+
+def _weron_reference(words, a, b):
+    """Standard S1 variates from the same words, Weron's formula in plain NumPy float64."""
+    words = np.asarray(words)
+
+    def side_small(w):
+        return w >> np.uint64(63) == 1, (w & np.uint64(2**63 - 1)).astype(np.float64) * 2.0**-64 + 2.0**-65
+
+    s, p = side_small(words[..., 0])
+    v = np.where(s, 1.0, -1.0) * (np.pi / 2 - np.pi * p)
+    up, q = side_small(words[..., 1])
+    w = np.where(up, -np.log1p(-q), -np.log(q))
+    t = np.tan(np.pi * a / 2)
+    big_b = np.arctan(b * t) / a
+    big_s = (1 + b * b * t * t) ** (1 / (2 * a))
+    return (big_s * np.sin(a * (v + big_b)) / np.cos(v) ** (1 / a)
+            * (np.cos(v - a * (v + big_b)) / w) ** ((1 - a) / a))
+
+
+@pytest.mark.parametrize("a,b", [(1.2, 0.6), (1.7, -1.0), (2.0, 0.0)])
+def test_draws_equal_weron_formula_on_the_same_words(a, b):
+    # The boundary-expanded angles are Weron's S1 formula rewritten: float64 to 1e-9 (relative, or
+    # absolute near 0); float32 to 2^-18 of max(|Z|, 1): Z = sin(theta) exp(log|Z|) with |log|Z||
+    # up to ~45, whose float32 rounding is 2^-18 relative at most (measured: 38 ulps at a = 1.05).
+    # A draw from the other side's constants, or a wrong exponent, is off by far more.
+    words = _words(5, (5000,))
+    want = _weron_reference(words, float(np.float32(a)), float(np.float32(b)))  # the parameters as float32
+    d = htb.Stable(loc=0.0, alpha=a, beta=b)
+    np.testing.assert_allclose(np.asarray(d.standard_from_bits(words)), want, rtol=1e-9, atol=1e-9)
+    got32 = np.asarray(d.from_bits(words), np.float64)
+    assert np.all(np.abs(got32 - want) <= 2.0**-18 * np.maximum(np.abs(want), 1.0))
+
+
+def _moment_by_characteristic_function(r, a, b, loc, scale):
+    """E|X|^r = 2 Gamma(1 + r) sin(pi r / 2) / pi int_0^inf (1 - Re phi(t)) t^(-1-r) dt (0 < r < 2)."""
+    zeta = b * math.tan(math.pi * a / 2)
+
+    def integrand(t):
+        decay = (scale * t) ** a
+        g = loc * t + decay * zeta
+        return (-math.expm1(-decay) + math.exp(-decay) * 2.0 * math.sin(g / 2) ** 2) * t ** (-1.0 - r)
+
+    total = sum(integrate.quad(integrand, lo, hi, limit=400, epsabs=0.0, epsrel=1e-12)[0]
+                for lo, hi in ((0.0, 1e-3), (1e-3, 1.0), (1.0, 30.0), (30.0, np.inf)))
+    return 2.0 * special.gamma(1 + r) * math.sin(math.pi * r / 2) / math.pi * total
+
+
+def test_abs_moment_against_the_characteristic_function():
+    # E|loc + scale Z|^(1+eps) with loc != 0 by quadrature over the draw's representation, against an
+    # independent route: the characteristic function's integral (scipy quad, relative 1e-9).  Also
+    # at 1 + eps close to alpha (r = 1.45, a = 1.5), where the moment is large and the outer tail
+    # carries it.  alpha = 2: N(loc, 2 scale^2), against the Gaussian family.
+    cases = [(0.5, 1.8, 0.5, 0.8, 0.7), (0.2, 1.3, -1.0, -2.0, 1.5), (0.45, 1.5, 0.7, 1.0, 1.0)]
+    eps, a, b, loc, scale = (np.array(c) for c in zip(*cases, strict=True))
+    d = htb.Stable(loc=loc, alpha=a, beta=b, scale=scale)
+    got = np.asarray(d.abs_moment(eps))
+    want = [_moment_by_characteristic_function(1 + e, *c[1:]) for e, c in zip(eps, cases, strict=True)]
+    np.testing.assert_allclose(got, want, rtol=1e-9)
+    gauss = htb.Stable(loc=0.5, alpha=2.0, beta=0.3, scale=1.0)
+    np.testing.assert_allclose(gauss.abs_moment(0.2), htb.Gaussian(0.5, math.sqrt(2.0)).abs_moment(0.2), rtol=1e-9)
+    np.testing.assert_array_equal(d.eps_sup(), a - 1)
+    assert float(gauss.eps_sup()) == np.inf and float(htb.Stable(0.0, 1.5).abs_moment(0.5)) == np.inf
+    np.testing.assert_array_equal(d.mean(), loc)
+    nu = htb.equal_gap(htb.Stable(loc=0.0, alpha=1.5), num_arms=3, gap=0.5)
+    np.testing.assert_allclose(htb.intrinsic_scale(nu, 0.3), np.max(np.asarray(nu.abs_moment(0.3))) ** (1 / 1.3))
+
+
+@pytest.mark.parametrize("a,b", [(1.3, 0.5), (1.8, -1.0)])
+def test_block_mean_law_equals_explicit_sums(a, b):
+    # loc + scale s^(1/a - 1) Z against the means of s per-pull draws (two-sample KS, 3000 blocks,
+    # level 1e-3).  s = 128 at a = 1.3: exponent -1/2 in place of 1/a - 1 shrinks the spread 3.7x;
+    # the S0 location would move the mean by beta scale (s^(1/a-1) - 1) tan(pi a / 2).
+    n, loc, scale = 3000, -0.4, 1.3
+    d = htb.Stable(loc=loc, alpha=a, beta=b, scale=scale)
+    for s in (2, 16, 128):
+        draws = np.asarray(d.sample(jax.random.key(s), (n, s)), np.float64).mean(axis=1)
+        z = d.standard_from_bits(_words(1000 + s, (n,)))
+        block = np.asarray(d.block_mean_from_standard(z, s))
+        sums = np.asarray(d.block_sums_from_bits(_words(1000 + s, (n,)), s))
+        np.testing.assert_allclose(sums, s * block, rtol=1e-12)
+        assert stats.ks_2samp(draws, block).pvalue > 1e-3, s
+
+
+def test_median_of_means_law_against_the_per_pull_sampler():
+    # simulate's estimates with B standard draws per arm against the reward table read pull by pull:
+    # T = 10^6, K = 2, AdaRETC(0.5, 0.75, 0): B = 338 blocks of 47 pulls (a wrong exponent, -1/2
+    # for 1/a - 1 = -1/3, shrinks the estimates' spread 47^(1/6) = 1.9x); two-sample KS per arm,
+    # 200 seeds, level 1e-3.
+    nu = htb.Stable(loc=jnp.array([0.3, 0.0]), alpha=1.5, beta=0.6, scale=2.0)
+    policy = htb.AdaRETC(eps=0.5, alpha=0.75, q=0.0)
+    block = htb.simulate(jax.random.key(8), policy, nu, 10**6, 200)
+    pulls = htb.simulate(jax.random.key(9), policy, nu, 10**6, 200, sampler="per_pull")
+    for arm in range(2):
+        assert stats.ks_2samp(block.estimates[:, arm], pulls.estimates[:, arm]).pvalue > 1e-3, arm
+    assert int(block.exploration[0]) == int(pulls.exploration[0])
+
+
+def test_estimates_equal_a_plain_reference_on_the_same_words_and_keep_common_numbers():
+    # The estimate of arm i under seed s is loc + scale s_i^(1/a-1) med(Z_0..Z_(B-1)) with Z from the
+    # standard words of seed s (Weron's formula in NumPy on the same words): the same numbers for
+    # every grid point and horizon that has the same B.  auto takes this sampler; order_statistic
+    # needs a quantile, which Stable has not.
+    a, b, scale = 1.4, 0.3, 0.8
+    nu = htb.equal_gap(htb.Stable(loc=0.0, alpha=a, beta=b, scale=scale), num_arms=3, gap=0.2)
+    policy = htb.AdaRETC(eps=0.5, alpha=jnp.array([0.8, 0.9]), q=0.0)
+    key, horizons, seeds = jax.random.key(4), [10**4, 10**18], 3
+    out = htb.simulate(key, policy, nu, horizons, seeds)
+    same = htb.simulate(key, policy, nu, horizons, seeds, sampler="block_sums")
+    np.testing.assert_array_equal(out.estimates, same.estimates)
+    keys = htb.seed_keys(key, seeds)
+    locs = np.asarray(nu.loc, np.float32).astype(np.float64)
+    for g in range(2):
+        for h, horizon in enumerate(horizons):
+            blocks = int(htb.num_blocks(3, horizon))
+            for s in range(seeds):
+                length = int(out.exploration[g, h, s])
+                sizes = np.asarray(htb.exploration_pulls(length, 3)) // blocks
+                z = _weron_reference(standard_words(keys[s], 3, blocks, 2), a, b)  # [B, K]
+                med = np.sort(z, axis=0)[(blocks + 1) // 2 - 1]
+                want = (locs + np.float64(np.float32(scale)) * sizes.astype(np.float64) ** (1 / np.float64(np.float32(a)) - 1) * med)
+                np.testing.assert_allclose(out.estimates[g, h, s], want.astype(np.float32), rtol=0, atol=2**-22)  # |estimate| < 1
+    with pytest.raises(ValueError, match="sampler='order_statistic' needs a family with a closed-form block-mean"):
+        htb.simulate(key, policy, nu, horizons, seeds, sampler="order_statistic")
+
+
+def test_block_words_keep_word_zero_and_smoothed_regret_equals_simulate():
+    # Two words per block leave word 0 (every other family's block sums) bit for bit.  smoothed_regret
+    # with the standard medians is simulate's mean regret exactly (T = 10^12, 10^6 pulls per block).
+    key = jax.random.key(2)
+    size = jnp.array([[3, 7], [5, 1]], jnp.int64)
+    np.testing.assert_array_equal(block_words(key, size, 4, 2)[..., 0], block_words(key, size, 4))
+    nu = htb.equal_gap(htb.Stable(loc=0.0, alpha=1.5, beta=0.5), num_arms=3, gap=0.5)
+    policy = htb.AdaRETC(eps=0.4, alpha=jnp.array([0.8, 0.9]), q=0.0)
+    r = smoothed_regret(key, policy, nu, 10**12, 10, 0.01)
+    np.testing.assert_array_equal(r, htb.simulate(key, policy, nu, 10**12, 10).regret.mean(-1))
+
+
+def test_parameters_are_checked():
+    for kwargs, message in [
+        (dict(loc=0.0, alpha=1.0), r"Stable alpha must lie in \(1, 2\]"),
+        (dict(loc=0.0, alpha=2.1), r"Stable alpha must lie in \(1, 2\]"),
+        (dict(loc=0.0, alpha=1.5, beta=1.5), r"Stable beta must lie in \[-1, 1\]"),
+        (dict(loc=0.0, alpha=1.5, scale=0.0), r"Stable scale must lie in \(0, inf\)"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            htb.Stable(**kwargs)
+    d = htb.Stable(loc=0.0, alpha=1.5).shifted(0.25)
+    assert isinstance(d, htb.Stable) and float(d.loc) == 0.25
+    with pytest.raises(NotImplementedError, match="levy_stable"):
+        d.cdf(0.0)
