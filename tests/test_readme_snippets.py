@@ -50,6 +50,11 @@ OUTPUTS = [
     ("htb.summarize(out).mean", r"std\. err\. (.*)\)$", "htb.summarize(out).stderr"),
     ("out.exploration[:, 0]", r"D_T = (.*)$", None),
     ("htb.simulate(jax.random.key(0), htb.UCB1(), nu, 20, 1, record_arms=True).arms", r"^(.*)$", None),
+    ("htb.simulate(jax.random.key(0), htb.UCB1(), nu, 3000, num_seeds=20).regret.mean()", r"^(.*)$", None),
+    ("lomax.mean(), lomax.eps_sup()[0]", r"^(.*)$", None),
+    ("htb.intrinsic_scale(lomax, eps=0.4)", r"^(.*)$", None),
+    ("htb.simulate(jax.random.key(0), htb.AdaRETC(eps=0.4, alpha=0.8, q=0.0), lomax, 3000, num_seeds=20).regret.mean()",
+     r"^(.*)$", None),
     ("plan.threads, plan.seed_chunk, plan.num_chunks", r"^(.*)$", None),
     # The measured peak is XLA's own count, which moves by a few hundred bytes between jax versions:
     # shown in MiB to one decimal.

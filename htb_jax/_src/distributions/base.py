@@ -172,8 +172,10 @@ class Distribution:
         raise NotImplementedError
 
     def shifted(self, delta: Any) -> Distribution:
-        """The law of ``X + delta`` (same family)."""
-        raise NotImplementedError
+        """The law of ``X + delta`` (same family): ``delta`` added to every field of
+        ``location_fields``, which enter the variate additively."""
+        moved = {name: _f64(getattr(self, name)) + delta for name in type(self).location_fields}
+        return dataclasses.replace(self, **moved)
 
 
 # Compiled once per family and shape, whether called eagerly or inside a program.

@@ -80,5 +80,3 @@ class Frechet(Distribution):
         w = (_f64(x) - _f64(self.loc)) / _f64(self.scale) + self._w_mean()
         return jnp.where(w > 0, jnp.exp(-jnp.exp(-a * jnp.log(jnp.maximum(w, 1e-300)))), 0.0)
 
-    def shifted(self, delta):
-        return Frechet(loc=_f64(self.loc) + delta, shape=self.shape, scale=self.scale)

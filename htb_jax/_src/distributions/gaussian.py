@@ -85,5 +85,3 @@ class Gaussian(Distribution):
         z = (_f64(x) - _f64(self.loc)) / _f64(self.scale)
         return special.ndtr(z)
 
-    def shifted(self, delta):
-        return Gaussian(loc=_f64(self.loc) + delta, scale=self.scale)

@@ -69,5 +69,3 @@ class LogNormal(Distribution):
         y = (_f64(x) - _f64(self.loc)) / _f64(self.scale) + jnp.exp(0.5 * sigma * sigma)
         return jnp.where(y > 0, special.ndtr(jnp.log(jnp.maximum(y, 1e-300)) / sigma), 0.0)
 
-    def shifted(self, delta):
-        return LogNormal(loc=_f64(self.loc) + delta, sigma=self.sigma, scale=self.scale)

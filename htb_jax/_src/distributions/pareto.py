@@ -71,5 +71,3 @@ class Pareto(Distribution):
         y = _f64(x) - self._offset()
         return jnp.where(y >= 1.0, -jnp.expm1(-a * jnp.log(jnp.maximum(y, 1.0))), 0.0)
 
-    def shifted(self, delta):
-        return Pareto(loc=_f64(self.loc) + delta, shape=self.shape)

@@ -111,5 +111,3 @@ class StudentT(Distribution):
         tail = 0.5 * special.betainc(0.5 * nu, 0.5, nu / (nu + t * t))
         return jnp.where(t < 0, tail, 1.0 - tail)
 
-    def shifted(self, delta):
-        return StudentT(loc=_f64(self.loc) + delta, df=self.df, scale=self.scale)

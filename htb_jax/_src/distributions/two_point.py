@@ -79,8 +79,6 @@ class TwoPoint(Distribution):
         x, p = _f64(x), _f64(self.p)
         return (1.0 - p) * (x >= _f64(self.low)) + p * (x >= _f64(self.high))
 
-    def shifted(self, delta):
-        return TwoPoint(low=_f64(self.low) + delta, high=_f64(self.high) + delta, p=self.p)
 
 
 def Dirac(value: Any) -> TwoPoint:  # noqa: N802 - reads as a distribution name
