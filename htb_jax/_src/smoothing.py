@@ -134,7 +134,7 @@ def _prefix_block_means(prefix: jax.Array, size: jax.Array, blocks: int) -> jax.
 
 def _common_numbers(key_data, instance, num_arms, horizon, num_seeds, sampler, num_pulls):
     """Per-seed common random numbers: prefix sums f64[S, K, N + 1], levels (u, v) f64[S, K] each,
-    or medians of standard variates f64[S, K] (``block_sums``, as ``simulate`` draws them)."""
+    or medians of standard variates f32[S, K] (``block_sums``, as ``simulate`` draws them)."""
     keys = seed_keys(jax.random.wrap_key_data(key_data, impl="threefry2x32"), num_seeds)
     if sampler == "per_pull":
         return prefix_sums(keys, instance, num_pulls)
@@ -143,7 +143,7 @@ def _common_numbers(key_data, instance, num_arms, horizon, num_seeds, sampler, n
 
         def median(key):
             z = instance.standard_from_bits(standard_words(key, num_arms, count, instance.num_words))  # [B, K]
-            return mom.median_of_blocks(z, jnp.int64(count), jnp.float64)
+            return mom.median_of_blocks(z, jnp.int64(count), jnp.float32)
 
         return jax.vmap(median)(keys)
     blocks = jnp.asarray([static_blocks(num_arms, horizon)], jnp.int64)

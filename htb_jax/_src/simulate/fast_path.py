@@ -161,9 +161,9 @@ def _affine_block_estimates(keys, arms, block_size, blocks, num_horizons: int, m
     per_horizon = blocks.reshape(-1, num_horizons)[0]  # [H]
     words = jax.vmap(lambda key: standard_words(key, k, max_blocks, arms.num_words))(keys)  # [c, Bmax, K, w]
     per_block = jax.tree.map(lambda p: p[:, None, :, 0], arms)  # [F, 1, K]
-    z = per_block.standard_from_bits(words[:, None])  # f64[c, F, Bmax, K]
+    z = per_block.standard_from_bits(words[:, None])  # f32[c, F, Bmax, K]
     z = jnp.broadcast_to(jnp.moveaxis(z, 2, 0)[..., None], (*z.shape[2:3], *z.shape[:2], k, num_horizons))
-    medians = mom.median_of_blocks(z, per_horizon, jnp.float64)  # [c, F, K, H]
+    medians = mom.median_of_blocks(z, per_horizon, jnp.float32)  # [c, F, K, H]
     medians = jnp.tile(medians, (1, 1, 1, configs // num_horizons))  # [c, F, K, C], g-major
     means = arms.block_mean_from_standard(medians, block_size)  # [c, F, K, C]
     return jnp.swapaxes(means.astype(jnp.float32), -1, -2)
@@ -192,12 +192,16 @@ def _order_statistic_estimates(keys, arms, block_size, blocks, num_horizons: int
     return jnp.swapaxes(means.astype(jnp.float32), -1, -2)
 
 
-def _fast_path_bytes_per_seed(instances, configs, static: _Static, words) -> int:
+def _fast_path_bytes_per_seed(instances, configs, static: _Static, words, horizons: int = 1,
+                              affine: bool = False) -> int:
     """Working memory of one seed in a chunk: the drawn words and rewards of one streaming
-    step plus the running block sums (per-pull), the block words and sums (block sums), or
-    the levels, quantile tiles and estimates (order statistics)."""
+    step plus the running block sums (per-pull), the block words and sums (block sums; for
+    ``affine_block_means`` families the standard words and variates, their order keys per
+    horizon, and the estimates), or the levels, quantile tiles and estimates (order statistics)."""
     if static.sampler == "order_statistic":
         return instances * static.num_arms * configs * 400
+    if static.sampler == "block_sums" and affine:
+        return instances * static.num_arms * (static.max_blocks * (8 * words + 8 + 16 * horizons) + configs * 64)
     if static.sampler == "block_sums":
         return instances * static.num_arms * configs * static.max_blocks * 160
     return instances * static.num_arms * (
@@ -250,7 +254,8 @@ def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
     preferred = _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
     plan = plan_seed_chunk(
         math.ceil(r.num_seeds / len(devices)),
-        _fast_path_bytes_per_seed(instances, configs, static, r.instance.num_words),
+        _fast_path_bytes_per_seed(instances, configs, static, r.instance.num_words, horizons.shape[0],
+                                  type(r.instance).affine_block_means),
         _fast_path_output_bytes(instances, configs, k, r.num_checkpoints),
         r.memory_budget,
         preferred,
