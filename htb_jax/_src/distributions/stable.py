@@ -9,8 +9,8 @@ of ``s`` i.i.d. copies is ``S_a(s^(1/a - 1) scale, beta, loc)``, the same
 location (the S0 location would move by ``beta scale (s^(1/a-1) - 1)
 tan(pi a / 2)``).  S0 is continuous at ``a = 1`` where S1 is not; the price of
 S1 here is that for ``beta != 0`` and ``a -> 1`` the bulk of the law sits
-about ``zeta = beta cot(pi (a - 1) / 2)`` away from its mean (12.7 at
-``a = 1.05``), which float32 rewards then carry with an absolute rounding of
+about ``zeta = beta cot(pi (a - 1) / 2)`` away from its mean (``12.7 beta``
+at ``a = 1.05``), which float32 rewards then carry with an absolute rounding of
 ``|zeta| 2^-24``.  ``a = 2`` is the Gaussian ``N(loc, 2 scale^2)`` (``beta``
 has no effect).
 
@@ -36,10 +36,11 @@ accurate, instead of a rounding of ``pi`` becoming a spurious tail.  Near
 ``a -> 1`` nothing cancels: ``Z = sin(theta) exp(log|Z / sin(theta)|)`` is a
 product, in float32 within ``2^-18 max(|Z|, 1)`` of Weron's formula in float64
 (the rounding of a logarithm up to about 45 in magnitude; at most 51 ulps of
-``max(|Z|, 1)`` measured over 10^5 draws at ``a = 1.05``, 15 at ``a = 1.5``), at the scale of the S1 reward's own
-resolution (the S0 variate ``Z - zeta`` would lose ``log2 |zeta|`` bits, but
-no reward is S0).  ``W``
-comes from word 1, both of its tails resolved to ``2^-64``.
+``max(|Z|, 1)`` measured over 10^5 draws at ``a = 1.05``, 15 at ``a = 1.5``),
+at the scale of the S1 reward's own resolution (the S0 variate ``Z - zeta``
+would lose ``log2 |zeta|`` bits, but no reward is S0).  Sines and cosines run
+on the odd polynomial of the Student-t draw.  ``W`` comes from word 1, both of
+its tails resolved to ``2^-64``.
 
 **The block law.**  A block mean is ``loc + scale s^(1/a - 1) Z`` with one
 standard variate ``Z`` whatever ``s`` (:meth:`Stable.block_mean_from_standard`,
@@ -187,9 +188,8 @@ class Stable(Distribution):
         """Standard S1 variates ``S_a(1, beta, 0)``: the float32 draw of :meth:`from_bits` before
         its location and scale, f32[broadcast(words.shape[:-1], batch)].
 
-        Float32 as the rewards are (a float64 draw costs several times more, XLA's float64
-        transcendentals being scalar code on a CPU), and the Median-of-Means selects among them
-        as 32-bit keys.
+        Float32 as the rewards are: cheaper than a float64 draw, and the Median-of-Means selects
+        among them as 32-bit keys.
 
         Args:
           words: u64[..., 2] (word 0: the angle, word 1: the exponential).
@@ -202,7 +202,7 @@ class Stable(Distribution):
         Nondecreasing in ``z``; ``loc`` and ``scale`` are the float32 parameters the rewards use.
 
         Args:
-          z: f64[...] standard variates (or their median).
+          z: f32 or f64[...] standard variates (or their median).
           size: int or f64[...] draws per block, ``>= 1``.
 
         Returns:
