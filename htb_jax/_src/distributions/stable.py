@@ -286,6 +286,3 @@ class Stable(Distribution):
         raise NotImplementedError(
             "Stable has no cdf in htb_jax (scipy.stats.levy_stable.cdf with parameterization 'S1' gives it)."
         )
-
-    def shifted(self, delta):
-        return Stable(loc=_f64(self.loc) + delta, alpha=self.alpha, beta=self.beta, scale=self.scale)
