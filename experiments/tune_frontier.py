@@ -284,7 +284,7 @@ def gradient_agreement() -> list[dict]:
     rows = []
     for name, make, eps, horizon, q, alphas in GRAD_CASES:
         inst = make()
-        sampler = "order_statistic" if type(inst).has_block_sums else "per_pull"
+        sampler = "order_statistic" if type(inst).has_block_quantile else "per_pull"
         pts = [(a, hh) for a in alphas for hh in (1e-3, 1e-2)]
         grid = np.array([x for a, hh in pts for x in (a + hh, a - hh)])
         sim = np.asarray(htb.simulate(key, htb.AdaRETC(eps=eps, alpha=grid, q=q), inst, horizon, GRAD_SEEDS,
