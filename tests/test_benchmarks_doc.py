@@ -30,6 +30,7 @@ HEADLINES = {
     "samplers against Pareto": r"reward families.*pareto",
     "order statistic against block sums": r"order statistic.*block sums",
     "scaling": r"^scaling",
+    "stable arms by their block law": r"^stable arms",
     "tuning": r"tuning",
     "GPU": r"\bgpu\b",
 }
