@@ -27,6 +27,7 @@ import dataclasses
 import math
 import os
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -152,13 +153,13 @@ class Measurement:
 
     def note(self) -> str:
         """Why a slope may differ from an exponent: the finite range of ``T``, and the schedule's share."""
-        parts = [f"finite-T slope over T in [{_t(self.horizons[0])}, {_t(self.horizons[-1])}]"]
+        parts = [f"finite-T slope, T in [{_t(self.horizons[0])}, {_t(self.horizons[-1])}]"]
         if self.beyond_bound:
-            parts.append("beyond Theorem 1's line, a bound on exponents as T -> inf")
+            parts.append("beyond Theorem 1's line, which bounds exponents (T -> inf)")
         if not np.isnan(self.block_share) and self.block_share > 0.2:
             parts.append(f"K B_T is {self.block_share:.0%} of L_T")
         if self.c.high < 0.0:
-            parts.append("c < 0: the regret on the fixed instance falls over this range (errors that stop)")
+            parts.append("c < 0: the fixed instance's regret falls over the range")
         if self.d.low > _ABOVE_ONE:
             parts.append("d > 1: the hardest member changes with T")
         return "; ".join(parts)
@@ -449,7 +450,8 @@ def plot_measurements(
     high = max(1.08, max(max(m.d.slope, m.c.slope) for m in measurements) + 0.05)
     low = min(-0.05, min(m.c.slope for m in measurements) - 0.05)
     rows, cols = len(families), len(eps_values)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.6 * cols, 6.0 * rows), squeeze=False)
+    height = 7.0 * rows + 1.2
+    fig, axes = plt.subplots(rows, cols, figsize=(5.8 * cols, height), squeeze=False)
     handles = {}
     for i, fam in enumerate(families):
         for j, e in enumerate(eps_values):
@@ -479,13 +481,16 @@ def plot_measurements(
                                 xytext=(5, 5), fontsize=8, color=color, weight="bold")
             if beyond:
                 text = "\n".join(
-                    f"{n}. {m.name}: {notes.get((m.name, m.eps), m.note())}" for n, m in enumerate(beyond, 1)
+                    textwrap.fill(f"{n}. {m.name}: {notes.get((m.name, m.eps), m.note())}", 105,
+                                  subsequent_indent="    ")
+                    for n, m in enumerate(beyond, 1)
                 )
-                ax.text(0.0, -0.16, text, transform=ax.transAxes, fontsize=6, va="top", wrap=True)
+                ax.text(0.0, -0.14, text, transform=ax.transAxes, fontsize=6, va="top")
     fig.legend([axes[0, 0].get_lines()[0], *handles.values()], ["Theorem 1 frontier", *handles],
                loc="lower center", ncol=min(5, len(handles) + 1), fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.subplots_adjust(left=0.07, right=0.98, top=0.93, bottom=0.2 / rows, hspace=0.75, wspace=0.25)
+    fig.subplots_adjust(left=0.07, right=0.98, top=1.0 - 0.9 / height, bottom=2.9 / height,
+                        hspace=2.4 / 4.2, wspace=0.25)
     fig.savefig(path, dpi=120)
     plt.close(fig)
