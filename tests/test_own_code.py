@@ -2,9 +2,11 @@
 
 Nothing here imports ``htb_jax._src``: :class:`EpsilonGreedy` and
 :class:`TwoSidedLomax` are written as a user writes them (README, "Your own
-policy"), checked exactly against plain-Python references on the same reward
-table and round uniforms, and a malformed policy is refused with a message
-naming what is wrong before anything is compiled.
+policy and reward law"), checked exactly against plain-Python references on
+the same reward table and round uniforms, measured together on the frontier
+(``htb.frontier.measure``; the command line's ``--policy`` is in
+``test_frontier_measure.py``), and a malformed policy is refused with a
+message naming what is wrong before anything is compiled.
 """
 
 from __future__ import annotations
@@ -173,6 +175,23 @@ def test_intrinsic_scale_of_the_users_instance():
     # U_eps = max_i (E|X_i|^(1+eps))^(1/(1+eps)), eq. (13), from the family's own moments.
     moments = [float(ARMS[i].abs_moment(0.5)) for i in range(3)]
     np.testing.assert_allclose(float(htb.intrinsic_scale(ARMS, 0.5)), max(moments) ** (1 / 1.5), rtol=1e-12)
+
+
+def test_the_users_policy_and_law_on_the_frontier():
+    # measure takes a family as any distribution of batch (F + 1, K): here three two-sided Lomax
+    # members (gaps 0.05, 0.2, 0.8) and a fixed instance, the user's policy read at checkpoints.
+    # Its runs are simulate's on the same instances, and d and c the numpy slopes of their worst
+    # normalized mean and of the fixed instance's mean.
+    gaps = np.array([0.05, 0.2, 0.8, 0.3])
+    family = TwoSidedLomax(loc=np.stack([gaps, np.zeros(4)], -1), scale=1.0, shape=1.8)
+    horizons = htb.frontier.checkpoint_horizons(400, 100, per_decade=5)
+    (m,) = htb.frontier.measure(EpsilonGreedy(c=2.0), 0.5, horizons, 4, family=family, key=3, per_decade=5)
+    direct = np.asarray(htb.simulate(jax.random.key(3), EpsilonGreedy(c=2.0), family, horizons.tolist(), 4).regret)
+    np.testing.assert_array_equal(m.regret, direct)
+    t = np.log(np.asarray(horizons, float))
+    worst = np.max(direct[:-1].mean(-1) / np.asarray(htb.intrinsic_scale(family, 0.5))[:-1, None], axis=0)
+    np.testing.assert_allclose(m.d.slope, np.polyfit(t, np.log(worst), 1)[0], rtol=1e-12)
+    np.testing.assert_allclose(m.c.slope, np.polyfit(t, np.log(direct[-1].mean(-1)), 1)[0], rtol=1e-12)
 
 
 # -- malformed policies ---------------------------------------------------------------------------------
