@@ -243,7 +243,7 @@ def _frontier_parser(sub) -> None:
             "another configuration needs another --out."
         ),
     )
-    p.add_argument("--eps", type=_floats, default=d.eps_values, help="comma-separated eps values (default 1,0.5,0.25)")
+    p.add_argument("--eps", type=_floats, default=None, help="comma-separated eps values (default 1,0.5,0.25; with --family stable 0.5,0.25)")
     p.add_argument("--alphas-per-eps", type=int, default=d.alphas_per_eps, help="alpha grid size per eps, from alpha*(eps) to --max-alpha (default %(default)s)")
     p.add_argument("--max-alpha", type=float, default=d.max_alpha, help="largest alpha (default %(default)s)")
     p.add_argument("--horizons", type=_ints, default=None, help="comma-separated horizons (default 1e3,1e4,...,1e15; with --policy the checkpoints of a run to 1e4, ten per decade)")
@@ -252,6 +252,15 @@ def _frontier_parser(sub) -> None:
     p.add_argument("--seed-chunk", type=int, default=d.seed_chunk, help="seeds per compiled call (default %(default)s)")
     p.add_argument("--key", type=int, default=d.key, help="root random key (default %(default)s)")
     p.add_argument("--out", default="htb-jax-frontier", help="output directory (default %(default)s)")
+    p.add_argument(
+        "--family", choices=("two-point", "stable"), default="two-point",
+        help="the worst-case family: Theorem 1's two-point family, or symmetric alpha-stable arms with gaps on a "
+        "log grid (d theory max(beta, 1 - beta (a-1)/a), c on a fixed stable instance whose commits fail with positive "
+        "probability; horizons by default 1e3..1e18) (default %(default)s)",
+    )
+    p.add_argument("--stable-alpha", type=float, default=None,
+                   help=f"with --family stable: the arms' stability index a in (1, 2], above 1 + eps for every eps "
+                   f"(default {_STABLE.index:g})")
     p.add_argument(
         "--policy", metavar="MODULE:EXPRESSION", default=None,
         help="measure this policy instead of AdaR-ETC's schedules: MODULE is imported (the current directory "
@@ -267,6 +276,9 @@ def _frontier_parser(sub) -> None:
 
 
 _POLICY_SEEDS = 32
+_STABLE = frontier_lib.StableFamily()
+_STABLE_EPS = (0.5, 0.25)
+_STABLE_HORIZONS = tuple(10**e for e in range(3, 19))
 _POLICY_HORIZON = 10**4
 
 
@@ -407,18 +419,29 @@ def _output_dir(path: str) -> None:
 
 
 def _run_frontier(args) -> int:
+    stable = args.family == "stable"
+    if args.eps is None:
+        args.eps = _STABLE_EPS if stable else frontier_lib.TFrontierConfig().eps_values
+    if not stable and args.stable_alpha is not None:
+        raise ValueError("--stable-alpha is for --family stable.")
     if args.policy is not None:
+        if stable:
+            raise ValueError("--family stable runs AdaR-ETC's schedules; --policy measures on the two-point family.")
         return _run_policy(args)
     d = frontier_lib.TFrontierConfig()
+    family = d.family
+    if stable:
+        family = frontier_lib.StableFamily(index=_STABLE.index if args.stable_alpha is None else args.stable_alpha)
     config = frontier_lib.TFrontierConfig(
         eps_values=args.eps,
         alphas_per_eps=args.alphas_per_eps,
         max_alpha=args.max_alpha,
-        horizons=d.horizons if args.horizons is None else args.horizons,
+        horizons=(_STABLE_HORIZONS if stable else d.horizons) if args.horizons is None else args.horizons,
         fit_from=d.fit_from if args.fit_from is None else args.fit_from,
         num_seeds=d.num_seeds if args.seeds is None else args.seeds,
         seed_chunk=args.seed_chunk,
         key=args.key,
+        family=family,
     )
     # Everything is checked before anything is printed or written (the directory first: it is quick).
     _check_output_dir(args.out)
@@ -426,10 +449,15 @@ def _run_frontier(args) -> int:
     layout = resumable.seed_chunks(config.num_seeds, config.seed_chunk)
     resumable.read_manifest(args.out, frontier_lib.frontier_identity(config), resumable.root_key_data(config.key), layout)
     fam = config.family
+    members = (
+        f"{fam.num_members} stable instances (K={fam.num_arms}, index {fam.index:g}, gap "
+        f"{min(fam.gaps):g}..{max(fam.gaps):g})" if stable else
+        f"{len(fam.spike_probs)} two-point instances (K={fam.num_arms}, spike probability "
+        f"{min(fam.spike_probs):g}..{max(fam.spike_probs):g})"
+    )
     print(
         f"AdaR-ETC T-frontier: eps in {list(config.eps_values)}, {config.alphas_per_eps} alphas each; "
-        f"worst case over {len(fam.spike_probs)} two-point instances (K={fam.num_arms}, spike probability "
-        f"{min(fam.spike_probs):g}..{max(fam.spike_probs):g}); T = {min(config.horizons):.0e}..{max(config.horizons):.0e}; "
+        f"worst case over {members}; T = {min(config.horizons):.0e}..{max(config.horizons):.0e}; "
         f"{config.num_seeds} seeds in {len(layout)} chunks; output in {args.out}",
         file=sys.stderr,
     )

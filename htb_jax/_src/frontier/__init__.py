@@ -40,7 +40,7 @@ from htb_jax._src.frontier.eps_profile import (
     plot_eps_profile,
     write_eps_profile,
 )
-from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily
+from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, StableFamily
 from htb_jax._src.frontier.fits import (
     AGREEMENT,
     dependent_exponent,
@@ -83,6 +83,7 @@ __all__ = [
     "FamilyRuns",
     "ParetoFamily",
     "SpikeFamily",
+    "StableFamily",
     "TFrontierConfig",
     "TFrontierResult",
     "dependent_exponent",

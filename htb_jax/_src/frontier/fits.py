@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
-from htb_jax._src.frontier.families import SpikeFamily, _check_family
+from htb_jax._src.frontier.families import SpikeFamily, StableFamily, _check_family
 from htb_jax._src.frontier.runs import FamilyRuns, _check_runs
 from htb_jax._src.policies.adar_etc import num_blocks
 from htb_jax._src.validation import check_instance_type, check_integer, check_interval, given
@@ -48,7 +48,8 @@ def free_exponent(
     Returns:
       ``(fit, finite_t, hardest)``: the bootstrap fit over horizons ``>=
       fit_from``, the slope of ``T (K B_T / L_T)^(eps/(1+eps))`` over the same
-      horizons, and ``K B_T / L_T`` at the largest one (about the spike
+      horizons (on a :class:`StableFamily`, of its predicted worst normalized
+      regret: :meth:`StableFamily.free_slope`), and ``K B_T / L_T`` at the largest one (about the spike
       probability of the hardest instance).
     """
     _check_runs("runs", runs)
@@ -71,6 +72,8 @@ def free_exponent(
         scales.append(r.scale(eps)[:members])
     fit = fit_worst_case_exponent(t, np.concatenate(regrets, axis=1), np.concatenate(scales), key=key)
     finite, share = schedule_free_slope(runs.family.num_arms, runs.horizons[mask], runs.exploration[g, mask], eps)
+    if isinstance(runs.family, StableFamily):  # its block law's prediction (StableFamily.free_slope)
+        finite = runs.family.free_slope(runs.horizons[mask], runs.exploration[g, mask], eps)
     return fit, finite, share
 
 
@@ -95,7 +98,12 @@ def schedule_free_slope(num_arms: int, horizons: np.ndarray, exploration: np.nda
 
 
 def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0) -> tuple[ExponentFit, float]:
-    """Regret slope of schedule ``g`` on the fixed instance, and the slope of ``L_T`` (finite-T prediction)."""
+    """Regret slope of schedule ``g`` on the fixed instance, and its finite-T prediction.
+
+    The prediction is the slope of ``L_T`` (the fixed two-point instance never
+    commits wrongly), or on a :class:`StableFamily` the slope of its expected
+    regret with wrong commits (:meth:`StableFamily.dependent_slope`).
+    """
     _check_runs("runs", runs)
     _check_schedule(runs, g)
     check_integer("fit_from", fit_from, 1, maximum=10**18)
@@ -103,6 +111,8 @@ def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0)
     mask = _fit_mask(runs.horizons, fit_from)
     t = runs.horizons[mask].astype(float)
     fit = fit_exponent(t, runs.regret[g, -1][mask], key=key)
+    if isinstance(runs.family, StableFamily):
+        return fit, runs.family.dependent_slope(runs.horizons[mask], runs.exploration[g, mask])
     return fit, _slope(t, runs.exploration[g, mask].astype(float))
 
 

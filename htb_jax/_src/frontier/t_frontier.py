@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import theory
-from htb_jax._src.frontier.families import SpikeFamily, _check_family
+from htb_jax._src.frontier.families import SpikeFamily, StableFamily
 from htb_jax._src.frontier.fits import _fit_mask, dependent_exponent, free_exponent, verdict
 from htb_jax._src.frontier.runs import FamilyRuns, _check_runs, run_family
 from htb_jax._src.policies.adar_etc import AdaRETC, num_blocks
@@ -43,7 +43,10 @@ class TFrontierConfig:
       horizons: horizons ``T``.
       fit_from: smallest horizon in the fits.
       num_seeds, seed_chunk, key: seeds, seeds per compiled call, root key.
-      family: the instance family.
+      family: the instance family: Theorem 1's two-point family, or a
+        :class:`StableFamily` (whose index must exceed ``1 + eps`` for every
+        ``eps``, or be 2, for ``U_eps`` to be finite; ``d theory`` is then
+        :meth:`StableFamily.free_theory`).
     """
 
     eps_values: tuple[float, ...] = (1.0, 0.5, 0.25)
@@ -54,7 +57,7 @@ class TFrontierConfig:
     num_seeds: int = 256
     seed_chunk: int = 16
     key: int = 0
-    family: SpikeFamily = SpikeFamily()
+    family: SpikeFamily | StableFamily = SpikeFamily()
 
     def validate(self) -> None:
         for name in ("eps_values", "horizons"):
@@ -73,8 +76,11 @@ class TFrontierConfig:
         check_layout(self.num_seeds, self.seed_chunk)
         check_root_key(self.key)
         _fit_mask(np.asarray(self.horizons), self.fit_from)
-        _check_family("family", self.family)
+        check_instance_type("family", self.family, (SpikeFamily, StableFamily), "a SpikeFamily or StableFamily")
         self.family.validate()
+        if isinstance(self.family, StableFamily) and self.family.index < 2.0:
+            check_interval("eps_values", list(self.eps_values), 0.0, self.family.index - 1.0, low_closed=False,
+                           high_closed=False, where=f"for a StableFamily of index {self.family.index:g} (U_eps finite)")
         # What simulate would refuse, refused now (nothing is compiled).
         memory_plan(
             jax.random.key(int(self.key)), t_frontier_policy(self), self.family.instances(), list(self.horizons),
@@ -150,6 +156,8 @@ def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult
         d_fit, d_finite, hardest = free_exponent(runs, g, e, config.fit_from)
         c_fit, c_finite = dependent_exponent(runs, g, config.fit_from)
         d_theory, c_theory = float(a), float(theory.beta_alpha(a, e))
+        if isinstance(config.family, StableFamily):
+            d_theory = config.family.free_theory(float(e), float(a))
         share = k * float(num_blocks(k, top)) / float(runs.exploration[g, -1])
         rows.append(
             dict(
@@ -163,6 +171,14 @@ def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult
     return TFrontierResult(config, runs, rows)
 
 
+def _fixed_errors(result: TFrontierResult) -> str:
+    """The range of the fixed stable instance's predicted wrong-commit probability over schedules and fitted T."""
+    mask = _fit_mask(result.runs.horizons, result.config.fit_from)
+    p = [result.config.family.wrong_commit_probability(result.runs.horizons[mask], e[mask])
+         for e in result.runs.exploration]
+    return f"{np.min(p):.2f}..{np.max(p):.2f}"
+
+
 def t_frontier_table(result: TFrontierResult) -> str:
     """Markdown: measured vs theory for every schedule."""
     check_instance_type("result", result, TFrontierResult, "a TFrontierResult (from run_t_frontier)")
@@ -170,7 +186,11 @@ def t_frontier_table(result: TFrontierResult) -> str:
     head = (
         f"Fits over T in [{c.fit_from:.0e}, {max(c.horizons):.0e}], {c.num_seeds} seeds, 95% bootstrap "
         "intervals; 'finite T' is the slope the schedule itself implies over the same horizons; "
-        "K B_T / L_T at the largest T.\n\n"
+        "K B_T / L_T at the largest T.\n"
+        + (f"Stable family: S_a arms, a = {c.family.index:g}, {c.family.num_members} gaps on a log grid; "
+           "d theory = max(beta, 1 - beta (a-1)/a); c on a fixed instance whose commits fail with probability "
+           f"{_fixed_errors(result)} at the fitted T.\n" if isinstance(c.family, StableFamily) else "")
+        + "\n"
         "| eps | alpha | d theory | d finite T | d measured | c theory | c finite T | c measured "
         "| K B_T / L_T | d | c |\n"
         "|---:|---:|---:|---:|---|---:|---:|---|---:|---|---|\n"
