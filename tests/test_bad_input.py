@@ -352,6 +352,10 @@ def _assert_refused(argv, out, capsys, message):
         (["--seeds", "1000000000000"], "num_seeds must be an integer in [2, 4294967296]; got num_seeds=1000000000000."),
         (["--fit-from", "1e9.5"], "argument --fit-from: not a number: '1e9.5'"),
         (["--eps", ","], "argument --eps: expected comma-separated numbers, at least one"),
+        (["--stable-alpha", "1.8"], "--stable-alpha is for --family stable."),
+        (["--family", "stable", "--stable-alpha", "2.5"], "index must lie in (1, 2]; got index=2.5."),
+        (["--family", "stable", "--eps", "1"], "eps_values must lie in (0, 0.75) for a StableFamily of index 1.75"),
+        (["--family", "cauchy"], "argument --family: invalid choice: 'cauchy'"),
     ],
 )
 def test_frontier_refuses_before_printing_or_writing(tmp_path, capsys, extra, message):
@@ -542,6 +546,8 @@ SURFACE = {
                              dict(num_arms=2, gap=1.0, spike_probs=(0.1, 0.5), fixed_spike=0.9), ()),
     "frontier.ParetoFamily": (_validated(htb.frontier.ParetoFamily),
                               dict(num_arms=2, gaps=(0.1, 1.0), shapes=(2.5,), fixed_gap=0.5, fixed_shape=3.0), ()),
+    "frontier.StableFamily": (_validated(htb.frontier.StableFamily), dict(
+        num_arms=2, index=1.75, gaps=(0.01, 0.1), scale=1.0, fixed_index=1.05, fixed_gap=0.03), ()),
     "frontier.TFrontierConfig": (_validated(htb.frontier.TFrontierConfig),
                                  dict(eps_values=(1.0,), alphas_per_eps=1, max_alpha=0.9, horizons=(10**3, 10**4),
                                       fit_from=10**3, num_seeds=4, seed_chunk=4, key=0, family=SPIKE_FAMILY), ()),

@@ -1,0 +1,119 @@
+"""The T-frontier on alpha-stable arms: StableFamily's instances and predictions, its fits against numpy,
+and ``htb-jax frontier --family stable``."""
+
+import math
+
+import jax
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+import htb_jax as htb
+from htb_jax._src.cli import main
+
+FAMILY = htb.frontier.StableFamily(index=1.75, gaps=(0.01, 0.1, 1.0), fixed_index=1.05, fixed_gap=0.03)
+HORIZONS = (10**3, 10**5, 10**7, 10**9)
+POLICY = htb.AdaRETC(eps=np.array([0.5, 0.5]), alpha=np.array([0.75, 0.9]), q=0.0)
+
+
+def _exploration(policy, horizons):
+    return np.array([int(policy.exploration_length(2, t)) for t in horizons])
+
+
+def test_instances_are_stable_arms_with_the_gaps_then_the_fixed_instance():
+    nu = FAMILY.instances()
+    assert nu.batch_shape == (FAMILY.num_members + 1, 2) and FAMILY.num_members == 3
+    np.testing.assert_array_equal(np.asarray(htb.gaps(nu))[:, 1], [0.01, 0.1, 1.0, 0.03])
+    np.testing.assert_array_equal(np.asarray(nu.alpha)[:, 0], [1.75, 1.75, 1.75, 1.05])
+    np.testing.assert_array_equal(np.asarray(nu.beta), 0.0)
+    assert np.all(np.isfinite(htb.intrinsic_scale(nu[:3], 0.5)))  # a = 1.75 > 1 + 0.5
+
+
+def test_free_theory_is_max_of_beta_and_the_estimation_exponent_and_alpha_at_a_one_plus_eps():
+    for eps, alpha, a in ((0.5, 0.825, 1.8), (0.25, 0.9, 1.3), (1.0, 0.9, 2.0), (0.5, 0.75, 1.75)):
+        beta = (1.0 - alpha) * (1.0 + eps) / eps
+        d = htb.frontier.StableFamily(index=a).free_theory(eps, alpha)
+        assert d == pytest.approx(max(beta, 1.0 - beta * (a - 1.0) / a), abs=1e-12)
+        assert d <= alpha + 1e-12
+    # a -> 1 + eps: the two-point family's exponent alpha
+    assert htb.frontier.StableFamily(index=1.5 + 1e-9).free_theory(0.5, 0.825) == pytest.approx(0.825, abs=1e-8)
+
+
+def test_wrong_commit_probability_is_phi_of_the_medians_normal_approximation():
+    # Two arms: Phi(-Delta s^(1-1/a) sqrt(2 B) f_a(0)), written out here with scipy's norm.
+    t = np.array(HORIZONS[1:])
+    length = _exploration(htb.AdaRETC(eps=0.5, alpha=0.9, q=0.0), t)
+    blocks = np.ceil(8.0 * (math.log(2) + 3.0 * np.log(t.astype(float))))
+    size = np.floor(np.floor(length / 2) / blocks)
+    a = 1.05
+    x = 0.03 * size ** (1.0 - 1.0 / a) * math.sqrt(2.0) * np.sqrt(blocks) * math.gamma(1.0 + 1.0 / a) / math.pi
+    np.testing.assert_allclose(FAMILY.wrong_commit_probability(t, length), norm.sf(x), rtol=1e-9)
+    regret = 0.03 * (length - length // 2 + (t - length) * norm.sf(x))
+    np.testing.assert_allclose(FAMILY.dependent_regret(t, length), regret, rtol=1e-9)
+
+
+def test_wrong_commits_of_the_fixed_instance_match_simulate_within_four_standard_errors():
+    # The probability the prediction uses, against the fraction of seeds whose regret exceeds the exploration's.
+    fixed = htb.Stable(loc=np.array([[0.03, 0.0]]), alpha=1.05)
+    policy = htb.AdaRETC(eps=0.5, alpha=0.9, q=0.0)
+    horizons, seeds = [10**9, 10**18], 256
+    out = htb.simulate(jax.random.key(3), policy, fixed, horizons, seeds)
+    regret, length = np.asarray(out.regret)[0], np.asarray(out.exploration)[0, :, 0]
+    wrong = (regret > 0.03 * (length - length // 2)[:, None] + 1e-6).mean(-1)
+    p = FAMILY.wrong_commit_probability(np.array(horizons), length)
+    assert np.all((p > 0.05) & (p < 0.5)), p
+    assert np.all(np.abs(wrong - p) <= 4.0 * np.sqrt(p * (1 - p) / seeds)), (wrong, p)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return htb.frontier.run_family(POLICY, FAMILY, HORIZONS, 16, key=5, seed_chunk=8, progress=False)
+
+
+def test_fitted_d_and_c_are_the_numpy_slopes_of_simulate_outputs(runs):
+    out = htb.simulate(jax.random.key(5), POLICY, FAMILY.instances(), list(HORIZONS), 16)
+    regret = np.asarray(out.regret)  # [G, F+1, H, S]
+    np.testing.assert_array_equal(regret, runs.regret)
+    t = np.log(np.array(HORIZONS, float))
+    scale = np.asarray(htb.intrinsic_scale(FAMILY.instances(), 0.5))[:3]
+    for g in range(2):
+        d_fit, d_finite, _ = htb.frontier.free_exponent(runs, g, 0.5, 10**3)
+        worst = np.max(regret[g, :3].mean(-1) / scale[:, None], axis=0)
+        assert d_fit.slope == pytest.approx(np.polyfit(t, np.log(worst), 1)[0], abs=1e-9)
+        length = runs.exploration[g]
+        assert d_finite == pytest.approx(FAMILY.free_slope(np.array(HORIZONS), length, 0.5), abs=1e-12)
+        c_fit, c_finite = htb.frontier.dependent_exponent(runs, g, 10**3)
+        assert c_fit.slope == pytest.approx(np.polyfit(t, np.log(regret[g, 3].mean(-1)), 1)[0], abs=1e-9)
+        assert c_finite == pytest.approx(np.polyfit(t, np.log(FAMILY.dependent_regret(np.array(HORIZONS), length)), 1)[0])
+
+
+def test_c_has_a_bootstrap_interval_of_nonzero_width_on_the_fixed_instance(runs):
+    for g in range(2):
+        fit, _ = htb.frontier.dependent_exponent(runs, g, 10**3)
+        assert fit.high - fit.low > 0.01, fit
+
+
+def test_the_t_frontier_refuses_an_eps_without_the_moment():
+    with pytest.raises(ValueError, match=r"eps_values must lie in \(0, 0.3\) for a StableFamily of index 1.3"):
+        htb.frontier.TFrontierConfig(eps_values=(0.5,), family=htb.frontier.StableFamily(index=1.3)).validate()
+
+
+def test_cli_family_stable_prints_the_stable_table_and_resumes(tmp_path, capsys):
+    argv = ["frontier", "--family", "stable", "--stable-alpha", "1.8", "--eps", "0.5", "--alphas-per-eps", "1",
+            "--horizons", "1000,100000,10000000", "--fit-from", "1000", "--seeds", "4", "--seed-chunk", "2",
+            "--out", str(tmp_path)]
+    assert main(argv) == 0
+    first = capsys.readouterr()
+    assert "Stable family: S_a arms, a = 1.8, 33 gaps" in first.out
+    assert "worst case over 33 stable instances (K=2, index 1.8" in first.err
+    row = [line for line in first.out.splitlines() if line.startswith("| 0.5 |")]
+    assert len(row) == 1 and "| 0.750 | 0.750 |" in row[0]  # alpha*(0.5) and d theory = beta = alpha there
+    assert main(argv) == 0
+    second = capsys.readouterr()
+    assert "resumed: 2 of 2 chunks" in second.err and second.out == first.out
+
+
+def test_cli_stable_alpha_needs_family_stable(tmp_path, capsys):
+    assert main(["frontier", "--stable-alpha", "1.5", "--out", str(tmp_path / "o")]) == 2
+    assert "--stable-alpha is for --family stable" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
