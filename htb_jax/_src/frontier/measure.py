@@ -447,19 +447,38 @@ def plot_measurements(
     names = list(dict.fromkeys(m.name for m in measurements))
     colors = dict(zip(names, plt.cm.tab20(np.linspace(0.0, 1.0, max(len(names), 2))), strict=False))
     markers = dict(zip(names, "s^Dv<>ph*XPd8H" * 4, strict=False))
-    high = max(1.08, max(max(m.d.slope, m.c.slope) for m in measurements) + 0.05)
-    low = min(-0.05, min(m.c.slope for m in measurements) - 0.05)
+    # Axes that hold every point, interval, prediction and claim.
+    shown = [v for m in measurements for v in (m.d.high, m.c.high, m.d_finite_t, m.c_finite_t,
+                                               *claims.get((m.name, m.eps), ()))]
+    high = max(1.08, max(v for v in shown if np.isfinite(v)) + 0.05)
+    low = min(-0.05, min(m.c.low for m in measurements) - 0.05)
     rows, cols = len(families), len(eps_values)
-    height = 7.0 * rows + 1.2
-    fig, axes = plt.subplots(rows, cols, figsize=(5.8 * cols, height), squeeze=False)
-    handles = {}
+    beyond, texts = {}, {}
     for i, fam in enumerate(families):
         for j, e in enumerate(eps_values):
-            ax = axes[i, j]
+            beyond[i, j] = [m for m in measurements if m.family_name == fam and m.eps == e
+                            and (m.off_frontier < 0.0 or m.d.low > _ABOVE_ONE)]
+            texts[i, j] = "\n".join(
+                textwrap.fill(f"{n}. {m.name}: {notes.get((m.name, m.eps), m.note())}", 100, subsequent_indent="    ")
+                for n, m in enumerate(beyond[i, j], 1)
+            )
+    # Inches: a panel, the space under it (tick labels and x label, then its notes, 6-point lines),
+    # the legend's rows and the title.
+    lines = [max(texts[i, j].count("\n") + 1 if texts[i, j] else 0 for j in range(cols)) for i in range(rows)]
+    under = [0.75 + 0.1 * n for n in lines]
+    ncol = min(len(names) + 1, 3 * cols)
+    legend = 0.25 * math.ceil((len(names) + 1) / ncol) + 0.2
+    panel, top = 4.6, 0.75 if title else 0.45
+    height = rows * panel + sum(under) + 0.35 * (rows - 1) + legend + top
+    fig = plt.figure(figsize=(5.8 * cols, height))
+    handles = {}
+    y = height - top
+    for i, fam in enumerate(families):
+        for j, e in enumerate(eps_values):
+            ax = fig.add_axes([(0.75 + 5.8 * j) / (5.8 * cols), (y - panel) / height, 4.85 / (5.8 * cols), panel / height])
             frontier_panel(ax, e, f"{fam}, eps = {e:g}  (filled: finite-T slope, x: schedule, o: claim)", high=high)
             ax.set_xlim(0.0, high)
             ax.set_ylim(low, high)
-            beyond = []
             for m in measurements:
                 if m.family_name != fam or m.eps != e:
                     continue
@@ -475,22 +494,17 @@ def plot_measurements(
                     yerr=[[max(m.c.slope - m.c.low, 0.0)], [max(m.c.high - m.c.slope, 0.0)]],
                     fmt=markers[m.name], color=color, ms=6, capsize=2,
                 )
-                if m.off_frontier < 0.0 or m.d.low > _ABOVE_ONE:
-                    beyond.append(m)
-                    ax.annotate(str(len(beyond)), (m.d.slope, m.c.slope), textcoords="offset points",
+                if m in beyond[i, j]:
+                    ax.annotate(str(beyond[i, j].index(m) + 1), (m.d.slope, m.c.slope), textcoords="offset points",
                                 xytext=(5, 5), fontsize=8, color=color, weight="bold")
-            if beyond:
-                text = "\n".join(
-                    textwrap.fill(f"{n}. {m.name}: {notes.get((m.name, m.eps), m.note())}", 105,
-                                  subsequent_indent="    ")
-                    for n, m in enumerate(beyond, 1)
-                )
-                ax.text(0.0, -0.14, text, transform=ax.transAxes, fontsize=6, va="top")
-    fig.legend([axes[0, 0].get_lines()[0], *handles.values()], ["Theorem 1 frontier", *handles],
-               loc="lower center", ncol=min(5, len(handles) + 1), fontsize=8)
+            if texts[i, j]:
+                ax.annotate(texts[i, j], (0.0, 0.0), xycoords="axes fraction", xytext=(0, -48),
+                            textcoords="offset points", fontsize=6, va="top")
+        y -= panel + under[i] + 0.35
+    first = fig.axes[0]
+    fig.legend([first.get_lines()[0], *handles.values()], ["Theorem 1 frontier", *handles],
+               loc="lower center", bbox_to_anchor=(0.5, 0.1 / height), ncol=ncol, fontsize=8)
     if title:
-        fig.suptitle(title, fontsize=10)
-    fig.subplots_adjust(left=0.07, right=0.98, top=1.0 - 0.9 / height, bottom=2.9 / height,
-                        hspace=2.4 / 4.2, wspace=0.25)
-    fig.savefig(path, dpi=120)
+        fig.suptitle(title, fontsize=10, y=1.0 - 0.2 / height)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
