@@ -56,8 +56,8 @@ def fresh_python(tmp_path_factory):
     return venv / "bin" / "python", lock
 
 
-def test_there_are_three_notebooks():
-    assert [p.name for p in NOTEBOOKS] == ["frontier.ipynb", "gpu_showcase.ipynb", "tune_schedule.ipynb"]
+def test_there_are_four_notebooks():
+    assert [p.name for p in NOTEBOOKS] == ["frontier.ipynb", "gpu_showcase.ipynb", "peers.ipynb", "tune_schedule.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
