@@ -212,7 +212,7 @@ LIBRARY = {
     "kth_smallest x": (TypeError, r"x must be an array of real numbers; got x=None\.", lambda: htb.kth_smallest(None, 1)),
     "powers_of_ten": (TypeError, r"step must be a finite real number; got step=None\.",
                       lambda: htb.powers_of_ten(-2.0, 0.0, None)),
-    "tune sampler": (ValueError, r"sampler must be one of auto, per_pull, order_statistic; got sampler=None\.",
+    "tune sampler": (ValueError, r"sampler must be one of auto, per_pull, order_statistic, block_sums; got sampler=None\.",
                      lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 100, 4, sampler=None)),
     "theory eps": (TypeError, r"eps must be a real number or an array of real numbers; got eps=None\.",
                    lambda: htb.theory.alpha_range(None)),
