@@ -11,6 +11,10 @@ One command runs, on the default JAX backend,
 3. the scaling benchmark (``bench_scale.py``: seeds, horizons, memory budget);
 4. the full-size T-frontier (``experiments/t_frontier.py``'s configuration,
    horizons 10^3 .. 10^18, at ``--frontier-seeds`` seeds),
+5. the T-frontier on alpha-stable arms (``experiments/stable_frontier.py``'s
+   six families, ``eps`` in {0.5, 0.25}, ``a = 1 + eps + {0.05, 0.3}`` and 2,
+   horizons 10^3 .. 10^18, block laws of ``B_T`` standard variates, at 10^5
+   seeds),
 
 then checks a subset of seeds of the sweep, the engine and the frontier against
 the same programs on the CPU with the same key:
@@ -41,7 +45,7 @@ under the JAX profiler: their top operations go into the block and their
 traces into ``DIR`` (for https://ui.perfetto.dev; on a GPU, the kernels of
 the device's streams).
 
-``--parts`` runs some of the parts (``sweep,engine,scale,frontier,checks``;
+``--parts`` runs some of the parts (``sweep,engine,scale,frontier,stable,checks``;
 all by default), so that a suite longer than one call's time limit can be
 split across calls.  With ``--out``, the block so far is written to the file
 after every part, so a run stopped midway keeps the parts it finished.
@@ -106,6 +110,8 @@ class Size:
     budgets: tuple
     frontier_seeds: int
     frontier_chunk: int
+    stable_seeds: int
+    stable_chunk: int
     check_seeds: int
     cpu_2core: bool
 
@@ -116,7 +122,7 @@ SIZES = {
         engine_seeds=8, engine_horizon=100, robust_seeds=8, robust_ucb=False, loop_seeds=1, smpy_seeds=0,
         scale_max_seeds=1, scale_horizon=10**3, horizon_seeds=4, horizon_exponents=(3, 3),
         budget_seeds=4, budget_engine_seeds=2, budget_horizon=10**3, budget_engine_horizon=50, budgets=(None,),
-        frontier_seeds=4, frontier_chunk=4, check_seeds=8, cpu_2core=False,
+        frontier_seeds=4, frontier_chunk=4, stable_seeds=4, stable_chunk=4, check_seeds=8, cpu_2core=False,
     ),
     "full": Size(
         sweep_seeds=10**6, sweep_horizon=10**6, numpy_seeds=10**4, repeats=3,
@@ -124,7 +130,8 @@ SIZES = {
         scale_max_seeds=10**6, scale_horizon=10**5, horizon_seeds=10**5, horizon_exponents=(3, 15),
         budget_seeds=10**5, budget_engine_seeds=4096, budget_horizon=10**5, budget_engine_horizon=2000,
         budgets=(32 * MiB, 512 * MiB, 8192 * MiB, None),
-        frontier_seeds=10**5, frontier_chunk=10**4, check_seeds=256, cpu_2core=True,
+        frontier_seeds=10**5, frontier_chunk=10**4, stable_seeds=10**5, stable_chunk=10**4, check_seeds=256,
+        cpu_2core=True,
     ),
 }
 
@@ -141,6 +148,21 @@ def frontier_config(size: str, seeds: int, chunk: int) -> frontier.TFrontierConf
         eps_values=(1.0,), alphas_per_eps=1, horizons=(10**3, 10**4, 10**5), fit_from=10**4,
         num_seeds=seeds, seed_chunk=chunk, family=frontier.SpikeFamily(spike_probs=(1e-2, 0.5)),
     )
+
+
+def stable_configs(size: str, seeds: int, chunk: int) -> list[tuple[float, frontier.TFrontierConfig]]:
+    """``experiments/stable_frontier.py``'s configurations, ``(a, config)`` per stability index (full),
+    or one toy configuration with the same structure."""
+    if size == "full":
+        return [
+            (a, frontier.TFrontierConfig(
+                eps_values=(eps,), alphas_per_eps=3, horizons=tuple(10**e for e in range(3, 19)), fit_from=10**9,
+                num_seeds=seeds, seed_chunk=chunk, family=frontier.StableFamily(index=a)))
+            for eps in (0.5, 0.25) for a in (round(1.0 + eps + 0.05, 6), round(1.0 + eps + 0.3, 6), 2.0)
+        ]
+    return [(1.8, frontier.TFrontierConfig(
+        eps_values=(0.5,), alphas_per_eps=1, horizons=(10**3, 10**4, 10**5), fit_from=10**4, num_seeds=seeds,
+        seed_chunk=chunk, family=frontier.StableFamily(index=1.8, gaps=(0.01, 0.1, 1.0))))]
 
 
 # -- checks ------------------------------------------------------------------------------------
@@ -270,7 +292,7 @@ def on_the_cpu_alone() -> bool:
 
 # -- the suite ---------------------------------------------------------------------------------
 
-PARTS = ("sweep", "engine", "scale", "frontier", "checks")
+PARTS = ("sweep", "engine", "scale", "frontier", "stable", "checks")
 
 
 def cpu_2core_sweep(seeds: int, horizon: int, repeats: int) -> float | None:
@@ -340,11 +362,15 @@ def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence
     def frontier_part():
         return frontier.run_t_frontier(config, progress=False)
 
+    def stable():
+        stable_size = (size_name, size.stable_seeds, min(size.stable_chunk, size.stable_seeds))
+        return [frontier.run_t_frontier(config, progress=False) for _, config in stable_configs(*stable_size)]
+
     def checks():
         runs = results["frontier"].runs if "frontier" in results else None
         return check_against_cpu(size, config, runs)
 
-    for name, part in zip(PARTS, (sweep, engine, scale, frontier_part, checks), strict=True):
+    for name, part in zip(PARTS, (sweep, engine, scale, frontier_part, stable, checks), strict=True):
         if name not in parts:
             continue
         t = time.perf_counter()
@@ -415,6 +441,10 @@ def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results
     if "frontier" in results:
         lines.append(f"| T-frontier: {config.num_seeds} seeds, T to {max(config.horizons):.0e}, wall (s) "
                      f"| {results['frontier'].runs.seconds:.1f} | |")
+    if "stable" in results:
+        seconds = sum(r.runs.seconds for r in results["stable"])
+        lines.append(f"| stable T-frontier: {len(results['stable'])} families, {size.stable_seeds} seeds, "
+                     f"T to {max(results['stable'][0].config.horizons):.0e}, wall (s) | {seconds:.1f} | |")
     if "sweep" in results:
         lines += ["", "Sweep:", "", "```", bench_sweep.report(results["sweep"][0]), "```"]
     if "engine" in results:
@@ -425,6 +455,10 @@ def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results
                   "", "Memory budget:", "", scale_memory]
     if "frontier" in results:
         lines += ["", "T-frontier:", "", frontier.t_frontier_table(results["frontier"])]
+    if "stable" in results:
+        lines += ["", "T-frontier on alpha-stable arms:"]
+        for result in results["stable"]:
+            lines += ["", frontier.t_frontier_table(result)]
     if "checks" in results:
         lines += ["", f"Checks against the CPU path, same key, first {size.check_seeds} seeds:", ""]
         if on_the_cpu_alone():
