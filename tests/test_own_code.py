@@ -4,7 +4,8 @@ Nothing here imports ``htb_jax._src``: :class:`EpsilonGreedy` and
 :class:`TwoSidedLomax` are written as a user writes them (README, "Your own
 policy and reward law"), checked exactly against plain-Python references on
 the same reward table and round uniforms, measured together on the frontier
-(``htb.frontier.measure``; the command line's ``--policy`` is in
+(``htb.frontier.measure``) and run by ``htb-jax sweep --family
+MODULE:EXPRESSION`` (the command line's ``--policy`` is in
 ``test_frontier_measure.py``), and a malformed policy is refused with a
 message naming what is wrong before anything is compiled.
 """
@@ -192,6 +193,44 @@ def test_the_users_policy_and_law_on_the_frontier():
     worst = np.max(direct[:-1].mean(-1) / np.asarray(htb.intrinsic_scale(family, 0.5))[:-1, None], axis=0)
     np.testing.assert_allclose(m.d.slope, np.polyfit(t, np.log(worst), 1)[0], rtol=1e-12)
     np.testing.assert_allclose(m.c.slope, np.polyfit(t, np.log(direct[-1].mean(-1)), 1)[0], rtol=1e-12)
+
+
+def test_the_users_law_through_the_sweep_command(tmp_path):
+    # htb-jax sweep --family MODULE:EXPRESSION in a fresh process: the user's module (this file's class,
+    # written out) imported from the current directory, its equal-gap instance simulated, resumed
+    # from the output directory when started again, and refused in one line (status 2) where the
+    # law lacks the (1+eps)-moment.
+    import inspect
+    import subprocess
+    import sys
+
+    (tmp_path / "mylaws.py").write_text(
+        "import dataclasses\n\nimport jax\nimport jax.numpy as jnp\n\nimport htb_jax as htb\n\n\n"
+        + inspect.getsource(TwoSidedLomax)
+    )
+
+    def sweep(*args):
+        return subprocess.run([sys.executable, "-m", "htb_jax", "sweep", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300)
+
+    law = "mylaws:TwoSidedLomax(loc=0.0, scale=1.0, shape=1.8)"
+    rest = ["--arms", "3", "--gap", "0.5", "--eps", "0.5", "--alphas", "0.8", "--qs", "0", "--horizons", "1e3,1e4",
+            "--seeds", "8", "--seed-chunk", "4"]
+    run = sweep("--family", law, *rest, "--out", "out")
+    assert run.returncode == 0, run.stderr
+    assert "K=3 equal-gap TwoSidedLomax(loc=0.0, scale=1.0, shape=1.8) arms, gap 0.5" in run.stderr
+    nu = htb.equal_gap(TwoSidedLomax(loc=0.0, scale=1.0, shape=1.8), num_arms=3, gap=0.5)
+    policy = htb.AdaRETC(eps=0.5, alpha=jnp.array([[0.8]]), q=jnp.array([[0.0]]))
+    direct = htb.simulate(jax.random.key(0), policy, nu, [1000, 10_000], 8)
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "sweep.npz")["regret"], np.asarray(direct.regret))
+    again = sweep("--family", law, *rest, "--out", "out")
+    assert again.returncode == 0 and "resumed: 2 of 2 chunks read back" in again.stderr, again.stderr
+    refused = sweep("--family", law.replace("1.8", "1.4"), *rest, "--out", "other")
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        "htb-jax: error: family 'mylaws:TwoSidedLomax(loc=0.0, scale=1.0, shape=1.4)' has a finite (1+eps)-moment "
+        "only for eps < 0.4; got eps=0.5."
+    )
 
 
 # -- malformed policies ---------------------------------------------------------------------------------

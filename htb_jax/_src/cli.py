@@ -167,7 +167,9 @@ def _sweep_parser(sub) -> None:
     )
     unset = argparse.SUPPRESS
     p.add_argument("--config", metavar="FILE.toml", default=None, help="read settings from a TOML file (keys below; flags win)")
-    p.add_argument("--family", default=unset, help=f"arm distribution: {', '.join(sweep_lib.FAMILIES)} (default {d.family})")
+    p.add_argument("--family", default=unset, help=(
+        f"arm distribution: {', '.join(sweep_lib.FAMILIES)}, or MODULE:EXPRESSION, one arm's law of one's own "
+        f"(e.g. 'mylaws:TwoSidedLomax(0.0, 1.0, 1.8)', MODULE from the current directory) (default {d.family})"))
     p.add_argument("--arms", dest="num_arms", type=int, default=unset, help=f"number of arms K (default {d.num_arms})")
     p.add_argument("--gap", type=float, default=unset, help=f"gap Delta (default {d.gap})")
     p.add_argument("--pareto-shape", type=float, default=unset, help=f"Pareto tail index, > 1+eps (default {d.pareto_shape})")
@@ -283,30 +285,16 @@ _POLICY_HORIZON = 10**4
 
 
 def load_policy(spec: str):
-    """The policy ``'module:expression'`` names: ``module`` imported (the current directory on the path),
-    ``expression`` evaluated in its namespace.
+    """The policy ``'module:expression'`` names (:func:`~htb_jax._src.user_code.load`).
 
     Raises:
       ValueError: one line, when the module cannot be imported, the expression fails, or its value is
         not a policy instance (an object with ``kernel(spec)`` and ``batch_shape``).
     """
-    import importlib
-
+    from htb_jax._src import user_code
     from htb_jax._src.validation import check_policy_instance
 
-    if not isinstance(spec, str) or spec.count(":") < 1 or not all(part.strip() for part in spec.split(":", 1)):
-        raise ValueError(f"--policy takes MODULE:EXPRESSION (e.g. 'mypolicies:MyUCB()'); got {spec!r}")
-    module_name, expression = (part.strip() for part in spec.split(":", 1))
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as e:  # noqa: BLE001  (any failure of a user's module is one line)
-        raise ValueError(f"--policy: cannot import module {module_name!r}: {type(e).__name__}: {e}") from None
-    try:
-        policy = eval(expression, vars(module))  # noqa: S307  (the user's own expression)
-    except Exception as e:  # noqa: BLE001
-        raise ValueError(f"--policy: {expression!r} failed in {module_name}: {type(e).__name__}: {e}") from None
+    policy = user_code.load(spec, "--policy", "mypolicies:MyUCB()")
     try:
         check_policy_instance("policy", policy, "--policy")
     except TypeError as e:

@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from htb_jax._src import user_code
 from htb_jax._src.distributions import Distribution, Gaussian, Pareto, StudentT
 from htb_jax._src.instances import equal_gap, lower_bound_pair
 from htb_jax._src.memory import check_memory_budget
@@ -55,7 +56,10 @@ class SweepConfig:
         ``nu^(1)`` of :func:`lower_bound_pair` (arm 0 ``Dirac(Delta)``, arm 1
         ``0`` or ``2 Delta / spike_prob`` with probability ``spike_prob``, the
         others ``Dirac(0)``), whose best arm is arm 1.
-      family: ``"pareto"``, ``"student-t"``, ``"gaussian"`` or ``"two-point"``.
+      family: ``"pareto"``, ``"student-t"``, ``"gaussian"`` or ``"two-point"``, or
+        ``"MODULE:EXPRESSION"`` naming one arm's law of one's own (an
+        ``htb.Distribution`` of batch shape ``()``, :mod:`~htb_jax._src.user_code`):
+        the equal-gap instance of it, as for the built-in families.
       pareto_shape: tail index of the Pareto arms (``E|X|^(1+eps)`` is finite
         iff ``1 + eps < pareto_shape``).
       df: degrees of freedom of the Student-t arms (finite
@@ -97,8 +101,11 @@ class SweepConfig:
           ValueError: for a value out of range, or a sweep ``simulate`` would refuse
             (a memory budget too small, gaps float32 rewards cannot resolve, ...).
         """
-        if not isinstance(self.family, str) or self.family not in FAMILIES:
-            raise ValueError(f"family must be one of {', '.join(FAMILIES)}; got family={self.family!r}.")
+        if not user_code.is_spec(self.family) and (not isinstance(self.family, str) or self.family not in FAMILIES):
+            raise ValueError(
+                f"family must be one of {', '.join(FAMILIES)} or MODULE:EXPRESSION (one arm's law of one's own); "
+                f"got family={self.family!r}."
+            )
         check_integer("num_arms", self.num_arms, 2)
         check_interval("gap", self.gap, 0.0, np.inf, low_closed=False, high_closed=False)
         check_interval("eps", self.eps, 0.0, 1.0, low_closed=False, high_closed=True)
@@ -112,6 +119,12 @@ class SweepConfig:
             check_interval("df", self.df, 1.0 + self.eps, np.inf, low_closed=False, high_closed=False, where=moment)
         elif self.family == "two-point":
             check_interval("spike_prob", self.spike_prob, 0.0, 1.0, low_closed=False, high_closed=True)
+        elif user_code.is_spec(self.family):
+            sup = float(user_code.load_arm_law(self.family, "family").eps_sup())
+            if not self.eps < sup:
+                raise ValueError(
+                    f"family {self.family!r} has a finite (1+eps)-moment only for eps < {sup:g}; got eps={self.eps:g}."
+                )
         check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS)
         check_layout(self.num_seeds, self.seed_chunk)
         check_root_key(self.key)
@@ -137,6 +150,8 @@ class SweepConfig:
     def instance(self) -> Distribution:
         if self.family == "two-point":
             return lower_bound_pair(self.num_arms, self.gap, self.spike_prob)[1]
+        if user_code.is_spec(self.family):
+            return equal_gap(user_code.load_arm_law(self.family, "family"), self.num_arms, self.gap)
         base = {
             "pareto": lambda: Pareto(loc=0.0, shape=self.pareto_shape),
             "student-t": lambda: StudentT(loc=0.0, df=self.df),
@@ -146,6 +161,8 @@ class SweepConfig:
 
     def describe(self) -> str:
         """The instance in words, e.g. ``K=10 equal-gap Pareto(2.5) arms, gap 0.1``."""
+        if user_code.is_spec(self.family):
+            return f"K={self.num_arms} equal-gap {self.family.split(':', 1)[1].strip()} arms, gap {self.gap:g}"
         arms = {
             "pareto": f"equal-gap Pareto({self.pareto_shape:g})",
             "student-t": f"equal-gap Student-t({self.df:g})",

@@ -1,0 +1,68 @@
+"""A user's own policy or reward law named on the command line as ``MODULE:EXPRESSION``.
+
+``htb-jax frontier --policy 'mypolicies:EpsilonGreedy(c=5.0)'`` and
+``htb-jax sweep --family 'mylaws:TwoSidedLomax(0.0, 1.0, 1.8)'`` import
+``MODULE`` (the current directory is put on the path first) and evaluate
+``EXPRESSION`` in its namespace, so a user's code runs where a built-in name
+would.  Every failure is one line naming the option, the module or the
+expression and the error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+from htb_jax._src.distributions import Distribution
+
+
+def is_spec(value: Any) -> bool:
+    """Whether ``value`` names user code: a string with a ``:`` between a module and an expression."""
+    return isinstance(value, str) and ":" in value
+
+
+def load(spec: str, option: str, example: str) -> Any:
+    """The value ``MODULE:EXPRESSION`` names.
+
+    Args:
+      spec: ``'module:expression'``.
+      option: the option (or setting) that took it, for messages (``"--policy"``).
+      example: a valid spec, for the message of a malformed one.
+
+    Raises:
+      ValueError: one line, when ``spec`` is not of the form, the module cannot be
+        imported, or the expression fails.
+    """
+    if not is_spec(spec) or not all(part.strip() for part in spec.split(":", 1)):
+        raise ValueError(f"{option} takes MODULE:EXPRESSION (e.g. {example!r}); got {spec!r}")
+    module_name, expression = (part.strip() for part in spec.split(":", 1))
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:  # noqa: BLE001  (any failure of a user's module is one line)
+        raise ValueError(f"{option}: cannot import module {module_name!r}: {type(e).__name__}: {e}") from None
+    try:
+        return eval(expression, vars(module))  # noqa: S307  (the user's own expression)
+    except Exception as e:  # noqa: BLE001
+        raise ValueError(f"{option}: {expression!r} failed in {module_name}: {type(e).__name__}: {e}") from None
+
+
+def load_arm_law(spec: str, option: str) -> Distribution:
+    """One arm's law ``MODULE:EXPRESSION`` names: a distribution of batch shape ``()`` (a built-in
+    family or a user's subclass of ``htb.Distribution``).
+
+    Raises:
+      ValueError: one line, as :func:`load`, or when the value is not such a distribution.
+    """
+    law = load(spec, option, "mylaws:TwoSidedLomax(loc=0.0, scale=1.0, shape=1.8)")
+    if isinstance(law, type) or not isinstance(law, Distribution):
+        shown = f"the class {law.__name__}" if isinstance(law, type) else f"{law!r} ({type(law).__name__})"
+        raise ValueError(f"{option}: {spec!r} must give one arm's law, an htb.Distribution instance; got {shown}")
+    if law.batch_shape != ():
+        raise ValueError(
+            f"{option}: {spec!r} must give one arm's law (batch shape ()); got batch shape {law.batch_shape}"
+        )
+    return law
