@@ -2,6 +2,7 @@
 and ``htb-jax frontier --family stable``."""
 
 import math
+import pathlib
 
 import jax
 import numpy as np
@@ -56,7 +57,7 @@ def test_wrong_commits_of_the_fixed_instance_match_simulate_within_four_standard
     # The probability the prediction uses, against the fraction of seeds whose regret exceeds the exploration's.
     fixed = htb.Stable(loc=np.array([[0.03, 0.0]]), alpha=1.05)
     policy = htb.AdaRETC(eps=0.5, alpha=0.9, q=0.0)
-    horizons, seeds = [10**9, 10**18], 256
+    horizons, seeds = [10**9, 10**18], 192
     out = htb.simulate(jax.random.key(3), policy, fixed, horizons, seeds)
     regret, length = np.asarray(out.regret)[0], np.asarray(out.exploration)[0, :, 0]
     wrong = (regret > 0.03 * (length - length // 2)[:, None] + 1e-6).mean(-1)
@@ -99,13 +100,14 @@ def test_the_t_frontier_refuses_an_eps_without_the_moment():
 
 
 def test_cli_family_stable_prints_the_stable_table_and_resumes(tmp_path, capsys):
-    argv = ["frontier", "--family", "stable", "--stable-alpha", "1.8", "--eps", "0.5", "--alphas-per-eps", "1",
+    # The default index, given by its flag: U_eps of its 33 members is the README test's, computed once.
+    argv = ["frontier", "--family", "stable", "--stable-alpha", "1.75", "--eps", "0.5", "--alphas-per-eps", "1",
             "--horizons", "1000,100000,10000000", "--fit-from", "1000", "--seeds", "4", "--seed-chunk", "2",
             "--out", str(tmp_path)]
     assert main(argv) == 0
     first = capsys.readouterr()
-    assert "Stable family: S_a arms, a = 1.8, 33 gaps" in first.out
-    assert "worst case over 33 stable instances (K=2, index 1.8" in first.err
+    assert "Stable family: S_a arms, a = 1.75, 33 gaps" in first.out
+    assert "worst case over 33 stable instances (K=2, index 1.75" in first.err
     row = [line for line in first.out.splitlines() if line.startswith("| 0.5 |")]
     assert len(row) == 1 and "| 0.750 | 0.750 |" in row[0]  # alpha*(0.5) and d theory = beta = alpha there
     assert main(argv) == 0
@@ -117,3 +119,17 @@ def test_cli_stable_alpha_needs_family_stable(tmp_path, capsys):
     assert main(["frontier", "--stable-alpha", "1.5", "--out", str(tmp_path / "o")]) == 2
     assert "--stable-alpha is for --family stable" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_readme_shows_the_recorded_stable_table_and_its_fits_follow_from_the_recorded_runs():
+    # README: `htb-jax frontier --family stable --out experiments/frontier_stable`, its table indented.
+    root = pathlib.Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text().split("$ htb-jax frontier --family stable --out experiments/frontier_stable")[1]
+    shown = readme.split("```")[0].strip("\n").splitlines()
+    recorded = (root / "experiments" / "frontier_stable" / "table.md").read_text()
+    assert [line.removeprefix("  ") for line in shown] == recorded.rstrip("\n").splitlines()
+    config = htb.frontier.TFrontierConfig(eps_values=(0.5, 0.25), horizons=tuple(10**e for e in range(3, 19)),
+                                          family=htb.frontier.StableFamily())
+    runs = htb.frontier.load_runs(root / "experiments" / "frontier_stable" / "runs.npz", config.family)
+    assert runs.regret.shape == (6, 34, 16, config.num_seeds)
+    assert htb.frontier.t_frontier_table(htb.frontier.fit_t_frontier(config, runs)) + "\n" == recorded

@@ -12,7 +12,7 @@ from scipy.special import ndtr
 
 from htb_jax._src.distributions import Pareto, Stable
 from htb_jax._src.grids import powers_of_ten
-from htb_jax._src.instances import intrinsic_scale, lower_bound_pair
+from htb_jax._src.instances import lower_bound_pair
 from htb_jax._src.policies.adar_etc import num_blocks
 from htb_jax._src.validation import check_instance_type, check_integer, check_interval, check_nonempty
 
@@ -233,7 +233,9 @@ class StableFamily:
         check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
         gaps = np.asarray(self.gaps, float)
         regret = self.predicted_regret(horizons, exploration, gaps[:, None], self.index)  # [F, H]
-        scale = np.asarray(intrinsic_scale(self.instances(), eps))[: self.num_members, None]
+        from htb_jax._src.frontier.runs import family_scale  # noqa: PLC0415  (runs imports this module)
+
+        scale = family_scale(self, eps)[: self.num_members, None]
         return _slope(horizons, np.max(regret / scale, axis=0))
 
     def predicted_regret(self, horizons, exploration, gap, index) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import sys
 import time
@@ -54,8 +55,23 @@ class FamilyRuns:
     resumed_chunks: int = 0
 
     def scale(self, eps: float) -> np.ndarray:
-        """``U_eps`` of each family member, f64[F + 1]."""
-        return np.asarray(intrinsic_scale(self.family.instances(), eps))
+        """``U_eps`` of each family member, f64[F + 1] (computed once per family and ``eps``)."""
+        return family_scale(self.family, eps).copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _family_scale(family, eps: float) -> np.ndarray:
+    return np.asarray(intrinsic_scale(family.instances(), eps))
+
+
+def family_scale(family, eps: float) -> np.ndarray:
+    """``U_eps`` of each member of a (frozen, hashable) family, f64[F + 1], cached: the stable and Pareto
+    families' moments are quadratures of a few seconds on a CPU, asked for once per schedule."""
+    try:
+        hash(family)
+    except TypeError:  # a list among its fields
+        return np.asarray(intrinsic_scale(family.instances(), eps))
+    return _family_scale(family, float(eps))
 
 
 def run_family(
