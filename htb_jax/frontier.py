@@ -1,7 +1,7 @@
 """Measured regret exponents next to the paper's (see :mod:`htb_jax._src.frontier`).
 
 ``htb_jax.frontier`` runs the worst-case searches behind the distribution-free
-exponent (two-point and Pareto families), fits the exponents with their
+exponent (two-point, Pareto and alpha-stable families), fits the exponents with their
 finite-T predictions and verdicts, and runs, tabulates and plots the
 T-frontier experiment of ``htb-jax frontier``.  :func:`measure` puts any policy
 (built-in or a user's) on Theorem 1's frontier: its ``d`` and ``c`` with

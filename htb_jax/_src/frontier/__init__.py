@@ -11,8 +11,11 @@ each (``sampler="order_statistic"``), so horizons to 10^18 cost O(K) per run
 after an O(K B_T) level per seed and horizon.  Heavy-tailed members (:class:`ParetoFamily`,
 equal-gap Pareto arms over gaps x tail indices) are simulated pull by pull
 and join the same worst case (``free_exponent(..., also=...)``) at the
-horizons they reach.  The **distribution-dependent exponent** ``c`` is the
-slope of the regret on one fixed instance of that family.
+horizons they reach.  On alpha-stable arms (:class:`StableFamily`, gaps on a
+log grid, exact block law to 10^18) the schedule attains ``max(beta, 1 -
+beta (a-1)/a)`` rather than ``alpha``; its docstring derives it.  The
+**distribution-dependent exponent** ``c`` is the slope of the regret on one
+fixed instance of that family.
 
 The whole search (seeds x policies x family x horizons) is one ``simulate``
 program per chunk of seeds.  Normalizing by ``U_eps`` happens afterwards, so
