@@ -158,7 +158,10 @@ class StableFamily:
     B_T^(-1/2)``, whose ``B_T^(-1/2)`` (the median's concentration; the
     two-point family's ``T (K B_T / L_T)^(eps/(1+eps))`` has none, its spike is
     or is not in most blocks) lowers it by about 0.017 over ``[10^9,
-    10^18]``.
+    10^18]``.  The grid must reach ``Delta*``: at ``T = 10^18`` the estimation
+    term peaks at gaps of at least ``9e-8`` for ``eps >= 0.25``, ``alpha`` in
+    ``[alpha*(eps), 0.9]`` and ``a`` in ``(1 + eps, 2]`` (largest
+    :meth:`predicted_regret` on a fine grid), inside the default ``1e-8..1``.
 
     **The fixed instance** (distribution-dependent fits) has index
     ``fixed_index`` and gap ``fixed_gap``.  With the defaults (``a = 1.05``,
