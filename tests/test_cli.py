@@ -65,7 +65,8 @@ def _status(argv) -> int:
 @pytest.mark.parametrize(
     "extra,message",
     [
-        (["--family", "cauchy"], "family must be one of pareto, student-t, gaussian, two-point; got family='cauchy'."),
+        (["--family", "cauchy"], "family must be one of pareto, student-t, gaussian, two-point or MODULE:EXPRESSION (one "
+         "arm's law of one's own); got family='cauchy'."),
         (["--family", "student-t", "--df", "1.5"],
          "df must lie in (2, inf) (the arms need a finite (1+eps)-moment for eps=1); got df=1.5."),
         (["--family", "two-point", "--spike-prob", "0"], "spike_prob must lie in (0, 1]; got spike_prob=0."),
