@@ -15,22 +15,19 @@ One command runs, on the default JAX backend,
    six families, ``eps`` in {0.5, 0.25}, ``a = 1 + eps + {0.05, 0.3}`` and 2,
    horizons 10^3 .. 10^18, block laws of ``B_T`` standard variates, at 10^5
    seeds),
+6. the peers whose round costs O(t) by definition (``experiments/peer_frontier.py``'s
+   AdaR-UCB, APE2 p=2, MR-UCB p=2, MR-APE p=2 and Robust UCB told the true
+   ``u``), measured by ``htb.frontier.measure`` on Theorem 1's two-point
+   family at eps = 1 and 0.5 to T = 10^5 at 256 seeds (anytime policies read
+   at the checkpoints from 10^3 on, MR-UCB and MR-APE run at two horizons per
+   decade; at the toy size one peer of each kind: AdaR-UCB, MR-UCB, Robust UCB),
 
 then checks a subset of seeds of the sweep, the engine and the frontier against
-the same programs on the CPU with the same key:
-
-* equal bit for bit where the README promises it on any machine: the reward
-  words (threefry), the exploration lengths ``L_T``, the checkpoints, and the
-  regret of every seed whose pull counts are equal;
-* statistically otherwise (the GPU's elementary functions round differently
-  in the last bit, so a near-tie can go the other way): the mean regret of
-  every configuration within 5 standard errors of the two samples (two-sample,
-  unpaired, so conservative for these mostly identical draws), and the
-  fraction of seeds with equal pull counts at least 0.9.
-
+the same programs on the CPU with the same key (``gpu_checks.py``): equal bit
+for bit where the README promises it on any machine, statistically otherwise.
 On a CPU both sides are the same device, so the checks compare the CPU path
 with itself and pass by construction: the block says so, and
-``tests/test_gpu_suite.py`` feeds :func:`compare` a perturbed side (one
+``tests/test_gpu_suite.py`` feeds ``gpu_checks.compare`` a perturbed side (one
 reward bit, one regret) to show that each check fails where it should.
 
 It prints a block (date, device, versions, every figure) ready to go at the
@@ -45,7 +42,7 @@ under the JAX profiler: their top operations go into the block and their
 traces into ``DIR`` (for https://ui.perfetto.dev; on a GPU, the kernels of
 the device's streams).
 
-``--parts`` runs some of the parts (``sweep,engine,scale,frontier,stable,checks``;
+``--parts`` runs some of the parts (``sweep,engine,scale,frontier,stable,peers,checks``;
 all by default), so that a suite longer than one call's time limit can be
 split across calls.  With ``--out``, the block so far is written to the file
 after every part, so a run stopped midway keeps the parts it finished.
@@ -71,20 +68,23 @@ import jax
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments"))
 import bench_engine  # noqa: E402
 import bench_scale  # noqa: E402
 import bench_sweep  # noqa: E402
+import peer_frontier  # noqa: E402
+from gpu_checks import Check, check_against_cpu, on_the_cpu_alone  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import frontier  # noqa: E402
-from htb_jax._src.reward_table import seed_keys, table_words  # noqa: E402
 
 MiB = 2**20
-Z_TOLERANCE = 5.0  # standard errors, for the statistical checks
-SAME_PULLS_MIN = 0.9  # least fraction of seeds whose pull counts must be equal across backends
 ENGINE_TARGET = 1e9  # UCB1 seed-rounds/s on one H100/H200 (issue 12)
 SWEEP_TARGET = 50.0  # GPU sweep rounds/s over the 2-core CPU figure of the same configuration
-WORDS_CHECK = "reward words (threefry), 4 seeds x 10 arms x 256 pulls x 2 words"
+# experiments/peer_frontier.py's peers whose round costs O(t) by definition: AdaR-UCB's sorted
+# insertion, APE2, MR-UCB and MR-APE recomputing the pulled arm's estimate from all its rewards,
+# Robust UCB's truncated mean (told each member's true u) whose levels move every round.
+PEERS = ("AdaR-UCB", "APE2 p=2", "MR-UCB p=2", "MR-APE p=2", "Robust UCB, true u")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,6 +112,13 @@ class Size:
     frontier_chunk: int
     stable_seeds: int
     stable_chunk: int
+    peers: tuple[str, ...]  # the measured peers, of PEERS
+    peers_seeds: int
+    peers_chunk: int
+    peers_horizon: int  # the largest T of the peers whose round costs O(t)
+    peers_fit_from: int  # the smallest fitted T
+    peers_per_decade: int  # horizons per decade of the peers that read T (one run each)
+    peers_spike_probs: tuple  # Theorem 1's family: the spike probabilities (beta)
     check_seeds: int
     cpu_2core: bool
 
@@ -122,7 +129,11 @@ SIZES = {
         engine_seeds=8, engine_horizon=100, robust_seeds=8, robust_ucb=False, loop_seeds=1, smpy_seeds=0,
         scale_max_seeds=1, scale_horizon=10**3, horizon_seeds=4, horizon_exponents=(3, 3),
         budget_seeds=4, budget_engine_seeds=2, budget_horizon=10**3, budget_engine_horizon=50, budgets=(None,),
-        frontier_seeds=4, frontier_chunk=4, stable_seeds=4, stable_chunk=4, check_seeds=8, cpu_2core=False,
+        frontier_seeds=4, frontier_chunk=4, stable_seeds=4, stable_chunk=4,
+        # One peer of each kind (anytime, one run per horizon, one policy per member): each peer is
+        # one more program to compile, seconds on a CPU.
+        peers=("AdaR-UCB", "MR-UCB p=2", "Robust UCB, true u"), peers_seeds=4, peers_chunk=4, peers_horizon=300, peers_fit_from=30, peers_per_decade=2,
+        peers_spike_probs=(1e-2, 0.5), check_seeds=8, cpu_2core=False,
     ),
     "full": Size(
         sweep_seeds=10**6, sweep_horizon=10**6, numpy_seeds=10**4, repeats=3,
@@ -130,8 +141,9 @@ SIZES = {
         scale_max_seeds=10**6, scale_horizon=10**5, horizon_seeds=10**5, horizon_exponents=(3, 15),
         budget_seeds=10**5, budget_engine_seeds=4096, budget_horizon=10**5, budget_engine_horizon=2000,
         budgets=(32 * MiB, 512 * MiB, 8192 * MiB, None),
-        frontier_seeds=10**5, frontier_chunk=10**4, stable_seeds=10**5, stable_chunk=10**4, check_seeds=256,
-        cpu_2core=True,
+        frontier_seeds=10**5, frontier_chunk=10**4, stable_seeds=10**5, stable_chunk=10**4,
+        peers=PEERS, peers_seeds=256, peers_chunk=256, peers_horizon=10**5, peers_fit_from=10**3, peers_per_decade=2,
+        peers_spike_probs=peer_frontier.SPIKE_PROBS, check_seeds=256, cpu_2core=True,
     ),
 }
 
@@ -165,134 +177,49 @@ def stable_configs(size: str, seeds: int, chunk: int) -> list[tuple[float, front
         seed_chunk=chunk, family=frontier.StableFamily(index=1.8, gaps=(0.01, 0.1, 1.0))))]
 
 
-# -- checks ------------------------------------------------------------------------------------
-
-@dataclasses.dataclass
-class Check:
-    name: str
-    passed: bool
-    detail: str
-
-
-def equal_check(name: str, a, b) -> Check:
-    a, b = np.asarray(a), np.asarray(b)
-    same = a.shape == b.shape and np.array_equal(a, b)
-    detail = "equal bit for bit" if same else f"differ in {np.mean(a != b) if a.shape == b.shape else 'shape'}"
-    return Check(name, bool(same), detail)
+def peer_entries(names: Sequence[str] = PEERS) -> list[peer_frontier.Entry]:
+    """The peers ``names`` as ``experiments/peer_frontier.py`` defines them, in that order."""
+    entries = {entry.name: entry for entry in peer_frontier.entries()}
+    missing = [name for name in names if name not in entries]
+    if missing:
+        raise ValueError(f"experiments/peer_frontier.py defines no peer named {', '.join(missing)}")
+    return [entries[name] for name in names]
 
 
-def mean_check(name: str, a, b) -> Check:
-    """Means over the last (seed) axis agree within Z_TOLERANCE standard errors, cell by cell."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    na, nb = a.shape[-1], b.shape[-1]
-    diff = np.abs(a.mean(-1) - b.mean(-1))
-    se = np.sqrt(a.var(-1, ddof=1) / na + b.var(-1, ddof=1) / nb)
-    scale = np.maximum(np.abs(a.mean(-1)), 1.0)
-    degenerate = se == 0
-    z = np.where(degenerate, 0.0, diff / np.where(degenerate, 1.0, se))
-    ok = bool(np.all(z <= Z_TOLERANCE) and np.all(diff[degenerate] <= 1e-12 * scale[degenerate]))
-    return Check(name, ok, f"max mean difference {float(z.max()):.2f} s.e. (tolerance {Z_TOLERANCE:g}); "
-                           f"identical seeds {float(np.mean(a == b)):.3f}")
+def measure_peers(size: Size) -> tuple[list, dict, float]:
+    """The peers ``size.peers`` measured by ``htb.frontier.measure`` on Theorem 1's two-point family (arm 0
+    pays ``Delta = 1``, the fixed member's spike probability is peer_frontier's) at eps = 1 and 0.5.
 
+    Anytime policies run once to ``size.peers_horizon`` and are read at its checkpoints (ten per
+    decade) from ``size.peers_fit_from`` on; MR-UCB and MR-APE, which read ``T``, run once per horizon
+    at ``size.peers_per_decade`` horizons per decade.
 
-def pulls_checks(name: str, accel, cpu) -> list[Check]:
-    """Pull counts equal for most seeds; regret equal bit for bit wherever the pull counts are."""
-    pulls_a, pulls_c = np.asarray(accel.pulls), np.asarray(cpu.pulls)
-    same = np.all(pulls_a == pulls_c, axis=-1)  # [..., S]
-    frac = float(np.mean(same))
-    regret_a, regret_c = np.asarray(accel.regret), np.asarray(cpu.regret)
-    regret_same = bool(np.array_equal(regret_a[same], regret_c[same]))
-    return [
-        Check(f"{name}: seeds with equal pull counts", frac >= SAME_PULLS_MIN,
-              f"{frac:.3f} (at least {SAME_PULLS_MIN})"),
-        Check(f"{name}: regret given equal pull counts", regret_same,
-              "equal bit for bit" if regret_same else "differs"),
-    ]
-
-
-def cpu_devices():
-    try:
-        return jax.devices("cpu")
-    except RuntimeError:  # JAX_PLATFORMS excludes the CPU
-        return None
-
-
-@dataclasses.dataclass(frozen=True)
-class Side:
-    """What the checks compare, computed on one side (the accelerator, or the CPU) with the same key."""
-
-    words: np.ndarray  # u32[4, 10, 256, 2] reward words: 4 seeds x 10 arms x 256 pulls x 2 words
-    sweep: htb.Outcome  # the sweep's first n seeds
-    engine: htb.Outcome  # UCB1's first n seeds
-    frontier_exploration: np.ndarray  # i64[G, H] L_T of every T-frontier schedule and horizon
-    frontier_regret: np.ndarray  # f64[G, F + 1, H, m] the T-frontier's first m seeds
-
-
-def compute_side(size: Size, config: frontier.TFrontierConfig, devices=None, frontier_runs=None) -> Side:
-    """The compared results on ``devices`` (default: JAX's default devices, the accelerator).
-
-    ``frontier_runs`` (the frontier part's runs) stand in for the T-frontier's first seeds where given.
+    Returns:
+      ``(measurements, claims, seconds)``: the measurements by eps (1 first; ``size.peers``' order within each), the sources' claimed
+      ``(d, c)`` keyed by ``(name, eps)``, and the wall time (compilation included).
     """
-    n = size.check_seeds
-    key = jax.random.key(0)
-
-    # Reward words: threefry is integer arithmetic, the same bits on every backend.
-    keys = seed_keys(key, 4)
-    if devices is not None:
-        keys = jax.device_put(keys, devices[0])  # the program runs where its input lives
-    words = jax.jit(lambda ks: jax.vmap(lambda k: table_words(k, 10, 0, 256, 2))(ks))(keys)
-
-    # Sweep (fast path) and the engine's UCB1, first n seeds.
-    policy, instance, _, _ = bench_sweep.workload(size.sweep_horizon)
-    sweep = htb.simulate(key, policy, instance, size.sweep_horizon, n, devices=devices)
-    engine = htb.simulate(key, htb.UCB1(), bench_engine.instance(), size.engine_horizon, n, devices=devices)
-
-    # T-frontier: its first m seeds.
-    m = min(n, config.num_seeds)
-    if frontier_runs is None:
-        runs = htb.simulate(jax.random.key(int(config.key)), frontier.t_frontier_policy(config),
-                            config.family.instances(), list(config.horizons), m, devices=devices)
-        exploration, regret = runs.exploration[:, 0, :, 0], runs.regret
-    else:
-        exploration, regret = frontier_runs.exploration, frontier_runs.regret[..., :m]
-    return Side(np.asarray(words), sweep, engine, np.asarray(exploration), np.asarray(regret))
-
-
-def compare(accel: Side, cpu: Side) -> list[Check]:
-    """The verdicts of the checks of ``accel`` against ``cpu``: bit for bit where the README
-    promises it on any machine, statistically otherwise."""
-    checks = [equal_check(WORDS_CHECK, accel.words, cpu.words)]
-    checks.append(equal_check("sweep: exploration L_T", accel.sweep.exploration, cpu.sweep.exploration))
-    checks.append(equal_check("sweep: checkpoints", accel.sweep.checkpoints, cpu.sweep.checkpoints))
-    checks += pulls_checks("sweep", accel.sweep, cpu.sweep)
-    checks.append(mean_check("sweep: mean regret per grid point", accel.sweep.regret, cpu.sweep.regret))
-    checks.append(equal_check("engine UCB1: checkpoints", accel.engine.checkpoints, cpu.engine.checkpoints))
-    checks += pulls_checks("engine UCB1", accel.engine, cpu.engine)
-    checks.append(mean_check("engine UCB1: mean regret", accel.engine.regret, cpu.engine.regret))
-    checks.append(equal_check("frontier: exploration L_T", accel.frontier_exploration,
-                              cpu.frontier_exploration))
-    checks.append(mean_check("frontier: mean regret per (alpha, member, T)", accel.frontier_regret,
-                             cpu.frontier_regret))
-    return checks
-
-
-def check_against_cpu(size: Size, config: frontier.TFrontierConfig, frontier_runs=None) -> list[Check]:
-    """The checks against the CPU path; ``frontier_runs`` (the frontier part's runs) are compared where
-    given, else the frontier's first seeds are run on the accelerator here."""
-    cpu = cpu_devices()
-    if cpu is None:
-        return [Check("CPU backend visible", False, "jax.devices('cpu') failed: run without JAX_PLATFORMS=cuda")]
-    return compare(compute_side(size, config, frontier_runs=frontier_runs), compute_side(size, config, cpu))
-
-
-def on_the_cpu_alone() -> bool:
-    """Whether the "accelerator" is the CPU: both sides of the checks are then the same device."""
-    return jax.default_backend() == "cpu"
+    started = time.perf_counter()
+    family = dataclasses.replace(peer_frontier.FAMILY, spike_probs=tuple(size.peers_spike_probs))
+    anytime = htb.frontier.checkpoint_horizons(size.peers_horizon, size.peers_fit_from)
+    per_horizon = htb.frontier.checkpoint_horizons(size.peers_horizon, size.peers_fit_from, size.peers_per_decade)
+    measurements, claims = [], {}
+    for entry in peer_entries(size.peers):
+        horizons = per_horizon if entry.knows.endswith("T") else anytime
+        for assumed in (peer_frontier.EPS if entry.needs_eps else (None,)):
+            found = htb.frontier.measure(
+                entry.make(assumed), peer_frontier.EPS if assumed is None else (assumed,), horizons,
+                size.peers_seeds, family=family, name=entry.name, family_name="two-point",
+                anytime=entry.anytime, seed_chunk=min(size.peers_chunk, size.peers_seeds),
+            )
+            claims.update({(m.name, m.eps): entry.claim(m.eps) for m in found})
+            measurements += found
+    measurements.sort(key=lambda m: -m.eps)  # stable: the peers' order within each eps
+    return measurements, claims, time.perf_counter() - started
 
 
 # -- the suite ---------------------------------------------------------------------------------
 
-PARTS = ("sweep", "engine", "scale", "frontier", "stable", "checks")
+PARTS = ("sweep", "engine", "scale", "frontier", "stable", "peers", "checks")
 
 
 def cpu_2core_sweep(seeds: int, horizon: int, repeats: int) -> float | None:
@@ -366,11 +293,14 @@ def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence
         stable_size = (size_name, size.stable_seeds, min(size.stable_chunk, size.stable_seeds))
         return [frontier.run_t_frontier(config, progress=False) for _, config in stable_configs(*stable_size)]
 
+    def peers():
+        return measure_peers(size)
+
     def checks():
         runs = results["frontier"].runs if "frontier" in results else None
         return check_against_cpu(size, config, runs)
 
-    for name, part in zip(PARTS, (sweep, engine, scale, frontier_part, stable, checks), strict=True):
+    for name, part in zip(PARTS, (sweep, engine, scale, frontier_part, stable, peers, checks), strict=True):
         if name not in parts:
             continue
         t = time.perf_counter()
@@ -445,6 +375,9 @@ def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results
         seconds = sum(r.runs.seconds for r in results["stable"])
         lines.append(f"| stable T-frontier: {len(results['stable'])} families, {size.stable_seeds} seeds, "
                      f"T to {max(results['stable'][0].config.horizons):.0e}, wall (s) | {seconds:.1f} | |")
+    if "peers" in results:
+        lines.append(f"| peers whose round costs O(t): {len(size.peers)} policies, {size.peers_seeds} seeds, "
+                     f"T to {size.peers_horizon:.0e}, wall (s) | {results['peers'][2]:.1f} | |")
     if "sweep" in results:
         lines += ["", "Sweep:", "", "```", bench_sweep.report(results["sweep"][0]), "```"]
     if "engine" in results:
@@ -459,6 +392,10 @@ def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results
         lines += ["", "T-frontier on alpha-stable arms:"]
         for result in results["stable"]:
             lines += ["", frontier.t_frontier_table(result)]
+    if "peers" in results:
+        measurements, claims, _ = results["peers"]
+        lines += ["", "Peers whose round costs O(t), on Theorem 1's two-point family (claims: the sources'):", "",
+                  htb.frontier.measurement_table(measurements, claims)]
     if "checks" in results:
         lines += ["", f"Checks against the CPU path, same key, first {size.check_seeds} seeds:", ""]
         if on_the_cpu_alone():

@@ -1,10 +1,12 @@
-"""The GPU suite (benchmarks/gpu_suite.py) at its toy size on the CPU, so that it cannot rot.
+"""The GPU suite (benchmarks/gpu_suite.py, its checks in benchmarks/gpu_checks.py) at its toy size
+on the CPU, so that it cannot rot.
 
 The suite is written for a GPU; at the toy size it runs every part (sweep, engine, scaling,
-T-frontier, the checks against the CPU path) on whatever backend is there.  On a CPU the
-"accelerator" and the CPU path are the same device, so every check must pass with equal
-results; what this test guards is that every part still runs and reports, and that the
-comparison (``compare``) does fail when one side is perturbed: one reward bit, one regret.
+T-frontier, T-frontier on alpha-stable arms, the peers whose round costs O(t), the checks against
+the CPU path) on whatever backend is there.  On a CPU the "accelerator" and the CPU path are the
+same device, so every check must pass with equal results; what this test guards is that every
+part still runs and reports, and that the comparison (``gpu_checks.compare``) does fail when one
+side is perturbed: one reward bit, one regret.
 """
 
 import dataclasses
@@ -17,6 +19,7 @@ import pytest
 BENCHMARKS = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
 try:
+    import gpu_checks
     import gpu_suite
     import profiling
 finally:
@@ -33,9 +36,15 @@ def test_toy_suite_runs_every_part_and_passes_its_checks(capsys):
     assert [c.name for c in checks if not c.passed] == []
     assert len(checks) >= 10
     for part in ("| sweep: htb_jax / NumPy |", "| engine: UCB1,", "Scaling, seeds:", "Scaling, horizons",
-                 "Memory budget:", "T-frontier:", "| eps | alpha |", "Checks against the CPU path"):
+                 "Memory budget:", "T-frontier:", "| eps | alpha |", "| peers whose round costs O(t): 3 policies,",
+                 "Peers whose round costs O(t)", "Checks against the CPU path"):
         assert part in block, part
     assert block.startswith("### ")
+    # Every peer of the toy size at eps = 1 and 0.5, in its order within each eps.
+    peers = gpu_suite.SIZES["toy"].peers
+    assert len(peers) == 3 and set(peers) <= set(gpu_suite.PEERS)
+    rows = [line.split(" | ")[:3] for line in block.splitlines() if "| two-point |" in line]
+    assert rows == [["| " + name, "two-point", eps] for eps in ("1", "0.5") for name in peers]
     # On a CPU the checks compare the CPU with itself: the block says they cannot fail.
     assert "On a CPU both sides run on the same device" in block
 
@@ -50,7 +59,7 @@ def test_parts_run_alone_and_the_frontier_check_runs_its_own_seeds(tmp_path, cap
     assert "where the engine's UCB1 time goes" in block
     assert sorted(p.name for p in traces.iterdir()) == ["engine.trace.json.gz"]
     assert "| frontier: exploration L_T | pass |" in block  # run here at the check's seeds
-    assert "Sweep:" not in block and "T-frontier:" not in block and "Scaling" not in block
+    assert "Sweep:" not in block and "T-frontier:" not in block and "Scaling" not in block and "Peers" not in block
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +67,7 @@ def side():
     """The checks' side at the toy size on the CPU (its other side is the same)."""
     size = gpu_suite.SIZES["toy"]
     config = gpu_suite.frontier_config("toy", size.frontier_seeds, size.frontier_chunk)
-    return gpu_suite.compute_side(size, config)
+    return gpu_checks.compute_side(size, config)
 
 
 def _one_reward_bit_flipped(side):
@@ -83,7 +92,7 @@ def _one_frontier_length_changed(side):
 
 # name: (the perturbation of a side, the checks it must fail)
 PERTURBATIONS = {
-    "one reward bit": (_one_reward_bit_flipped, [gpu_suite.WORDS_CHECK]),
+    "one reward bit": (_one_reward_bit_flipped, [gpu_checks.WORDS_CHECK]),
     "one sweep regret": (lambda side: dataclasses.replace(side, sweep=_one_regret_changed(side.sweep)),
                          ["sweep: regret given equal pull counts"]),
     "one engine regret": (lambda side: dataclasses.replace(side, engine=_one_regret_changed(side.engine)),
@@ -96,11 +105,11 @@ PERTURBATIONS = {
 def test_the_comparison_fails_where_one_side_is_perturbed(side, perturbation):
     # On a CPU the suite compares the CPU with itself, which passes whatever the checks do: here
     # the same comparison sees one side changed in one place, in either order.
-    assert [c.name for c in gpu_suite.compare(side, side) if not c.passed] == []
+    assert [c.name for c in gpu_checks.compare(side, side) if not c.passed] == []
     perturb, failing = PERTURBATIONS[perturbation]
     other = perturb(side)
     for accel, cpu in ((other, side), (side, other)):
-        checks = gpu_suite.compare(accel, cpu)
+        checks = gpu_checks.compare(accel, cpu)
         assert [c.name for c in checks if not c.passed] == failing
         assert all(c.detail != "equal bit for bit" for c in checks if c.name in failing)
 
@@ -112,7 +121,7 @@ def test_a_large_change_fails_the_statistical_checks(side):
     point = (0,) * (regret.ndim - 1)
     regret[point] += 6 * np.sqrt(2 * max(regret[point].var(ddof=1), 1.0) / regret.shape[-1])
     other = dataclasses.replace(side, sweep=dataclasses.replace(side.sweep, regret=regret))
-    failed = [c.name for c in gpu_suite.compare(other, side) if not c.passed]
+    failed = [c.name for c in gpu_checks.compare(other, side) if not c.passed]
     assert failed == ["sweep: regret given equal pull counts", "sweep: mean regret per grid point"]
 
 
@@ -121,7 +130,7 @@ def test_the_block_says_when_the_checks_cannot_fail(monkeypatch, on_cpu):
     monkeypatch.setattr(gpu_suite, "on_the_cpu_alone", lambda: on_cpu)
     size = gpu_suite.SIZES["toy"]
     config = gpu_suite.frontier_config("toy", size.frontier_seeds, size.frontier_chunk)
-    block = gpu_suite.render("toy", size, config, {"checks": [gpu_suite.Check("c", True, "d")]}, {})
+    block = gpu_suite.render("toy", size, config, {"checks": [gpu_checks.Check("c", True, "d")]}, {})
     assert ("On a CPU both sides run on the same device" in block) == on_cpu
     assert "| c | pass | d |" in block
 
