@@ -260,9 +260,10 @@ def measure(
 
     Examples:
       >>> import htb_jax as htb
-      >>> (m,) = htb.frontier.measure(htb.UCB1(), 1.0, [100, 158, 251], 8)
-      >>> m.horizons.tolist(), m.regret.shape
-      ([100, 158, 251], (13, 3, 8))
+      >>> horizons = htb.frontier.checkpoint_horizons(300, fit_from=100)  # UCB1 never reads T
+      >>> (m,) = htb.frontier.measure(htb.UCB1(), 1.0, horizons, 8)
+      >>> m.horizons.tolist(), m.regret.shape  # members (21 and the fixed instance) x horizons x seeds
+      ([121, 152, 191, 239, 300], (22, 5, 8))
     """
     factory = None
     if callable(policy) and not hasattr(policy, "kernel") and not isinstance(policy, type):
