@@ -33,8 +33,8 @@ both tend to the theory as ``T -> inf``, and the share of ``K B_T`` in ``L_T``.
 Modules: ``families`` (the instance families), ``runs`` (a batch of policies on
 a family, resumable), ``fits`` (exponents, finite-T predictions, verdicts),
 ``t_frontier`` (the experiment of ``htb-jax frontier``), ``measure`` (any
-policy's ``(d, c)`` from one call, its table and figure), ``plots`` (Theorem 1's
-line and measured points), ``eps_profile`` (exponents across true ``eps``).
+policy's ``(d, c)`` from one call and its table), ``plots`` (Theorem 1's
+line and measured points, the figure of measured policies), ``eps_profile`` (exponents across true ``eps``).
 """
 
 from htb_jax._src.frontier.eps_profile import (
@@ -59,9 +59,8 @@ from htb_jax._src.frontier.measure import (
     checkpoint_horizons,
     measure,
     measurement_table,
-    plot_measurements,
 )
-from htb_jax._src.frontier.plots import frontier_panel, plot_point, plot_t_frontier
+from htb_jax._src.frontier.plots import frontier_panel, plot_measurements, plot_point, plot_t_frontier
 from htb_jax._src.frontier.runs import FamilyRuns, load_runs, run_family, save_runs, write_csv
 from htb_jax._src.frontier.t_frontier import (
     TFrontierConfig,

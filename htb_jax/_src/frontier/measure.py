@@ -27,7 +27,6 @@ import dataclasses
 import math
 import os
 import sys
-import textwrap
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -106,7 +105,7 @@ class Measurement:
 
     Attributes:
       name: the policy's label.
-      family_name: the family's label (a panel of :func:`plot_measurements`).
+      family_name: the family's label (a panel of :func:`~htb_jax._src.frontier.plots.plot_measurements`).
       eps: the true tail exponent (normalization by ``U_eps``).
       horizons: i64[H] the fitted horizons.
       regret: f64[F + 1, H, S] per-seed regrets (member ``F`` is the fixed instance).
@@ -410,102 +409,3 @@ def measurement_table(measurements: Sequence[Measurement], claims: dict | None =
             f"| {r['note']} |"
         )
     return head + "\n".join(lines)
-
-
-def plot_measurements(
-    measurements: Sequence[Measurement], path, *, title: str | None = None, claims: dict | None = None,
-    notes: dict | None = None,
-) -> None:
-    """Measured policies against Theorem 1's line: one panel per (family, eps).
-
-    Each point is a finite-T slope with its 95% intervals (filled marker);
-    ``x`` marks the schedule's finite-T prediction where known, ``o`` the
-    claimed exponents ``claims[(name, eps)] = (d, c)``.  Every point beyond the
-    line is numbered in its panel and listed under it with its reason
-    (:meth:`Measurement.note`, or ``notes[(name, eps)]`` where given).
-
-    Args:
-      measurements: from :func:`measure`.
-      path: a PNG path or an open binary file.
-      title: the figure's title.
-      claims, notes: optional, keyed by ``(name, eps)``.
-    """
-    _check_measurements(measurements)
-    check_path("path", path, file_object=True)
-    if title is not None and not isinstance(title, str):
-        raise TypeError(f"title must be a string or None; got {given('title', title)}.")
-    claims = _check_keyed("claims", claims)
-    notes = _check_keyed("notes", notes)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from htb_jax._src.frontier.plots import frontier_panel
-
-    families = list(dict.fromkeys(m.family_name for m in measurements))
-    eps_values = list(dict.fromkeys(m.eps for m in measurements))
-    names = list(dict.fromkeys(m.name for m in measurements))
-    colors = dict(zip(names, plt.cm.tab20(np.linspace(0.0, 1.0, max(len(names), 2))), strict=False))
-    markers = dict(zip(names, "s^Dv<>ph*XPd8H" * 4, strict=False))
-    # Axes that hold every point, interval, prediction and claim.
-    shown = [v for m in measurements for v in (m.d.high, m.c.high, m.d_finite_t, m.c_finite_t,
-                                               *claims.get((m.name, m.eps), ()))]
-    high = max(1.08, max(v for v in shown if np.isfinite(v)) + 0.05)
-    low = min(-0.05, min(m.c.low for m in measurements) - 0.05)
-    rows, cols = len(families), len(eps_values)
-    beyond, texts = {}, {}
-    for i, fam in enumerate(families):
-        for j, e in enumerate(eps_values):
-            beyond[i, j] = [m for m in measurements if m.family_name == fam and m.eps == e
-                            and (m.off_frontier < 0.0 or m.d.low > _ABOVE_ONE)]
-            texts[i, j] = "\n".join(
-                textwrap.fill(f"{n}. {m.name}: {notes.get((m.name, m.eps), m.note())}", 100, subsequent_indent="    ")
-                for n, m in enumerate(beyond[i, j], 1)
-            )
-    # Inches: a panel, the space under it (tick labels and x label, then its notes, 6-point lines),
-    # the legend's rows and the title.
-    lines = [max(texts[i, j].count("\n") + 1 if texts[i, j] else 0 for j in range(cols)) for i in range(rows)]
-    under = [0.75 + 0.1 * n for n in lines]
-    ncol = min(len(names) + 1, 3 * cols)
-    legend = 0.25 * math.ceil((len(names) + 1) / ncol) + 0.2
-    panel, top = 4.6, 0.75 if title else 0.45
-    height = rows * panel + sum(under) + 0.35 * (rows - 1) + legend + top
-    fig = plt.figure(figsize=(5.8 * cols, height))
-    handles = {}
-    y = height - top
-    for i, fam in enumerate(families):
-        for j, e in enumerate(eps_values):
-            ax = fig.add_axes([(0.75 + 5.8 * j) / (5.8 * cols), (y - panel) / height, 4.85 / (5.8 * cols), panel / height])
-            frontier_panel(ax, e, f"{fam}, eps = {e:g}  (filled: finite-T slope, x: schedule, o: claim)", high=high)
-            ax.set_xlim(0.0, high)
-            ax.set_ylim(low, high)
-            for m in measurements:
-                if m.family_name != fam or m.eps != e:
-                    continue
-                color = colors[m.name]
-                dc, cc = claims.get((m.name, m.eps), (math.nan, math.nan))
-                if not (np.isnan(dc) or np.isnan(cc)):
-                    ax.plot(dc, cc, "o", mfc="none", mec=color, ms=9)
-                if not (np.isnan(m.d_finite_t) or np.isnan(m.c_finite_t)):
-                    ax.plot(m.d_finite_t, m.c_finite_t, "x", color=color, ms=7)
-                handles[m.name] = ax.errorbar(
-                    m.d.slope, m.c.slope,
-                    xerr=[[max(m.d.slope - m.d.low, 0.0)], [max(m.d.high - m.d.slope, 0.0)]],
-                    yerr=[[max(m.c.slope - m.c.low, 0.0)], [max(m.c.high - m.c.slope, 0.0)]],
-                    fmt=markers[m.name], color=color, ms=6, capsize=2,
-                )
-                if m in beyond[i, j]:
-                    ax.annotate(str(beyond[i, j].index(m) + 1), (m.d.slope, m.c.slope), textcoords="offset points",
-                                xytext=(5, 5), fontsize=8, color=color, weight="bold")
-            if texts[i, j]:
-                ax.annotate(texts[i, j], (0.0, 0.0), xycoords="axes fraction", xytext=(0, -48),
-                            textcoords="offset points", fontsize=6, va="top")
-        y -= panel + under[i] + 0.35
-    first = fig.axes[0]
-    fig.legend([first.get_lines()[0], *handles.values()], ["Theorem 1 frontier", *handles],
-               loc="lower center", bbox_to_anchor=(0.5, 0.1 / height), ncol=ncol, fontsize=8)
-    if title:
-        fig.suptitle(title, fontsize=10, y=1.0 - 0.2 / height)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
