@@ -95,6 +95,7 @@ from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, expl
 from htb_jax._src.proxy import MAX_TABLE_BYTES, _check_horizon, static_blocks
 from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys, standard_words
 from htb_jax._src.rounding import snapped_ceil
+from htb_jax._src.simulate.fast_path import auto_sampler
 from htb_jax._src.validation import check_integer, check_interval, check_policy, concrete
 
 SAMPLERS = ("auto", "per_pull", "order_statistic", "block_sums")
@@ -249,9 +250,7 @@ def _check_sampler(sampler: Any, instance: Distribution) -> str:
         raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}.")
     family = type(instance)
     if sampler == "auto":
-        if family.has_block_quantile:
-            return "order_statistic"
-        return "block_sums" if family.affine_block_means else "per_pull"
+        sampler = auto_sampler(family)  # simulate's default, so the two see the same numbers
     if sampler == "order_statistic" and not family.has_block_quantile:
         raise ValueError(
             f"sampler='order_statistic' needs a family with closed-form block means (TwoPoint, Dirac, "
