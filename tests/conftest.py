@@ -64,6 +64,28 @@ def pytest_collection_modifyitems(session, config, items):
     items[:] = sorted(items, key=rank)  # stable: the same order on every worker
 
 
+def cpu_devices():
+    """JAX's CPU devices, or a skip where ``JAX_PLATFORMS`` leaves the CPU backend out (for example
+    ``JAX_PLATFORMS=cuda``): for tests about CPU compilation, or that compare with a CPU subprocess."""
+    import jax
+
+    try:
+        return jax.devices("cpu")
+    except RuntimeError:
+        pytest.skip("needs JAX's CPU backend, which JAX_PLATFORMS leaves out here")
+
+
+def cpu_bits_only(what: str) -> None:
+    """Skips on a non-CPU default backend a test of bits the README promises on CPUs alone.
+
+    Measured on an NVIDIA H200 (jax 0.11.2): ``what`` differs there between two programs by a few
+    float32 units in the last place (README, "The same numbers on another machine")."""
+    import jax
+
+    if jax.default_backend() != "cpu":
+        pytest.skip(f"on a {jax.default_backend()} {what}: bit for bit on CPUs only")
+
+
 def mom_reference(samples, num_blocks: int) -> float:
     """Median-of-Means by the paper's definition: sort the block means, take the ceil(B/2)-th."""
     x = np.asarray(samples, np.float64)

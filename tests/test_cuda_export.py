@@ -199,5 +199,7 @@ def test_the_scan_finds_a_cpu_only_call_and_export_refuses_a_callback():
     def on_the_host(x):
         return jax.pure_callback(np.sin, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
 
-    with pytest.raises(ValueError):
+    # refused at lowering for a platform this jaxlib lacks (a CPU-only one: ValueError), or at
+    # serialisation where a CUDA backend is present (NotImplementedError, seen on an H200)
+    with pytest.raises((ValueError, NotImplementedError)):
         export_jit(on_the_host, jnp.ones(3))

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
-from conftest import child_xla_flags
+from conftest import child_xla_flags, cpu_devices
 from htb_jax._src import cli
 
 TIMEOUT_S = 240  # per launch of the two processes; both are killed when it runs out
@@ -123,8 +123,9 @@ def test_simulate_in_two_processes_equals_one(tmp_path):
         _wait_all(procs, logs)
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
     grid = htb.AdaRETC(1.0, np.array([0.7, 0.9]), 0.1)
-    fast = htb.simulate(jax.random.key(3), grid, nu, [500, 2000], 9)
-    engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 9)
+    cpu = cpu_devices()[:1]  # the processes' platform
+    fast = htb.simulate(jax.random.key(3), grid, nu, [500, 2000], 9, devices=cpu)
+    engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 9, devices=cpu)
     for out in outs:  # every process holds the whole result
         got = np.load(out)
         for name in ("regret", "pulls", "estimates"):

@@ -13,8 +13,11 @@ import dataclasses
 import pathlib
 import sys
 
+import jax
 import numpy as np
 import pytest
+
+from conftest import cpu_devices
 
 BENCHMARKS = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
@@ -27,6 +30,7 @@ finally:
 
 
 def test_toy_suite_runs_every_part_and_passes_its_checks(capsys):
+    cpu_devices()  # the checks compare with the CPU path
     blocks = []
     block, checks = gpu_suite.run_suite("toy", on_part=blocks.append)
     # The block so far after each part: a run stopped midway keeps the parts it finished.
@@ -46,10 +50,11 @@ def test_toy_suite_runs_every_part_and_passes_its_checks(capsys):
     rows = [line.split(" | ")[:3] for line in block.splitlines() if "| two-point |" in line]
     assert rows == [["| " + name, "two-point", eps] for eps in ("1", "0.5") for name in peers]
     # On a CPU the checks compare the CPU with itself: the block says they cannot fail.
-    assert "On a CPU both sides run on the same device" in block
+    assert ("On a CPU both sides run on the same device" in block) == (jax.default_backend() == "cpu")
 
 
 def test_parts_run_alone_and_the_frontier_check_runs_its_own_seeds(tmp_path, capsys):
+    cpu_devices()  # the checks compare with the CPU path
     out, traces = tmp_path / "suite.md", tmp_path / "traces"
     assert gpu_suite.main(["--size", "toy", "--parts", "checks,engine", "--out", str(out),
                            "--profile", str(traces)]) == 0

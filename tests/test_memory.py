@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
+from conftest import cpu_devices
 from htb_jax._src import memory
 
 K = 3
@@ -85,7 +86,7 @@ def test_default_threads_fit_the_budget_and_an_accelerator_runs_one(monkeypatch)
     # the default drops to one instead of refusing; a thread count given explicitly is kept and
     # refused with the minimum.
     policy, instance = _cases()["fast path, per-pull"]
-    key, one = jax.random.key(5), jax.devices()[:1]
+    key, one = jax.random.key(5), cpu_devices()[:1]
     single = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, devices=one, threads=1)
     budget = single.fixed_bytes + single.bytes_per_seed + single.output_bytes
     monkeypatch.setenv("HTB_JAX_THREADS", "2")
@@ -99,7 +100,7 @@ def test_default_threads_fit_the_budget_and_an_accelerator_runs_one(monkeypatch)
     class FakeGPU:
         platform = "gpu"
 
-    cpu = jax.devices("cpu")[:1]
+    cpu = cpu_devices()[:1]
     assert memory.default_threads([FakeGPU()], 1000) == 1
     assert memory.default_threads(cpu, 1000) == 2 and memory.default_threads(cpu, 1) == 1
     monkeypatch.setenv("HTB_JAX_THREADS", "two")
@@ -107,7 +108,7 @@ def test_default_threads_fit_the_budget_and_an_accelerator_runs_one(monkeypatch)
         memory.default_threads(cpu, 1000)
     monkeypatch.delenv("HTB_JAX_THREADS")
     assert memory.default_threads(cpu, 1000) == memory.usable_cores()
-    assert memory.default_threads(jax.devices("cpu")[:1] * 2, 1000) == max(1, memory.usable_cores() // 2)
+    assert memory.default_threads(cpu * 2, 1000) == max(1, memory.usable_cores() // 2)
 
 
 def test_budget_errors_name_the_range_and_the_value():
@@ -123,7 +124,7 @@ def test_budget_errors_name_the_range_and_the_value():
 
 
 def test_default_budget_per_backend():
-    cpu = jax.devices("cpu")[0]
+    cpu = cpu_devices()[0]
     assert htb.default_memory_budget(cpu) == memory.CPU_MEMORY_BUDGET == 2 * 2**30
 
     class FakeGPU:

@@ -15,6 +15,7 @@ import ast
 import pathlib
 import re
 
+import jax
 import numpy as np
 import pytest
 
@@ -83,6 +84,11 @@ FMA_ONLY = [
     "res.alpha",
     "res.worst_case, res.reference",
 ]
+# Outputs that are a device compiler's own figures, shown as XLA:CPU gives them and checked on a CPU
+# backend: the measured peak of a compiled program (2.3 MiB where XLA:GPU compiles it on an H200).
+CPU_ONLY = [
+    "plan.estimated_peak, round(plan.measured_peak / 2**20, 1)",
+]
 _NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?")
 
 
@@ -142,7 +148,7 @@ def _blocks_with_statements():
 def test_every_commented_statement_is_checked():
     commented = {source for block in _blocks_with_statements() for _, source, comment in block if comment}
     checked = {s for s, _, _ in OUTPUTS}
-    assert set(FMA_ONLY) <= checked
+    assert set(FMA_ONLY) <= checked and set(CPU_ONLY) <= checked
     assert commented - checked - set(NOT_OUTPUTS) - set(NOT_RUN) == set()
     assert checked - commented == set()
 
@@ -176,12 +182,13 @@ def test_block_outputs_are_current(index):
     exec(PRELUDE, namespace)
     failures = []
     fuses = host_fuses_multiply_add()
+    on_cpu = jax.default_backend() == "cpu"
     for node, source, comment in _blocks_with_statements()[index]:
         if source in NOT_RUN:
             continue
         if isinstance(node, ast.Expr):
             value = eval(compile(ast.Expression(node.value), "<README>", "eval"), namespace)
-            if fuses or source not in FMA_ONLY:
+            if (fuses or source not in FMA_ONLY) and (on_cpu or source not in CPU_ONLY):
                 failures += _check(source, value, comment, namespace)
         else:
             exec(compile(ast.Module([node], []), "<README>", "exec"), namespace)

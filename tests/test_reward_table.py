@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
+from conftest import cpu_bits_only
 
 K = 3
 
@@ -84,5 +85,6 @@ def test_prefix_sums_are_the_tables_running_sums(num_pulls):
         np.testing.assert_array_equal(prefix[s, ..., 0], 0.0)
         assert np.all(np.abs(prefix[s, ..., 1:] - np.cumsum(table, axis=-1)) <= bound)
     # The same bits as the running sums of the table itself, drawn to its own length.
+    cpu_bits_only("the Pareto draws fused into the running sums differ from reward_table's")
     direct = jax.jit(lambda k: jnp.cumsum(htb.reward_table(k, family, num_pulls).astype(jnp.float64), axis=-1))
     np.testing.assert_array_equal(prefix[..., 1:], np.stack([np.asarray(direct(k)) for k in keys]))

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
-from conftest import child_xla_flags
+from conftest import child_xla_flags, cpu_devices
 
 SCRIPT = textwrap.dedent(
     """
@@ -46,7 +46,7 @@ def test_four_devices_equal_one(tmp_path):
     subprocess.run([sys.executable, "-c", SCRIPT, str(out)], env=env, check=True, timeout=600)
     sharded = np.load(out)
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
-    one = jax.devices()[:1]
+    one = cpu_devices()[:1]  # the subprocess's platform
     fast = htb.simulate(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10, devices=one)
     engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 10, devices=one)
     np.testing.assert_array_equal(sharded["fast"], fast.regret)
