@@ -40,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profiling import format_ops, top_ops  # noqa: E402
+from progress import note  # noqa: E402
 from python_loop_bandits import RobustUCBMoMLoop, UCB1Loop, gaussian_draw, run  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
@@ -258,13 +259,16 @@ def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, 
             r["ratio_smpy"] = rate / r["smpy_rate"]
         else:
             rate, regret = engine_rate(policy, n_engine, horizon, repeats)
+        note(f"engine: {name}, {n_engine} seeds, {rate:.3e} seed-rounds/s")
         rate_loop, regret_loop = loop_rate(make, n_loop, horizon) if n_loop > 0 else (math.nan, np.zeros(2))
+        note(f"engine: {name}'s Python loop, {n_loop} seeds")
         rows.append(dict(name=name, seeds=n_engine, engine=rate, loop=rate_loop, regret=regret,
                          regret_loop=regret_loop))
     r["rows"] = rows
     policy = policies()["UCB1"]
     r["threads"] = htb.memory_plan(jax.random.key(0), policy, instance(), horizon, seeds).threads
     r["one_thread_rate"], _ = engine_rate(policy, seeds, horizon, repeats, threads=1)
+    note("engine: UCB1 with threads=1")
     if forced_devices:
         forced = forced_devices_rate(seeds, horizon)
         if forced is not None:
@@ -273,6 +277,7 @@ def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, 
         nu, policy = instance(), policies()["UCB1"]
         r["profile"] = top_ops(lambda: htb.simulate(jax.random.key(1), policy, nu, horizon, seeds).regret, 12,
                                save_as=trace_path)
+        note("engine: profiled")
     return r
 
 

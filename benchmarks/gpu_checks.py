@@ -32,6 +32,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_engine  # noqa: E402
 import bench_sweep  # noqa: E402
+from progress import note  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import frontier  # noqa: E402
@@ -113,6 +114,7 @@ def compute_side(size: Size, config: frontier.TFrontierConfig, devices=None, fro
     """
     n = size.check_seeds
     key = jax.random.key(0)
+    where = "the CPU" if devices is not None else "the default devices"
 
     # Reward words: threefry is integer arithmetic, the same bits on every backend.
     keys = seed_keys(key, 4)
@@ -124,6 +126,7 @@ def compute_side(size: Size, config: frontier.TFrontierConfig, devices=None, fro
     policy, instance, _, _ = bench_sweep.workload(size.sweep_horizon)
     sweep = htb.simulate(key, policy, instance, size.sweep_horizon, n, devices=devices)
     engine = htb.simulate(key, htb.UCB1(), bench_engine.instance(), size.engine_horizon, n, devices=devices)
+    note(f"checks: reward words, sweep and engine on {where}")
 
     # T-frontier: its first m seeds.
     m = min(n, config.num_seeds)
@@ -133,6 +136,7 @@ def compute_side(size: Size, config: frontier.TFrontierConfig, devices=None, fro
         exploration, regret = runs.exploration[:, 0, :, 0], runs.regret
     else:
         exploration, regret = frontier_runs.exploration, frontier_runs.regret[..., :m]
+    note(f"checks: T-frontier on {where}")
     return Side(np.asarray(words), sweep, engine, np.asarray(exploration), np.asarray(regret))
 
 

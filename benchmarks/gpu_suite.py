@@ -37,8 +37,9 @@ with status 1 if a check fails.  ``--size auto`` (the
 default) is ``full`` on a GPU and ``toy`` elsewhere; the toy size runs in
 seconds on a CPU (``tests/test_gpu_suite.py``), so the suite cannot rot.
 
-``--profile DIR`` runs one more call of the sweep and of the engine's UCB1
-under the JAX profiler: their top operations go into the block and their
+``--profile DIR`` runs one more call of the sweep (of at most
+``bench_sweep.PROFILE_SEEDS`` seeds) and of the engine's UCB1 under the JAX
+profiler: their top operations go into the block and their
 traces into ``DIR`` (for https://ui.perfetto.dev; on a GPU, the kernels of
 the device's streams).
 
@@ -242,8 +243,8 @@ def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence
               profile_dir: str | None = None) -> tuple[str, list[Check]]:
     """Runs ``parts`` (in the order of :data:`PARTS`) at size ``size_name``.
 
-    With ``profile_dir``, the sweep and the engine's UCB1 each run one more call under the JAX
-    profiler: the block gets their top operations, and ``profile_dir`` their traces
+    With ``profile_dir``, the sweep (at most ``bench_sweep.PROFILE_SEEDS`` seeds) and the engine's
+    UCB1 each run one more call under the JAX profiler: the block gets their top operations, and ``profile_dir`` their traces
     (``sweep.trace.json.gz``, ``engine.trace.json.gz``).
 
     Returns:
