@@ -1,5 +1,7 @@
 """tune_schedule: admissible iterates (also with huge learning rates), vmap over lam, the objective."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -52,17 +54,21 @@ def test_reparametrisation_stays_strictly_inside(eps):
     np.testing.assert_allclose(q1, q0, rtol=1e-10)
 
 
-@pytest.mark.parametrize(
-    "optimizer",
-    [optax.adam(1e6), optax.sgd(1e6), optax.sgd(-1e6)],
-    ids=["adam-1e6", "sgd-1e6", "sgd-ascent-1e6"],
-)
-def test_every_iterate_is_admissible_even_with_huge_learning_rates(optimizer):
+@functools.partial(jax.jit, static_argnames="adam")
+def _tune_with_step(key, learning_rate, adam):
+    """tune_schedule with Adam or SGD at a traced learning rate: SGD's ascent and descent are one program."""
+    optimizer = (optax.adam if adam else optax.sgd)(learning_rate)
+    return htb.tune_schedule(key, 0.5, _family(), _reference(), T, S, lam=jnp.array([0.0, 0.5, 1.0]), num_steps=6,
+                             optimizer=optimizer, tau=0.1)
+
+
+@pytest.mark.parametrize("adam, learning_rate", [(True, 1e6), (False, 1e6), (False, -1e6)],
+                         ids=["adam-1e6", "sgd-1e6", "sgd-ascent-1e6"])
+def test_every_iterate_is_admissible_even_with_huge_learning_rates(adam, learning_rate):
+    # Steps of 1e6 in the logits, down or up, throw the iterates far out: each must still lie
+    # strictly inside the admissible ranges (a clipped or unbounded map reaches alpha = 1 or q = 0).
     eps = 0.5
-    res = _tune(
-        jax.random.key(0), eps, _family(), _reference(), T, S,
-        lam=jnp.array([0.0, 0.5, 1.0]), num_steps=6, optimizer=optimizer, tau=0.1,
-    )
+    res = _tune_with_step(jax.random.key(0), learning_rate, adam)
     assert res.alpha_trace.shape == (3, 7)
     _assert_admissible(res.alpha_trace, res.q_trace, eps)
     _assert_admissible(res.alpha, res.q, eps)
@@ -232,11 +238,13 @@ def test_polish_is_three_passes_of_the_exact_objective(tune_q):
     # the kept q.  Checked pass by pass against simulate at the same schedules: a polish that
     # skipped a pass, kept a worse point, centred a pass elsewhere, or moved q without tune_q
     # fails.  Every pass moves in this setup (objective 7.409 -> 7.087 / 7.101 -> 7.081 / 7.082
-    # -> 7.079 at L = 908, the first length with blocks of 2 for both arms).
+    # -> 7.079 at L = 908, the first length with blocks of 2 for both arms).  The descent is read
+    # from the polished run itself (one program per tune_q, not a second one without polish): a
+    # zero step keeps every iterate at the start, and the recorded objective there is simulate's,
+    # so a polish that moved the descent, or an objective trace off simulate's, still fails.
     key, lam, sigma, seeds, start, q0, radius, points = jax.random.key(6), 0.8, 0.05, 16, 0.83, 0.1, 0.02, 11
     kwargs = dict(lam=lam, sigma=sigma, num_steps=1, optimizer=optax.sgd(0.0), init_alpha=start, init_q=q0,
                   tune_q=tune_q, proxy="smoothed", sampler="per_pull", width=(radius, 0.002))
-    plain = _tune(key, 1.0, _family(), _reference(), T, seeds, **kwargs)
     polished = _tune(key, 1.0, _family(), _reference(), T, seeds, polish=points, **kwargs)
     lo, grid = theory.balanced_alpha(1.0), np.linspace(0.0, 1.0, points)
 
@@ -250,7 +258,7 @@ def test_polish_is_three_passes_of_the_exact_objective(tune_q):
         return (alphas[i], qs[i], values[i]) if values[i] < value else (alpha, q, value)
 
     alpha, q, value = start, q0, _simulated_objective(key, [start], [q0], lam, sigma, seeds)[0]
-    np.testing.assert_allclose(float(plain.final_objective), value, rtol=1e-9)
+    np.testing.assert_allclose(polished.objective, [value], rtol=1e-9)  # the one step, at the start
     first = best_of(*admissible(1.0 - (1.0 - lo) * grid, grid / 3.0 if tune_q else q0), alpha, q, value)
     second = best_of(*admissible(first[0] + radius * (2.0 * grid - 1.0), first[1]), *first)
     k, blocks = 2, int(np.ceil(8 * np.log(2 * float(T) ** 3)))
@@ -274,7 +282,9 @@ def test_polish_is_three_passes_of_the_exact_objective(tune_q):
     assert _exploration_lengths([float(polished.alpha)], [float(polished.q)])[0] == 908
     if not tune_q:
         assert float(polished.q) == pytest.approx(q0, rel=1e-9)
-    np.testing.assert_allclose(polished.alpha_trace, plain.alpha_trace, rtol=1e-12)  # the descent is unchanged
+    # The descent is unchanged: a zero step keeps both iterates at the start.
+    np.testing.assert_allclose(polished.alpha_trace, [start, start], rtol=1e-12)
+    np.testing.assert_allclose(polished.q_trace, [q0, q0], rtol=1e-12)
 
 
 @pytest.mark.parametrize(
