@@ -220,13 +220,14 @@ def test_estimates_equal_a_plain_reference_on_the_same_words_and_keep_common_num
 
 def test_block_words_keep_word_zero_and_smoothed_regret_equals_simulate():
     # Two words per block leave word 0 (every other family's block sums) bit for bit.  smoothed_regret
-    # with the standard medians is simulate's mean regret exactly (T = 10^12, 10^6 pulls per block).
+    # with the standard medians is simulate's mean regret exactly (T = 10^12, 10^6 pulls per block),
+    # jitted once, as callers do (op by op, the same comparison took 6 s more).
     key = jax.random.key(2)
     size = jnp.array([[3, 7], [5, 1]], jnp.int64)
     np.testing.assert_array_equal(block_words(key, size, 4, 2)[..., 0], block_words(key, size, 4))
     nu = htb.equal_gap(htb.Stable(loc=0.0, alpha=1.5, beta=0.5), num_arms=3, gap=0.5)
     policy = htb.AdaRETC(eps=0.4, alpha=jnp.array([0.8, 0.9]), q=0.0)
-    r = smoothed_regret(key, policy, nu, 10**12, 10, 0.01)
+    r = jax.jit(smoothed_regret, static_argnums=(3, 4))(key, policy, nu, 10**12, 10, 0.01)
     np.testing.assert_array_equal(r, htb.simulate(key, policy, nu, 10**12, 10).regret.mean(-1))
 
 
