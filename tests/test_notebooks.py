@@ -1,10 +1,12 @@
-"""Every notebook runs top to bottom in a fresh environment, installs htb_jax itself, and reproduces
-its stored tables.
+"""Every notebook runs top to bottom in a fresh environment where its first cell installed htb_jax, and
+reproduces its stored tables.
 
 One virtual environment, made here with ipykernel only (no system site packages, so the htb_jax
-of this process is invisible), serves every notebook: before each one, htb_jax is uninstalled
-(its dependencies stay), and the notebook's first cell must install it from ``HTB_JAX_SOURCE``,
-set to this checkout.  A real Jupyter kernel runs the notebook (``tests/notebook_runner.py``).
+of this process is invisible), serves every notebook.  Every notebook starts with the same install
+cell; it runs once per session, alone, in a real Jupyter kernel of that environment, and must
+install htb_jax from ``HTB_JAX_SOURCE``, set to this checkout, as on a bare Colab runtime.  Then
+each notebook runs top to bottom in a kernel of that environment (``tests/notebook_runner.py``):
+its first cell finds the installed htb_jax.
 The tables each notebook marks ``"exact"`` must equal the stored ones character for character,
 those marked ``"rounded"`` (reductions over seeds) to one unit of the last digit shown, on a CPU
 with FMA (where the README's reproducibility table promises them); with another jax or jaxlib than
@@ -26,12 +28,12 @@ from notebook_runner import (
     code_cells,
     exclusive,
     execute,
+    first_cell_install,
     images,
     make_venv,
     run_seconds,
     same_to_last_digit,
     text_output,
-    uninstall_htb_jax,
     versions,
 )
 
@@ -39,21 +41,29 @@ from conftest import host_fuses_multiply_add
 
 # What the appended check cell prints: where the kernel imported htb_jax from.
 WHERE = "htb_jax imported from "
+WHERE_CELL = f"print({WHERE!r} + str(pathlib.Path(htb.__file__).parent))"
 
 
 @pytest.fixture(scope="module")
-def fresh_python(tmp_path_factory):
-    """The environment's python and its lock, shared by the pytest-xdist workers of this session."""
+def installed_python(tmp_path_factory):
+    """The fresh environment's root, after the install cell ran there, and that executed cell (and the
+    check cell after it): made once per session, shared by its pytest-xdist workers."""
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # the session's directory, above each worker's own
-    lock = shared / "notebook-venv.lock"
-    venv = shared / "notebook-venv"
-    with exclusive(lock):
-        if not (venv / "ready").exists():
-            make_venv(venv)
-            (venv / "ready").touch()
-    return venv / "bin" / "python", lock
+    venv, installed = shared / "notebook-venv", shared / "notebook-install" / "installed.ipynb"
+    with exclusive(shared / "notebook-venv.lock"):
+        if not installed.exists():
+            python = make_venv(venv)
+            installed.parent.mkdir(exist_ok=True)
+            nb = first_cell_install(python, installed.parent, extra_cells=(WHERE_CELL,))
+            nbformat.write(nb, installed.with_suffix(".partial"))
+            installed.with_suffix(".partial").rename(installed)
+    return venv, nbformat.read(installed, as_version=4)
+
+
+def _imported_from(nb) -> pathlib.Path:
+    return pathlib.Path(text_output(code_cells(nb)[-1]).removeprefix(WHERE).strip())
 
 
 def test_there_are_four_notebooks():
@@ -73,16 +83,28 @@ def test_stored_notebook_has_its_outputs(path):
     assert 'HTB_JAX_SOURCE = os.environ.get("HTB_JAX_SOURCE", "..")' in first  # the one install setting
 
 
+def test_every_notebook_starts_with_the_same_install_cell():
+    # So that the one install below stands for each notebook's.
+    first = {"".join(code_cells(nbformat.read(p, as_version=4))[0].source) for p in NOTEBOOKS}
+    assert len(first) == 1
+
+
+def test_first_cell_installs_htb_jax_into_a_bare_environment(installed_python):
+    venv, installed = installed_python
+    out = text_output(code_cells(installed)[0])
+    assert re.search(rf"installing htb-jax(\[cuda\])? @ {re.escape(ROOT.as_uri())}\n", out), out
+    versions(installed)  # then imported it, and printed the versions
+    where = _imported_from(installed)
+    assert where.is_relative_to(venv), f"htb_jax came from {where}, not the fresh environment"
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_installs_htb_jax_and_reproduces_its_tables(path, fresh_python, tmp_path):
-    python, lock = fresh_python
-    with exclusive(lock):  # one notebook at a time in the shared environment
-        uninstall_htb_jax(python)
-        fresh = execute(path, python, tmp_path,
-                        extra_cells=(f"print({WHERE!r} + str(pathlib.Path(htb.__file__).parent))",))
-    where = pathlib.Path(text_output(code_cells(fresh)[-1]).removeprefix(WHERE).strip())
-    assert where.is_relative_to(python.parent.parent), f"htb_jax came from {where}, not the fresh environment"
-    assert re.search(rf"installing htb-jax(\[cuda\])? @ {re.escape(ROOT.as_uri())}\n", text_output(code_cells(fresh)[0]))
+def test_notebook_installs_htb_jax_and_reproduces_its_tables(path, installed_python, tmp_path):
+    venv, _ = installed_python  # htb_jax installed there by the first cell (the test above)
+    fresh = execute(path, venv / "bin" / "python", tmp_path, extra_cells=(WHERE_CELL,))
+    where = _imported_from(fresh)
+    assert where.is_relative_to(venv), f"htb_jax came from {where}, not the fresh environment"
+    assert "installing" not in text_output(code_cells(fresh)[0])  # it was there already
     assert images(fresh)
     assert run_seconds(fresh) < 60, "a notebook's CPU configuration runs well under a minute"
 
