@@ -8,7 +8,6 @@ import math
 
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import ndtr
 
 from htb_jax._src.distributions import Pareto, Stable
 from htb_jax._src.grids import powers_of_ten
@@ -255,6 +254,8 @@ class StableFamily:
           gap: ``Delta``, f64 broadcasting against ``[H]``.
           index: ``a``, likewise.
         """
+        from scipy.special import ndtr  # SciPy comes with jax; imported here, off `import htb_jax`'s path
+
         t, blocks, pulls, size = self._schedule(horizons, exploration)
         gap, a = np.asarray(gap, float), np.asarray(index, float)
         density0 = np.exp(np.vectorize(math.lgamma)(1.0 + 1.0 / a)) / math.pi
