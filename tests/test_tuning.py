@@ -54,12 +54,17 @@ def test_reparametrisation_stays_strictly_inside(eps):
     np.testing.assert_allclose(q1, q0, rtol=1e-10)
 
 
+# The Monte-Carlo runs below (eps = 1): the optimizer is built inside the jitted function at a
+# traced learning rate, so every run with the same optimizer family and lam shape is one program
+# (a static optimizer object would make each learning rate a program of its own): three programs
+# (Adam and SGD on three lams, Adam on one) for the three tests below.
+_MC = dict(num_steps=8, tau=0.1, sigma=0.05, init_alpha=0.8, init_q=0.1)
+
+
 @functools.partial(jax.jit, static_argnames="adam")
-def _tune_with_step(key, learning_rate, adam):
-    """tune_schedule with Adam or SGD at a traced learning rate: SGD's ascent and descent are one program."""
+def _tune_mc(key, lam, learning_rate, adam=True):
     optimizer = (optax.adam if adam else optax.sgd)(learning_rate)
-    return htb.tune_schedule(key, 0.5, _family(), _reference(), T, S, lam=jnp.array([0.0, 0.5, 1.0]), num_steps=6,
-                             optimizer=optimizer, tau=0.1)
+    return htb.tune_schedule(key, 1.0, _family(), _reference(), T, S, lam=lam, optimizer=optimizer, **_MC)
 
 
 @pytest.mark.parametrize("adam, learning_rate", [(True, 1e6), (False, 1e6), (False, -1e6)],
@@ -67,26 +72,21 @@ def _tune_with_step(key, learning_rate, adam):
 def test_every_iterate_is_admissible_even_with_huge_learning_rates(adam, learning_rate):
     # Steps of 1e6 in the logits, down or up, throw the iterates far out: each must still lie
     # strictly inside the admissible ranges (a clipped or unbounded map reaches alpha = 1 or q = 0).
-    eps = 0.5
-    res = _tune_with_step(jax.random.key(0), learning_rate, adam)
-    assert res.alpha_trace.shape == (3, 7)
+    eps = 1.0
+    res = _tune_mc(jax.random.key(0), jnp.array([0.0, 0.5, 1.0]), learning_rate, adam)
+    assert res.alpha_trace.shape == (3, 9)
     _assert_admissible(res.alpha_trace, res.q_trace, eps)
     _assert_admissible(res.alpha, res.q, eps)
     assert np.all(np.isfinite(np.asarray(res.objective)))
 
 
-# One optimizer object for the Monte-Carlo runs below, so that test_objective_trace_is_the_scalarised_proxy
-# reuses the program of the single-lam runs here (a static argument: a new object is a new program).
-_ADAM = optax.adam(0.1)
-_MC = dict(num_steps=8, tau=0.1, sigma=0.05, optimizer=_ADAM, init_alpha=0.8, init_q=0.1)
-
-
 def test_vmap_over_lam_equals_separate_runs():
-    kwargs = _MC
-    lams = jnp.array([0.2, 0.9])
-    batched = _tune(jax.random.key(1), 1.0, _family(), _reference(), T, S, lam=lams, **kwargs)
-    for i, lam in enumerate(lams):
-        one = _tune(jax.random.key(1), 1.0, _family(), _reference(), T, S, lam=float(lam), **kwargs)
+    # A lam-batched run is each lam's own run (the program of the Adam run above); a batch that
+    # shared seeds, steps or the best iterate across lams differs from the separate runs.
+    lams = jnp.array([0.2, 0.9, 0.5])
+    batched = _tune_mc(jax.random.key(1), lams, 0.1)
+    for i, lam in enumerate(lams[:2]):
+        one = _tune_mc(jax.random.key(1), float(lam), 0.1)
         assert one.alpha.shape == ()
         for field in ("alpha", "q", "objective", "alpha_trace", "worst_case", "reference"):
             np.testing.assert_allclose(getattr(batched, field)[i], getattr(one, field), rtol=1e-9)
@@ -96,7 +96,7 @@ def test_objective_trace_is_the_scalarised_proxy():
     # The recorded objective at the first iterate is lam log smax(R_f / U_f) + (1 - lam) log R_ref
     # of the Monte-Carlo proxy at the initial schedule, on the same seeds.
     eps, lam, sigma, tau = 1.0, 0.3, _MC["sigma"], _MC["tau"]
-    res = _tune(jax.random.key(2), eps, _family(), _reference(), T, S, lam=lam, **_MC)
+    res = _tune_mc(jax.random.key(2), lam, 0.1)
     policy = htb.AdaRETC(eps=eps, alpha=res.alpha_trace[0], q=res.q_trace[0])
     both = jax.jit(htb.regret_proxy, static_argnums=(3, 4))(jax.random.key(2), policy, _family_and_reference(), T, S,
                                                               tau)
