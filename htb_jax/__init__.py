@@ -64,14 +64,21 @@ from htb_jax._src.policy_protocol import (  # noqa: E402
     RoundContext,
     first_argmax,
 )
-from htb_jax._src.proxy import ProxyTable, analytic_regret_bound, proxy_table, regret_proxy  # noqa: E402
+from htb_jax._src.proxy import (  # noqa: E402
+    ProxyTable,
+    analytic_regret_bound,
+    proxy_regrets,
+    proxy_table,
+    regret_proxy,
+)
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
 from htb_jax._src.round_stream import round_uniforms  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
 from htb_jax._src.simulate.on_rewards import run_on_rewards  # noqa: E402
 from htb_jax._src.simulate.program import memory_plan, simulate  # noqa: E402
-from htb_jax._src.smoothing import smoothed_regret  # noqa: E402
-from htb_jax._src.tuning import TuningResult, admissible_schedule, tune_schedule  # noqa: E402
+from htb_jax._src.smoothing import regret_at_lengths, smoothed_regret  # noqa: E402
+from htb_jax._src.sweep import progress_bar  # noqa: E402
+from htb_jax._src.tuning import TuningResult, admissible_schedule, smooth_max_log, tune_schedule  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -127,8 +134,11 @@ __all__ = [
     "memory_plan",
     "num_arms",
     "powers_of_ten",
+    "progress_bar",
     "num_blocks",
+    "proxy_regrets",
     "proxy_table",
+    "regret_at_lengths",
     "regret_proxy",
     "reward_table",
     "round_uniforms",
@@ -136,6 +146,7 @@ __all__ = [
     "seed_keys",
     "signed_tail",
     "simulate",
+    "smooth_max_log",
     "smoothed_regret",
     "summarize",
     "theory",

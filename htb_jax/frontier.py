@@ -5,7 +5,8 @@ exponent (two-point, Pareto and alpha-stable families), fits the exponents with 
 finite-T predictions and verdicts, and runs, tabulates and plots the
 T-frontier experiment of ``htb-jax frontier``.  :func:`measure` puts any policy
 (built-in or a user's) on Theorem 1's frontier: its ``d`` and ``c`` with
-intervals, drawn against the line by :func:`plot_measurements`.
+intervals, drawn against the line by :func:`plot_measurements`; :func:`frontier_panel`
+and :func:`plot_point` draw the line and any measured point on a figure of one's own.
 """
 
 from htb_jax._src.frontier import (
@@ -22,6 +23,7 @@ from htb_jax._src.frontier import (
     eps_profile_rows,
     fit_t_frontier,
     free_exponent,
+    frontier_panel,
     load_runs,
     measure,
     measurement_table,
@@ -51,6 +53,7 @@ __all__ = [
     "eps_profile_rows",
     "fit_t_frontier",
     "free_exponent",
+    "frontier_panel",
     "load_runs",
     "measure",
     "measurement_table",

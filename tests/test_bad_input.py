@@ -3,6 +3,7 @@ the command line prints one line and exits with status 2, writing nothing."""
 
 import contextlib
 import inspect
+import io
 import os
 import re
 
@@ -465,6 +466,8 @@ SURFACE = {
     "ExploreThenCommit": (htb.ExploreThenCommit, dict(eps=1.0, alpha=0.8, q=0.0), ()),
     "AnytimeAdaRETC": (htb.AnytimeAdaRETC, dict(eps=1.0, alpha=0.8, q=0.0, growth=2.0), ()),
     "ForceMoM": (htb.ForceMoM, dict(rho=0.5), ()),
+    "ForceMoM.exploration_target": (htb.ForceMoM(rho=0.5).exploration_target, dict(num_arms=2, t=100), ()),
+    "ForceMoM.num_blocks": (htb.ForceMoM(rho=0.5).num_blocks, dict(num_arms=2, forced=10), ()),
     "RobustUCB": (htb.RobustUCB, dict(eps=1.0, u=2.0, v=None, estimator="truncated"), ("u", "v")),
     "RobustUCBf": (htb.RobustUCBf, dict(kind="R-UCB", estimator="mean", m=2.1, a=0.0), ()),
     "APE2": (htb.APE2, dict(p=1.5, c=1.0, perturbation="frechet", shape=3.0, scale=1.0), ("shape", "scale")),
@@ -491,6 +494,8 @@ SURFACE = {
     "kth_smallest": (htb.kth_smallest, dict(x=np.array([3.0, 1.0, 2.0]), k=2, axis=-1), ()),
     "powers_of_ten": (htb.powers_of_ten, dict(start=-2.0, stop=0.0, step=1.0), ()),
     "summarize": (htb.summarize, dict(outcome=OUTCOME), ()),
+    "progress_bar": (htb.progress_bar, dict(done=8, total=32, started=0.0, stream=io.StringIO(), initial=0,
+                                            chunk=(1, 4)), ("chunk",)),
     "fit_exponent": (htb.fit_exponent, dict(x=X3, regret=np.ones((3, 4)), key=0, num_bootstrap=10, level=0.95,
                                             statistic="mean"), ()),
     "fit_worst_case_exponent": (htb.fit_worst_case_exponent, dict(x=X3, regret=np.ones((3, 2, 4)), scale=np.ones(2),
@@ -519,10 +524,15 @@ SURFACE = {
                     ("num_pulls", "eps")),
     "regret_proxy": (htb.regret_proxy, dict(key=KEY, policy=ETC, instance=NU, horizon=100, num_seeds=4, tau=0.1,
                                             rounding=False, num_pulls=40), ("num_pulls",)),
+    "proxy_regrets": (htb.proxy_regrets, dict(policy=ETC, table=htb.proxy_table(KEY, NU, 100, 4, num_pulls=40),
+                                              horizon=100, tau=0.1, rounding=False), ()),
     "analytic_regret_bound": (htb.analytic_regret_bound, dict(policy=ETC, instance=NU, horizon=100, eps=1.0), ("eps",)),
     "smoothed_regret": (htb.smoothed_regret, dict(key=KEY, policy=ETC, instance=NU, horizon=100, num_seeds=4,
                                                   width=0.01, instance_width=0.01, sampler="per_pull", num_pulls=40),
                         ("instance_width", "num_pulls")),
+    "regret_at_lengths": (htb.regret_at_lengths, dict(key=KEY, instance=NU, horizon=100, num_seeds=4, lengths=[100],
+                                                      sampler="per_pull", num_pulls=40), ("num_pulls",)),
+    "smooth_max_log": (htb.smooth_max_log, dict(log_values=np.zeros(3), sigma=0.05), ()),
     "admissible_schedule": (htb.admissible_schedule, dict(z_alpha=0.0, z_q=0.0, eps=1.0), ()),
     "tune_schedule": (htb.tune_schedule, dict(key=KEY, eps=1.0, family=SPIKES, reference=REFERENCE, horizon=100,
                                               num_seeds=4, lam=0.5, tau=0.05, sigma=0.05, num_steps=5,
@@ -577,6 +587,7 @@ SURFACE = {
                                    ("claims",)),
     "frontier.plot_measurements": (htb.frontier.plot_measurements, dict(
         measurements=[MEASUREMENT], path="m.png", title="t", claims={}, notes={}), ("title", "claims", "notes")),
+    "frontier.frontier_panel": (htb.frontier.frontier_panel, dict(ax=_axes(), eps=1.0, title="t", high=1.02), ()),
     "frontier.plot_point": (htb.frontier.plot_point, dict(
         ax=_axes(), row=ROW, color="k", x="d", y="c", marker="s", label="l"), ("label",)),
     "frontier.write_csv": (htb.frontier.write_csv, dict(rows=[{"a": 1.0}], path="rows.csv"), ()),

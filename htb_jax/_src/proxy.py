@@ -64,7 +64,14 @@ from htb_jax._src.instances import intrinsic_scale
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls, num_blocks
 from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys
-from htb_jax._src.validation import check_flag, check_integer, check_interval, check_policy, concrete
+from htb_jax._src.validation import (
+    check_flag,
+    check_instance_type,
+    check_integer,
+    check_interval,
+    check_policy,
+    concrete,
+)
 
 MAX_TABLE_BYTES = 2**30  # prefix sums the proxy may hold (f64[S, *I, K, N + 1])
 
@@ -283,17 +290,37 @@ def _flat_policy(policy: AdaRETC) -> AdaRETC:
 def proxy_regrets(policy: AdaRETC, table: ProxyTable, horizon: int, tau: Any, *, rounding: bool = False):
     """Per-seed relaxed regrets of a (batched) policy on a :class:`ProxyTable`.
 
+    :func:`regret_proxy` is the mean over seeds of these regrets on a table it
+    draws; with a table drawn once by :func:`proxy_table`, many schedules (a
+    grid, or the iterates of an optimizer) share the same common random
+    numbers, and the per-seed values compare with ``simulate``'s seed by seed
+    (with ``rounding=True`` and ``tau = 0`` they are its per-pull regrets).
+    The per-seed regret is ``sum_i Delta_i n_i + (T - L) sum_i
+    softmax(mu_hat / tau)_i Delta_i`` (the relaxation of Algorithm 1 in
+    :mod:`htb_jax._src.proxy`).  Not jitted inside; differentiable in the
+    policy's float fields.
+
     Args:
       policy: :class:`AdaRETC` with batch shape ``G``.
-      table: prefix sums f64[S, *I, K, N + 1] and gaps f64[*I, K].
+      table: a :class:`ProxyTable`: prefix sums f64[S, *I, K, N + 1] and gaps
+        f64[*I, K].
       horizon: ``T``, a concrete int.
       tau: commit temperature ``>= 0`` (traced is fine).
       rounding: restore Algorithm 1's integer schedule.
 
     Returns:
       f64[*G, *I, S], the layout of ``simulate``'s ``Outcome.regret``.
+
+    Examples:
+      >>> import jax, htb_jax as htb
+      >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.0), num_arms=2, gap=0.5)
+      >>> table = htb.proxy_table(jax.random.key(0), nu, 10**4, 8, eps=1.0)
+      >>> policy = htb.AdaRETC(eps=1.0, alpha=jax.numpy.array([0.7, 0.8]), q=0.0)
+      >>> htb.proxy_regrets(policy, table, 10**4, 0.05).shape  # [G, S]
+      (2, 8)
     """
     check_policy("policy", policy, AdaRETC, "the regret proxy")
+    check_instance_type("table", table, ProxyTable, "a ProxyTable (from proxy_table)")
     horizon = _check_horizon(horizon)
     _check_tau(tau)
     check_flag("rounding", rounding)

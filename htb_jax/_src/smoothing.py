@@ -185,6 +185,85 @@ def _mean_regret(crn, lengths, instance, num_arms, horizon, sampler):
     return jnp.mean(jax.vmap(lambda e: per_length(lengths, e))(estimates), axis=0)
 
 
+def regret_at_lengths(
+    key: jax.Array,
+    instance: Distribution,
+    horizon: int,
+    num_seeds: int,
+    lengths: Any,
+    *,
+    sampler: str = "auto",
+    num_pulls: int | None = None,
+) -> jax.Array:
+    """``simulate``'s mean regret of AdaR-ETC as a function of its exploration length ``L``.
+
+    A schedule ``(eps, alpha, q)`` acts on a run only through ``L`` (see
+    :mod:`htb_jax._src.smoothing`): ``L`` round-robin pulls, ``B_T``
+    Median-of-Means blocks of ``floor(n_i / B_T)`` samples each, a commit to
+    the largest estimate for the remaining ``T - L`` rounds.  This is the mean
+    over seeds ``0 .. S - 1`` of that regret at any ``L``, schedule or not: the
+    sawtooth :func:`smoothed_regret` evaluates at ``L_T`` of a schedule (same
+    seeds, samplers and arithmetic, so equal to it there, and to
+    ``simulate``).  Its lengths ``K B_T s``, where every arm's blocks reach
+    ``s`` samples, are below any schedule's ``L_T`` for ``s = 1``.
+
+    Args:
+      key: a threefry ``jax.random.key``; seed ``s`` uses ``fold_in(key, s)``.
+      instance: one instance, batch shape ``(K,)``.
+      horizon: ``T``, a concrete int.
+      num_seeds: ``S``.
+      lengths: i64[...] exploration lengths in ``[min(T, K B_T), T]``.
+      sampler: as :func:`smoothed_regret`'s (``"auto"``: ``simulate``'s default).
+      num_pulls: per-pull table length per arm (default: ``ceil(max(L) / K)``;
+        unused by the other samplers).
+
+    Returns:
+      f64[lengths.shape].
+
+    Raises:
+      ValueError: for a bad ``horizon``, ``num_seeds``, ``lengths`` or
+        ``sampler``, or a per-pull table above :data:`htb_jax._src.proxy.MAX_TABLE_BYTES`.
+
+    Examples:
+      >>> import jax, htb_jax as htb
+      >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=2, gap=0.5)
+      >>> policy = htb.AdaRETC(eps=0.5, alpha=0.8, q=0.0)
+      >>> length = int(policy.exploration_length(2, 1000))
+      >>> r = htb.regret_at_lengths(jax.random.key(0), nu, 1000, 4, [length, length + 1], sampler="per_pull")
+      >>> sim = htb.simulate(jax.random.key(0), policy, nu, 1000, 4, sampler="per_pull")
+      >>> r.shape, bool(r[0] == sim.regret.mean())
+      ((2,), True)
+    """
+    as_threefry_key(key)
+    horizon = _check_horizon(horizon)
+    k = instance_num_arms(instance)
+    check_arms_and_horizon(k, horizon)
+    if tuple(instance.batch_shape) != (k,):
+        raise ValueError(f"instance must be one instance, batch shape (K,); got batch shape {instance.batch_shape}.")
+    check_integer("num_seeds", num_seeds, 1)
+    shortest = min(horizon, k * static_blocks(k, horizon))
+    check_integer("lengths", lengths, shortest, maximum=horizon)
+    sampler = _check_sampler(sampler, instance)
+    if sampler == "per_pull":
+        if num_pulls is None:
+            most = concrete(lengths)
+            num_pulls = -(-(horizon if most is None else int(np.max(most))) // k)
+        check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS)
+        size = 8 * num_seeds * k * (num_pulls + 1)
+        if size > MAX_TABLE_BYTES:
+            raise ValueError(
+                f"regret_at_lengths holds the per-pull prefix sums: num_seeds={num_seeds} x K={k} x "
+                f"{num_pulls + 1} pulls x 8 bytes = {size / 2**20:.0f} MiB, more than the limit of "
+                f"{MAX_TABLE_BYTES / 2**20:.0f} MiB; lower num_seeds or the lengths."
+            )
+    elif num_pulls is not None:
+        check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS)
+    lengths = jnp.asarray(lengths, jnp.int64)
+    crn = _common_numbers(jax.random.key_data(as_threefry_key(key)), instance, k, horizon, num_seeds, sampler,
+                          num_pulls)
+    return _mean_regret(crn, lengths.reshape(-1), instance, k, horizon, sampler).reshape(lengths.shape)
+
+
 def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef):
     """The custom-JVP mean regret of one policy (``eps``, ``alpha``, ``q``, f64[] each) on one instance."""
 

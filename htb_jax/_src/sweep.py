@@ -39,7 +39,14 @@ from htb_jax._src.resumable import (
     seed_chunks,
 )
 from htb_jax._src.simulate.program import memory_plan, simulate
-from htb_jax._src.validation import check_integer, check_interval, check_nonempty, real_array
+from htb_jax._src.validation import (
+    check_integer,
+    check_interval,
+    check_nonempty,
+    check_real,
+    given,
+    real_array,
+)
 
 FAMILIES = ("pareto", "student-t", "gaussian", "two-point")
 
@@ -200,17 +207,36 @@ def progress_bar(
 ) -> None:
     """A progress bar over seed chunks, with the elapsed time and an ETA.
 
-    One line per update when ``stream`` is not a terminal.
+    What the chunked runs of the library show (``htb-jax sweep``,
+    :func:`htb_jax.frontier.run_family`, :func:`htb_jax.frontier.measure`);
+    call it after each chunk of a loop of one's own over ``simulate(...,
+    first_seed=...)``.  The bar is redrawn in place on a terminal, one line
+    per update otherwise.
 
     Args:
-      done: seeds finished.
-      total: seeds in all.
+      done: seeds finished, ``>= 0``.
+      total: seeds in all, ``>= 1``.
       started: ``time.perf_counter()`` when this run started.
-      stream: where to write.
+      stream: where to write (an object with ``write``, e.g. ``sys.stderr``).
       initial: seeds already finished when this run started (read back from
         disk); the ETA extrapolates from the seeds computed since.
       chunk: ``(chunks done, chunks in all)``, shown when given.
+
+    Examples:
+      >>> import io, time, htb_jax as htb
+      >>> out = io.StringIO()
+      >>> htb.progress_bar(8, 32, time.perf_counter(), out)
+      >>> out.getvalue()[:46]
+      '  [#######.......................] 8/32 seeds '
     """
+    check_integer("done", done, 0)
+    check_integer("total", total, 1)
+    check_real("started", started, "a time.perf_counter() reading")
+    if stream is None or isinstance(stream, type) or not callable(getattr(stream, "write", None)):
+        raise TypeError(f"stream must be an object with a write method (e.g. sys.stderr); got {given('stream', stream)}.")
+    check_integer("initial", initial, 0)
+    if chunk is not None and not (isinstance(chunk, tuple) and len(chunk) == 2):
+        raise TypeError(f"chunk must be None or a pair (chunks done, chunks in all); got {given('chunk', chunk)}.")
     elapsed = time.perf_counter() - started
     computed = done - initial
     eta = elapsed / computed * (total - done) if computed > 0 else float("nan")

@@ -148,7 +148,27 @@ def schedule_logits(alpha: Any, q: Any, eps: Any) -> tuple[jax.Array, jax.Array]
 
 
 def smooth_max_log(log_values: jax.Array, sigma: Any) -> jax.Array:
-    """``sigma logsumexp(log_values / sigma)`` over the last axis: a smooth max, in ``[max, max + sigma log F]``."""
+    """``sigma logsumexp(log_values / sigma)`` over the last axis: a smooth max, in ``[max, max + sigma log F]``.
+
+    The worst-case term of :func:`tune_schedule`'s objective is this smooth max of
+    ``log(R_f / U_eps(nu_f))`` over the family's ``F`` members (``log smax_f`` of
+    :mod:`htb_jax._src.tuning`); applied to ``simulate``'s mean regrets it gives the same
+    objective on a grid of schedules.
+
+    Args:
+      log_values: f64[..., F] the logs to take the smooth max of.
+      sigma: temperature ``> 0`` in log units (traced is fine).
+
+    Returns:
+      f64[...].
+
+    Examples:
+      >>> import jax.numpy as jnp, htb_jax as htb
+      >>> round(float(htb.smooth_max_log(jnp.log(jnp.array([1.0, 2.0, 4.0])), 0.05)), 6)  # log 4 = 1.386294
+      1.386294
+    """
+    real_array("log_values", log_values)
+    check_interval("sigma", sigma, 0.0, np.inf, low_closed=False, high_closed=False)
     return sigma * jax.scipy.special.logsumexp(log_values / sigma, axis=-1)
 
 

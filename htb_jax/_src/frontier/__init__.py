@@ -51,7 +51,6 @@ from htb_jax._src.frontier.fits import (
     schedule_free_slope,
     verdict,
 )
-from htb_jax._src.frontier.fits import _slope as _slope  # force_mom_frontier's finite-T slopes
 from htb_jax._src.frontier.measure import (
     ANYTIME_POLICIES,
     Measurement,

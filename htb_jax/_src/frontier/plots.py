@@ -12,7 +12,7 @@ import numpy as np
 from htb_jax._src import theory
 from htb_jax._src.frontier.measure import _ABOVE_ONE, Measurement, _check_keyed, _check_measurements
 from htb_jax._src.frontier.t_frontier import TFrontierResult
-from htb_jax._src.validation import check_instance_type, check_path, given
+from htb_jax._src.validation import check_instance_type, check_interval, check_path, given
 
 
 def _check_ax(ax) -> None:
@@ -21,7 +21,32 @@ def _check_ax(ax) -> None:
 
 
 def frontier_panel(ax, eps: float, title: str, *, high: float = 1.02) -> None:
-    """Theorem 1's line ``c + d (1+eps)/eps = (1+eps)/eps`` on ``ax``, with the (d, c) axes."""
+    """Theorem 1's line ``c + d (1+eps)/eps = (1+eps)/eps`` on ``ax``, with the (d, c) axes.
+
+    The panel every frontier figure draws its measured points on (:func:`plot_point`):
+    the line for ``d`` in ``[0, 1]``, axes ``d`` (distribution-free exponent of ``T``)
+    and ``c`` (distribution-dependent exponent), both shown from 0.45 and 0 to ``high``.
+
+    Args:
+      ax: a matplotlib Axes.
+      eps: the true tail exponent, in ``(0, 1]``.
+      title: the panel's title.
+      high: the upper limit of both axes, ``> 0.45``.
+
+    Examples:
+      >>> import matplotlib; matplotlib.use("Agg")
+      >>> import matplotlib.pyplot as plt, htb_jax as htb
+      >>> fig, ax = plt.subplots()
+      >>> htb.frontier.frontier_panel(ax, 1.0, "eps = 1")
+      >>> htb.frontier.plot_point(ax, dict(d=0.7, d_low=0.68, d_high=0.72, d_theory=2 / 3, d_finite_t=0.69,
+      ...                                  c=0.6, c_low=0.6, c_high=0.6, c_theory=2 / 3, c_finite_t=0.6), "C0")
+      >>> plt.close(fig)
+    """
+    _check_ax(ax)
+    check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a string; got {given('title', title)}.")
+    check_interval("high", high, 0.45, np.inf, low_closed=False, high_closed=False)
     d = np.linspace(0.0, 1.0, 401)
     ax.plot(d, theory.t_frontier(d, eps), "k-", lw=1.2, label="Theorem 1 frontier")
     ax.set_xlim(0.45, high)

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from htb_jax._src import mom, pytree
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
 from htb_jax._src.rounding import snapped_ceil
-from htb_jax._src.validation import check_interval
+from htb_jax._src.validation import check_integer, check_interval
 
 
 def initial_pulls(num_arms: int) -> int:
@@ -75,6 +75,43 @@ class ForceMoM:
     @property
     def batch_shape(self) -> tuple[int, ...]:
         return tuple(jnp.shape(self.rho))
+
+    def exploration_target(self, num_arms: int, t: Any) -> jax.Array:
+        """``D_t = max(K m0, ceil(K^(1 - rho) t^rho))``: the forced pulls due by round ``t``.
+
+        Args:
+          num_arms: ``K >= 1``.
+          t: rounds, int or int array ``>= 1``, broadcast against ``rho``.
+
+        Returns:
+          i64[broadcast(rho.shape, t.shape)].
+
+        Examples:
+          >>> ForceMoM(rho=0.5).exploration_target(2, [10, 10**4, 10**6]).tolist()  # K m0 = 62 first
+          [62, 142, 1415]
+        """
+        check_integer("num_arms", num_arms, 1)
+        check_integer("t", t, 1)
+        return exploration_target(self.rho, num_arms, t)
+
+    def num_blocks(self, num_arms: int, forced: Any) -> jax.Array:
+        """``q(n)``, the Median-of-Means blocks of an arm with ``n`` forced samples (the largest odd
+        integer ``<= min(n, 2 ceil(log(2K) + log log(e^e + n)) + 1)``).
+
+        Args:
+          num_arms: ``K >= 1``.
+          forced: ``n``, int or int array ``>= 1``.
+
+        Returns:
+          i64[forced.shape].
+
+        Examples:
+          >>> ForceMoM(rho=0.5).num_blocks(2, [1, 4, 100, 10**6]).tolist()
+          [1, 3, 7, 11]
+        """
+        check_integer("num_arms", num_arms, 1)
+        check_integer("forced", forced, 1)
+        return num_blocks(forced, num_arms)
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
         k, n = spec.num_arms, spec.max_pulls
