@@ -14,8 +14,9 @@ the spread between runs.
 
 'finite T' columns: the slopes the exploration schedules imply over the
 fitted horizons: ``D_t`` (c) and ``t (K q(n) / D_t)^(eps/(1+eps))`` with
-``n = D_t / K`` forced samples per arm in ``q(n)`` blocks (d) for ForceMoM;
-:mod:`htb_jax._src.frontier`'s for AdaR-ETC.  Writes
+``n = D_t / K`` forced samples per arm in ``q(n)`` blocks (d) for ForceMoM
+(``ForceMoM.exploration_target``, ``ForceMoM.num_blocks``); ``htb.frontier``'s for
+AdaR-ETC.  Writes
 ``experiments/force_mom_frontier/``.
 
     python experiments/force_mom_frontier.py
@@ -30,8 +31,6 @@ import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
-from htb_jax._src import frontier, sweep
-from htb_jax._src.policies import force_mom
 
 OUT = pathlib.Path(__file__).resolve().parent / "force_mom_frontier"
 RHOS = (0.5, 0.6, 2 / 3)
@@ -43,10 +42,10 @@ ADAR_SEEDS = 1024  # AdaR-ETC on the fast path
 SEED_CHUNK = 8
 CHECKPOINTS = 51  # log-spaced rounds 1..T, ten per decade
 # The hardest spike probability over these horizons is about one over a block size (> 1e-4).
-FAMILY = frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-6.0, 0.0, 0.5) + (0.5,))
+FAMILY = htb.frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-6.0, 0.0, 0.5) + (0.5,))
 
 
-def run_force_mom() -> tuple[frontier.FamilyRuns, np.ndarray]:
+def run_force_mom() -> tuple[htb.frontier.FamilyRuns, np.ndarray]:
     """ForceMoM on the family, chunk of seeds by chunk: runs with horizons = checkpoints."""
     policy = htb.ForceMoM(rho=jnp.asarray(RHOS))
     instances = FAMILY.instances()
@@ -57,15 +56,20 @@ def run_force_mom() -> tuple[frontier.FamilyRuns, np.ndarray]:
         out = htb.simulate(root, policy, instances, T, SEED_CHUNK, first_seed=first, num_checkpoints=CHECKPOINTS)
         curves.append(np.asarray(out.regret_curve))  # [G, F+1, S, C]
         checkpoints = np.asarray(out.checkpoints[0, 0, 0])
-        sweep.progress_bar(first + SEED_CHUNK, SEEDS, started, sys.stderr)
+        htb.progress_bar(first + SEED_CHUNK, SEEDS, started, sys.stderr)
     sys.stderr.write("\n")
     regret = np.moveaxis(np.concatenate(curves, axis=2), 2, 3)  # [G, F+1, C, S]
-    forced = np.stack([np.asarray(force_mom.exploration_target(r, FAMILY.num_arms, checkpoints)) for r in RHOS])
+    forced = np.stack([np.asarray(htb.ForceMoM(rho=r).exploration_target(FAMILY.num_arms, checkpoints)) for r in RHOS])
     seconds = time.perf_counter() - started
-    return frontier.FamilyRuns(regret, forced, checkpoints.astype(np.int64), FAMILY, seconds), checkpoints
+    return htb.frontier.FamilyRuns(regret, forced, checkpoints.astype(np.int64), FAMILY, seconds), checkpoints
 
 
-def force_mom_rows(runs: frontier.FamilyRuns) -> list:
+def _slope(x: np.ndarray, y: np.ndarray) -> float:
+    """The least-squares slope of ``log y`` in ``log x``: the exponent a curve implies over the fitted horizons."""
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def force_mom_rows(runs: htb.frontier.FamilyRuns) -> list:
     mask = runs.horizons >= FIT_FROM
     t = runs.horizons[mask].astype(float)
     k = FAMILY.num_arms
@@ -73,13 +77,13 @@ def force_mom_rows(runs: frontier.FamilyRuns) -> list:
     rows = []
     for g, rho in enumerate(RHOS):
         forced = runs.exploration[g, mask].astype(float)
-        blocks = np.asarray(force_mom.num_blocks(np.floor(forced / k).astype(np.int64), k), float)
+        blocks = np.asarray(htb.ForceMoM(rho=rho).num_blocks(k, np.floor(forced / k).astype(np.int64)), float)
         c_fit = htb.fit_exponent(t, runs.regret[g, -1][mask])
-        c_finite = frontier._slope(t, forced)
+        c_finite = _slope(t, forced)
         for eps in EPS:
             regret = np.moveaxis(runs.regret[g, :members][:, mask], 0, 1)  # [H, F, S]
             d_fit = htb.fit_worst_case_exponent(t, regret, runs.scale(eps)[:members])
-            d_finite = frontier._slope(t, t * (k * blocks / forced) ** (eps / (1.0 + eps)))
+            d_finite = _slope(t, t * (k * blocks / forced) ** (eps / (1.0 + eps)))
             claim = htb.theory.force_mom_exponents(rho, eps)
             rows.append(_row(f"ForceMoM rho={rho:.3f}", eps, d_fit, float(claim.worst_case), d_finite,
                              c_fit, float(claim.fixed_instance), c_finite))
@@ -89,11 +93,11 @@ def force_mom_rows(runs: frontier.FamilyRuns) -> list:
 def adar_etc_rows(horizons: np.ndarray) -> list:
     alphas = [float(htb.theory.balanced_alpha(e)) for e in EPS]
     policy = htb.AdaRETC(eps=jnp.asarray(EPS), alpha=jnp.asarray(alphas), q=0.0)
-    runs = frontier.run_family(policy, FAMILY, tuple(int(h) for h in horizons), ADAR_SEEDS, seed_chunk=256)
+    runs = htb.frontier.run_family(policy, FAMILY, tuple(int(h) for h in horizons), ADAR_SEEDS, seed_chunk=256)
     rows = []
     for g, (eps, alpha) in enumerate(zip(EPS, alphas, strict=True)):
-        d_fit, d_finite, _ = frontier.free_exponent(runs, g, eps, FIT_FROM)
-        c_fit, c_finite = frontier.dependent_exponent(runs, g, FIT_FROM)
+        d_fit, d_finite, _ = htb.frontier.free_exponent(runs, g, eps, FIT_FROM)
+        c_fit, c_finite = htb.frontier.dependent_exponent(runs, g, FIT_FROM)
         rows.append(_row(f"AdaR-ETC alpha*={alpha:.3f}", eps, d_fit, alpha, d_finite,
                          c_fit, float(htb.theory.beta_alpha(alpha, eps)), c_finite))
     return rows
@@ -105,7 +109,8 @@ def _row(policy, eps, d_fit, d_theory, d_finite, c_fit, c_theory, c_finite) -> d
         d_theory=d_theory, d_finite_t=d_finite, d=d_fit.slope, d_low=d_fit.low, d_high=d_fit.high,
         c_theory=c_theory, c_finite_t=c_finite, c=c_fit.slope, c_low=c_fit.low, c_high=c_fit.high,
         on_frontier=c_fit.slope + d_fit.slope * (1 + eps) / eps - (1 + eps) / eps,
-        d_verdict=frontier.verdict(d_fit, d_theory, d_finite), c_verdict=frontier.verdict(c_fit, c_theory, c_finite),
+        d_verdict=htb.frontier.verdict(d_fit, d_theory, d_finite),
+        c_verdict=htb.frontier.verdict(c_fit, c_theory, c_finite),
     )
 
 
@@ -132,8 +137,8 @@ def main() -> None:
     print(table)
     OUT.mkdir(exist_ok=True)
     (OUT / "table.md").write_text(table + "\n")
-    frontier.write_csv(rows, OUT / "force_mom_frontier.csv")
-    frontier.save_runs(runs, OUT / "runs.npz")
+    htb.frontier.write_csv(rows, OUT / "force_mom_frontier.csv")
+    htb.frontier.save_runs(runs, OUT / "runs.npz")
     _plot(rows, OUT / "force_mom_frontier.png")
     print(f"{runs.seconds:.0f} s (ForceMoM engine runs); wrote {OUT}", file=sys.stderr)
 
@@ -146,13 +151,14 @@ def _plot(rows, path) -> None:
 
     fig, axes = plt.subplots(1, len(EPS), figsize=(4.4 * len(EPS), 4.2), squeeze=False)
     for ax, eps in zip(axes[0], EPS, strict=True):
-        frontier.frontier_panel(ax, eps, f"eps = {eps:g}  (o claim/theory, x schedule at finite T, ■▲ measured)",
-                                high=1.05)
+        htb.frontier.frontier_panel(
+            ax, eps, f"eps = {eps:g}  (o claim/theory, x schedule at finite T, ■▲ measured)", high=1.05
+        )
         mine = [r for r in rows if r["eps"] == eps]
         colors = plt.cm.plasma(np.linspace(0.0, 0.8, len(mine)))
         for r, color in zip(mine, colors, strict=True):
             marker = "^" if r["policy"].startswith("AdaR") else "s"
-            frontier.plot_point(ax, r, color, marker=marker, label=r["policy"])
+            htb.frontier.plot_point(ax, r, color, marker=marker, label=r["policy"])
         ax.legend(fontsize=7, loc="lower left")
     fig.suptitle(f"ForceMoM vs AdaR-ETC, t in [{FIT_FROM}, {T:.0e}], {SEEDS} seeds (ForceMoM, engine), "
                  f"{ADAR_SEEDS} (AdaR-ETC)", fontsize=10)
