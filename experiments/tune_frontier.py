@@ -26,7 +26,7 @@ tau -> 0, and the analytic proxy's tuned alpha.
 Writes ``experiments/tune_frontier/{tune_frontier.csv, tau_convergence.csv,
 tune_frontier.png, table.md}``.
 
-**Smoothed proxy** (``--smoothed``, :func:`htb_jax._src.smoothing.smoothed_regret`,
+**Smoothed proxy** (``--smoothed``, ``htb.smoothed_regret``,
 ``tune_schedule(proxy="smoothed")``): writes ``gradients.csv`` (the
 pathwise proxy, the block-scale envelope and the smoothed regret against
 common-random-number central differences of ``simulate`` at ``h`` in
@@ -60,7 +60,6 @@ import optax
 
 import htb_jax as htb
 from htb_jax import theory
-from htb_jax._src import frontier, proxy, tuning
 
 ROOT = pathlib.Path(__file__).resolve().parent
 OUT = ROOT / "tune_frontier"
@@ -84,9 +83,9 @@ def lam_grid(eps: float) -> np.ndarray:
 def objective_terms(alpha, eps, family_table, reference_table, scale, tau=TAU):
     """Proxy worst case (smooth and hard) and reference regret for a grid of alpha (q = 0)."""
     policy = htb.AdaRETC(eps=eps, alpha=jnp.asarray(alpha), q=0.0)
-    fam = jnp.mean(proxy.proxy_regrets(policy, family_table, HORIZON, tau), axis=-1) / scale  # [G, F]
-    ref = jnp.mean(proxy.proxy_regrets(policy, reference_table, HORIZON, tau), axis=-1)  # [G]
-    smooth = SIGMA * jax.scipy.special.logsumexp(jnp.log(fam) / SIGMA, axis=-1)
+    fam = jnp.mean(htb.proxy_regrets(policy, family_table, HORIZON, tau), axis=-1) / scale  # [G, F]
+    ref = jnp.mean(htb.proxy_regrets(policy, reference_table, HORIZON, tau), axis=-1)  # [G]
+    smooth = htb.smooth_max_log(jnp.log(fam), SIGMA)
     return np.asarray(smooth), np.asarray(jnp.log(jnp.max(fam, axis=-1))), np.asarray(jnp.log(ref))
 
 
@@ -117,8 +116,8 @@ def run_eps(eps: float, family, reference):
         optimizer=optax.adam(LEARNING_RATE), init_q=0.0, tune_q=False, proxy="analytic",
     )
     # The same objective on an alpha grid: where the optimiser should land.
-    family_table = proxy.proxy_table(key, family, HORIZON, NUM_SEEDS, eps=eps)
-    reference_table = proxy.proxy_table(key, reference, HORIZON, NUM_SEEDS, eps=eps)
+    family_table = htb.proxy_table(key, family, HORIZON, NUM_SEEDS, eps=eps)
+    reference_table = htb.proxy_table(key, reference, HORIZON, NUM_SEEDS, eps=eps)
     scale = htb.intrinsic_scale(family, eps)
     grid = lo + (1.0 - lo) * np.linspace(1e-6, 1.0 - 1e-3, 81)
     log_w, log_w_hard, log_r = objective_terms(grid, eps, family_table, reference_table, scale)
@@ -152,10 +151,10 @@ def tau_convergence(eps: float, alpha: float, family, reference) -> list[dict]:
     rows = []
     for name, inst in (("family", family), ("reference", reference)):
         exact = np.asarray(htb.simulate(key, policy, inst, HORIZON, NUM_SEEDS, sampler="per_pull").regret)
-        table = proxy.proxy_table(key, inst, HORIZON, NUM_SEEDS, eps=eps)
+        table = htb.proxy_table(key, inst, HORIZON, NUM_SEEDS, eps=eps)
         for tau in (1.0, 0.3, 0.1, 0.03, 0.01, 1e-3, 0.0):
             for rounding in (False, True):
-                got = np.asarray(proxy.proxy_regrets(policy, table, HORIZON, tau, rounding=rounding))
+                got = np.asarray(htb.proxy_regrets(policy, table, HORIZON, tau, rounding=rounding))
                 err = np.abs(got - exact)
                 rows.append(dict(eps=eps, alpha=alpha, instances=name, tau=tau, rounding=rounding,
                                  mean_abs_error=float(err.mean()), max_abs_error=float(err.max()),
@@ -172,7 +171,7 @@ def plot(rows, summaries, path):
     grid_rows = list(csv.DictReader(open(ROOT / "t_frontier" / "frontier.csv")))
     fig, axes = plt.subplots(1, len(EPS_VALUES), figsize=(5.0 * len(EPS_VALUES), 4.4), squeeze=False)
     for ax, eps in zip(axes[0], EPS_VALUES, strict=True):
-        frontier.frontier_panel(ax, eps, f"eps = {eps:g}")
+        htb.frontier.frontier_panel(ax, eps, f"eps = {eps:g}")
         pts = [r for r in grid_rows if float(r["eps"]) == eps]
         ax.plot([float(r["d"]) for r in pts], [float(r["c"]) for r in pts], "s", color="0.5", ms=6,
                 label="grid sweep, measured (t_frontier)")
@@ -262,24 +261,18 @@ GRAD_CASES = (  # name, instance, eps, T, q, alphas; sampler per_pull except the
 
 def _envelope_slope(key, eps, alpha, q, inst, horizon, sampler):
     """Block-scale envelope: d/d alpha of the exact regret interpolated linearly between tooth starts."""
-    from htb_jax._src import smoothing
-
     k = inst.batch_shape[-1]
     blocks = int(htb.num_blocks(k, horizon))
-    length = float(smoothing.exploration_of(jnp.array([eps, alpha, q]), k, horizon))
+    length = float(htb.AdaRETC(eps=eps, alpha=alpha, q=q).exploration_length(k, horizon))
     s0 = int(length // (k * blocks))
-    nodes = jnp.array([k * blocks * s0, k * blocks * (s0 + 1)], jnp.int64)
-    crn = smoothing._common_numbers(jax.random.key_data(key), inst, k, horizon, GRAD_SEEDS, sampler,
-                                    int(nodes[1]) // k + 2)
-    values = np.asarray(smoothing._mean_regret(crn, nodes, inst, k, horizon, sampler))
+    nodes = [k * blocks * s0, k * blocks * (s0 + 1)]  # tooth starts: every arm's blocks reach s0, s0 + 1 samples
+    values = np.asarray(htb.regret_at_lengths(key, inst, horizon, GRAD_SEEDS, nodes, sampler=sampler))
     beta = (1 - alpha) * (1 + eps) / eps
     dl = -(k**q) * horizon**beta * np.log(horizon) * (1 + eps) / eps
     return float((values[1] - values[0]) / (k * blocks) * dl)
 
 
 def gradient_agreement() -> list[dict]:
-    from htb_jax._src.smoothing import smoothed_regret
-
     key = jax.random.key(KEY)
     rows = []
     for name, make, eps, horizon, q, alphas in GRAD_CASES:
@@ -289,16 +282,16 @@ def gradient_agreement() -> list[dict]:
         grid = np.array([x for a, hh in pts for x in (a + hh, a - hh)])
         sim = np.asarray(htb.simulate(key, htb.AdaRETC(eps=eps, alpha=grid, q=q), inst, horizon, GRAD_SEEDS,
                                       sampler=sampler).regret)
-        table = proxy.proxy_table(key, inst, horizon, GRAD_SEEDS, eps=eps) if sampler == "per_pull" else None
+        table = htb.proxy_table(key, inst, horizon, GRAD_SEEDS, eps=eps) if sampler == "per_pull" else None
         def smoothed(a, hh, eps=eps, q=q, inst=inst, horizon=horizon, sampler=sampler):
-            return smoothed_regret(key, htb.AdaRETC(eps=eps, alpha=a, q=q), inst, horizon, GRAD_SEEDS, hh,
+            return htb.smoothed_regret(key, htb.AdaRETC(eps=eps, alpha=a, q=q), inst, horizon, GRAD_SEEDS, hh,
                                    sampler=sampler)
 
         smooth = jax.jit(jax.grad(smoothed))
         pathwise = None
         if table is not None:
             def relaxed(a, eps=eps, q=q, table=table, horizon=horizon):
-                return jnp.mean(proxy.proxy_regrets(htb.AdaRETC(eps=eps, alpha=a, q=q), table, horizon, 0.05))
+                return jnp.mean(htb.proxy_regrets(htb.AdaRETC(eps=eps, alpha=a, q=q), table, horizon, 0.05))
 
             pathwise = jax.jit(jax.grad(relaxed))
         for i, (a, hh) in enumerate(pts):
@@ -355,7 +348,7 @@ def tuned_against_grid(lams=TUNE_LAMS, spikes=SPIKES, horizons=TUNE_HORIZONS, se
         policy = htb.AdaRETC(eps=eps, alpha=grid, q=0.0)
         fam = np.asarray(htb.simulate(key, policy, family, horizon, seeds).regret)  # [G, F, S]
         ref = np.asarray(htb.simulate(key, policy, reference, horizon, seeds).regret)  # [G, S]
-        log_w = np.asarray(tuning.smooth_max_log(jnp.log(fam.mean(-1) / scale), SIGMA))
+        log_w = np.asarray(htb.smooth_max_log(jnp.log(fam.mean(-1) / scale), SIGMA))
         log_r = np.log(ref.mean(-1))
         log_l = np.log(np.asarray(policy.exploration_length(2, horizon), np.float64))
         slope_w, slope_r = np.polyfit(log_l, log_w, 1)[0], np.polyfit(log_l, log_r, 1)[0]
@@ -453,9 +446,9 @@ def smoothed_main(tuning_only: bool = False) -> None:
         grad_rows = read_csv(OUT / "gradients.csv")
     else:
         grad_rows = gradient_agreement()
-        frontier.write_csv(grad_rows, OUT / "gradients.csv")
+        htb.frontier.write_csv(grad_rows, OUT / "gradients.csv")
     tune_rows = tuned_against_grid()
-    frontier.write_csv(tune_rows, OUT / "tuned_vs_grid.csv")
+    htb.frontier.write_csv(tune_rows, OUT / "tuned_vs_grid.csv")
     plot_alpha_vs_t(tune_rows, OUT / "alpha_vs_T.png")
     table = smoothed_md(grad_rows, tune_rows, time.perf_counter() - started)
     (OUT / "smoothed.md").write_text(table + "\n")
@@ -469,7 +462,7 @@ def balanced_main() -> None:
     OUT.mkdir(exist_ok=True)
     lams = (float(theory.balanced_alpha(1.0)),)
     rows = tuned_against_grid(lams)
-    frontier.write_csv(rows, OUT / "tuned_vs_grid_balanced.csv")
+    htb.frontier.write_csv(rows, OUT / "tuned_vs_grid_balanced.csv")
     plot_alpha_vs_t(rows, OUT / "alpha_vs_T_balanced.png", lams)
     text = smoothed_md([], rows, time.perf_counter() - started).split("\n\n", 2)[-1]
     (OUT / "balanced.md").write_text(text + "\n")
@@ -556,7 +549,7 @@ def trend_main() -> None:
     started = time.perf_counter()
     OUT.mkdir(exist_ok=True)
     rows = tuned_against_grid(TREND_LAMS, TREND_SPIKES, TREND_HORIZONS, TREND_SEEDS)
-    frontier.write_csv(rows, OUT / "tuned_vs_grid_trend.csv")
+    htb.frontier.write_csv(rows, OUT / "tuned_vs_grid_trend.csv")
     plot_trend(rows, OUT / "alpha_vs_T_trend.png")
     text = trend_md(rows, time.perf_counter() - started)
     (OUT / "trend.md").write_text(text + "\n")
@@ -587,8 +580,8 @@ def main() -> None:
         tau_rows += tau_convergence(eps, worst_only["alpha"], family, reference)
         print(f"eps={eps:g}: {s['seconds']:.0f} s", flush=True)
     OUT.mkdir(exist_ok=True)
-    frontier.write_csv(rows, OUT / "tune_frontier.csv")
-    frontier.write_csv(tau_rows, OUT / "tau_convergence.csv")
+    htb.frontier.write_csv(rows, OUT / "tune_frontier.csv")
+    htb.frontier.write_csv(tau_rows, OUT / "tau_convergence.csv")
     plot(rows, summaries, OUT / "tune_frontier.png")
     table = table_md(rows, summaries, tau_rows)
     (OUT / "table.md").write_text(table + "\n")
