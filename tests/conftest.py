@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
+import tempfile
 from decimal import Decimal, getcontext
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-import htb_jax  # noqa: F401  (enables x64 for every test)
+# Compiled programs kept on disk for the whole run, shared by its pytest-xdist workers and the
+# processes tests start (the command line, notebooks, two-process runs): a program compiled by one
+# is loaded by the others.  JAX's persistent cache keys an entry on the program, the compile
+# options, XLA_FLAGS, the device and the jax version, so no test reads another's program; a
+# directory set in the environment is kept (an empty one turns the cache off); the run's own is
+# removed when it ends.
+_OWN_CACHE = "JAX_COMPILATION_CACHE_DIR" not in os.environ
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(
+    tempfile.gettempdir(), f"htb_jax-tests-{os.environ.get('PYTEST_XDIST_TESTRUNUID', os.getpid())}"))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+
+import htb_jax  # noqa: E402, F401  (enables x64 for every test)
 
 # One execution per simulation: the suite's two xdist workers already keep both cores busy
 # (simulate's threads are tested explicitly, in test_memory and test_sharding).
@@ -51,6 +64,11 @@ SLOWEST_FIRST = (
 def pytest_configure(config):
     if getattr(config.option, "maxschedchunk", "") is None:
         config.option.maxschedchunk = 1
+
+
+def pytest_unconfigure(config):
+    if _OWN_CACHE and not hasattr(config, "workerinput"):  # the controller, once the workers are done
+        shutil.rmtree(os.environ["JAX_COMPILATION_CACHE_DIR"], ignore_errors=True)
 
 
 def pytest_collection_modifyitems(session, config, items):
