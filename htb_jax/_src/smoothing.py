@@ -248,14 +248,8 @@ def regret_at_lengths(
         if num_pulls is None:
             most = concrete(lengths)
             num_pulls = -(-(horizon if most is None else int(np.max(most))) // k)
-        check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS)
-        size = 8 * num_seeds * k * (num_pulls + 1)
-        if size > MAX_TABLE_BYTES:
-            raise ValueError(
-                f"regret_at_lengths holds the per-pull prefix sums: num_seeds={num_seeds} x K={k} x "
-                f"{num_pulls + 1} pulls x 8 bytes = {size / 2**20:.0f} MiB, more than the limit of "
-                f"{MAX_TABLE_BYTES / 2**20:.0f} MiB; lower num_seeds or the lengths."
-            )
+        _check_table_size("regret_at_lengths holds the per-pull prefix sums", num_seeds, k, num_pulls,
+                          "num_seeds or the lengths")
     elif num_pulls is not None:
         check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS)
     lengths = jnp.asarray(lengths, jnp.int64)
@@ -322,6 +316,18 @@ def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef)
 
     mean_regret.defjvp(jvp, symbolic_zeros=True)
     return mean_regret
+
+
+def _check_table_size(holds: str, num_seeds: int, k: int, num_pulls: Any, lower: str) -> None:
+    """Refuses a bad ``num_pulls`` or per-pull prefix sums (``S x K x (num_pulls + 1)`` float64)
+    above :data:`MAX_TABLE_BYTES`; the message starts with ``holds`` and ends with what to lower."""
+    check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS)
+    size = 8 * num_seeds * k * (num_pulls + 1)
+    if size > MAX_TABLE_BYTES:
+        raise ValueError(
+            f"{holds}: num_seeds={num_seeds} x K={k} x {num_pulls + 1} pulls x 8 bytes = {size / 2**20:.0f} MiB, "
+            f"more than the limit of {MAX_TABLE_BYTES / 2**20:.0f} MiB; lower {lower}."
+        )
 
 
 def _check_sampler(sampler: Any, instance: Distribution) -> str:
@@ -432,14 +438,8 @@ def smoothed_regret(
     if sampler == "per_pull":
         if num_pulls is None:
             num_pulls = default_pulls(policy, k, horizon, width)
-        check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS)
-        size = 8 * num_seeds * k * (num_pulls + 1)
-        if size > MAX_TABLE_BYTES:
-            raise ValueError(
-                f"smoothed_regret holds one instance's per-pull prefix sums at a time: num_seeds={num_seeds} "
-                f"x K={k} x {num_pulls + 1} pulls x 8 bytes = {size / 2**20:.0f} MiB, more than the limit of "
-                f"{MAX_TABLE_BYTES / 2**20:.0f} MiB; lower num_seeds or horizon (T={horizon})."
-            )
+        _check_table_size("smoothed_regret holds one instance's per-pull prefix sums at a time", num_seeds, k,
+                          num_pulls, f"num_seeds or horizon (T={horizon})")
     else:
         num_pulls = 0
     key_data = jax.random.key_data(as_threefry_key(key))
