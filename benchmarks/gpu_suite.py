@@ -138,7 +138,10 @@ SIZES = {
     ),
     "full": Size(
         sweep_seeds=10**6, sweep_horizon=10**6, numpy_seeds=10**4, repeats=3,
-        engine_seeds=10**6, engine_horizon=10**4, robust_seeds=10**5, robust_ucb=True, loop_seeds=2, smpy_seeds=2,
+        # Robust UCB (MoM) recomputes the pulled arm's Median-of-Means from all its rewards, so a round
+        # costs O(t): 8.5e5 seed-rounds/s on 2 CPU cores at T = 10^4, where 10^5 seeds would take 1150 s
+        # a call; at 10^5 seeds the engine part did not finish within 120 s on an H200 (2026-11-26).
+        engine_seeds=10**6, engine_horizon=10**4, robust_seeds=10**4, robust_ucb=True, loop_seeds=2, smpy_seeds=2,
         scale_max_seeds=10**6, scale_horizon=10**5, horizon_seeds=10**5, horizon_exponents=(3, 15),
         budget_seeds=10**5, budget_engine_seeds=4096, budget_horizon=10**5, budget_engine_horizon=2000,
         budgets=(32 * MiB, 512 * MiB, 8192 * MiB, None),
