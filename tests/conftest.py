@@ -13,14 +13,13 @@ import numpy as np
 import pytest
 
 # Compiled programs kept on disk for the whole run, shared by its pytest-xdist workers and the
-# processes tests start (the command line, notebooks, two-process runs): a program compiled by one
-# is loaded by the others.  JAX's persistent cache keys an entry on the program, the compile
+# processes tests start (the command line, notebooks, two-process runs), which inherit the directory
+# the first process (the controller) names: a program compiled by one is loaded by the others.  JAX's persistent cache keys an entry on the program, the compile
 # options, XLA_FLAGS, the device and the jax version, so no test reads another's program; a
 # directory set in the environment is kept (an empty one turns the cache off); the run's own is
 # removed when it ends.
 _OWN_CACHE = "JAX_COMPILATION_CACHE_DIR" not in os.environ
-os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(
-    tempfile.gettempdir(), f"htb_jax-tests-{os.environ.get('PYTEST_XDIST_TESTRUNUID', os.getpid())}"))
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"htb_jax-tests-{os.getpid()}"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
 import htb_jax  # noqa: E402, F401  (enables x64 for every test)
