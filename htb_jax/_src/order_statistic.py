@@ -97,3 +97,64 @@ def levels(seed_key: jax.Array, num_arms: int, blocks: jax.Array) -> tuple[jax.A
     first, second = jax.lax.fori_loop(jnp.int64(0), jnp.max(blocks) + 1, unhoisted(add), (zeros, zeros))
     total = first + second
     return first / total, second / total
+
+
+def _log_uniform(word: jax.Array) -> jax.Array:
+    """``log U`` for the uniform ``U`` of a 64-bit word (:func:`~htb_jax._src.bits.two_sided_uniform`)."""
+    upper, small = bits_lib.two_sided_uniform(word)
+    return jnp.where(upper, jnp.log1p(-small), jnp.log(small))
+
+
+def median_levels(seed_key: jax.Array, num_arms: int, blocks: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The levels ``(U_(k), 1 - U_(k))``, ``k = ceil(B/2)``, from three words whatever ``B``.
+
+    The same law as :func:`levels` at a cost that does not grow with ``B``.
+    ``B = 2k - 1`` (odd): ``U_(k) ~ Beta(k, k)``, drawn by Ulrich's
+    construction (Ulrich 1984; Devroye 1986, IX.4): the first coordinate of
+    a uniform point on the sphere ``S^(2k)`` has density proportional to
+    ``(1 - y^2)^(k - 1)``, and it is ``Y = R sin(Theta)`` with ``Theta``
+    uniform and ``1 - R^2 = U^(2 / (2k - 1))`` for a uniform ``U`` (the
+    projection of that point on a plane), so ``X = (1 + Y) / 2 ~ Beta(k,
+    k)``.  ``B = 2k`` (even): ``U_(k) ~ Beta(k, k + 1)``, drawn as ``X W^(1 /
+    (2k))`` with ``X ~ Beta(k, k)`` and ``W`` uniform (the product of
+    independent ``Beta(a, b)`` and ``Beta(a + b, c)`` is ``Beta(a, b + c)``).
+
+    Both sides keep full relative precision: with ``|sin Theta| =
+    cos(pi w / 2)``, ``w`` uniform, the smaller of ``X`` and ``1 - X`` is
+    ``(2 sin^2(pi w / 4) + cos(pi w / 2) (1 - R^2) / (1 + R)) / 2``, a sum of
+    positive terms, and ``1 - X W^(1/(2k)) = (1 - X) - X expm1(log W / (2k))``.
+
+    **Words.**  Those of :func:`levels`' key ``key_(i, B)`` at counters ``(1,
+    j)``, ``j = 0, 1, 2`` (:func:`levels` reads ``(0, j)``): a level is shared
+    by every configuration, instance and horizon with the same ``B``, and
+    independent of :func:`levels`' and of the reward words.
+
+    Args:
+      seed_key: the seed's key.
+      num_arms: static ``K``.
+      blocks: i64[H] the estimator's ``B`` per column, ``>= 1``.
+
+    Returns:
+      ``(u, v)``: f64[K, H] each, ``u + v = 1`` to rounding; ``u ~ Beta(k, B - k + 1)``.
+    """
+    data = jax.random.key_data(jax.random.fold_in(seed_key, ORDER_STATISTIC_STREAM))
+    blocks = jnp.asarray(blocks, jnp.int64)
+    arms = jnp.broadcast_to(jnp.arange(num_arms, dtype=jnp.uint32)[:, None], (num_arms, blocks.shape[0]))
+    key0, key1 = bits_lib.threefry2x32(data[0], data[1], arms, jnp.broadcast_to(blocks.astype(jnp.uint32), arms.shape))
+
+    def word(j):
+        return bits_lib.join_words(*bits_lib.threefry2x32(key0, key1, jnp.uint32(1), jnp.uint32(j)))
+
+    k = ((blocks + 1) // 2).astype(_F64)
+    log_q = _log_uniform(word(0)) * (2.0 / (2.0 * k - 1.0))  # 1 - R^2 = U^(2/(2k-1))
+    r = jnp.sqrt(-jnp.expm1(log_q))
+    upper, half_w = bits_lib.two_sided_uniform(word(1))  # side of Theta, w/2 uniform on (0, 1/2)
+    cos = jnp.cos(jnp.pi * half_w)  # |sin Theta| = cos(pi w / 2)
+    small = 0.5 * (2.0 * jnp.square(jnp.sin(0.5 * jnp.pi * half_w)) + cos * jnp.exp(log_q) / (1.0 + r))
+    large = 0.5 * (1.0 + cos * r)
+    x, x_c = jnp.where(upper, large, small), jnp.where(upper, small, large)  # X ~ Beta(k, k), 1 - X
+    log_y = _log_uniform(word(2)) * (0.5 / k)  # Y = W^(1/(2k)) ~ Beta(2k, 1)
+    even = blocks % 2 == 0
+    u = jnp.where(even, x * jnp.exp(log_y), x)
+    v = jnp.where(even, x_c - x * jnp.expm1(log_y), x_c)
+    return u, v
