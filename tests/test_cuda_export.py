@@ -100,6 +100,8 @@ SIMULATE_CASES = {
     "block_sums-gaussian": lambda: (_ADAR, _gaussian(), [T, 10**12], dict(sampler="block_sums")),
     "order_statistic-two_point": lambda: (_ADAR, _two_point(), [T, 10**18], dict(sampler="order_statistic")),
     "order_statistic-gaussian": lambda: (_ADAR, _gaussian(), [T, 10**18], dict(sampler="order_statistic")),
+    "order_statistic-stable": lambda: (_ADAR, htb.Stable(loc=jnp.array([0.0, 0.5]), alpha=jnp.array([1.5, 1.2]),
+                                                         beta=-1.0), [T, 10**18], dict(sampler="order_statistic")),
     "engine-ucb1": lambda: (htb.UCB1(), _gaussian(), 200, {}),
     "engine-ape2": lambda: (htb.APE2(p=1.5), _pareto(), 200, {}),
     "engine-adar_etc": lambda: (_ADAR, _pareto(), 200, dict(engine=True)),

@@ -54,6 +54,7 @@ OUTPUTS = [
     ("nu.eps_sup()[0], htb.intrinsic_scale(nu, eps=0.4)", r"^(.*)$", None),
     ("out.regret.mean(-1)", r"^(.*)$", None),
     ("(out.committed == 0).mean(-1)", r"^(.*)$", None),
+    ("fast.regret.mean(-1), (fast.committed == 0).mean(-1)", r"^(.*)$", None),
     ("htb.simulate(jax.random.key(0), htb.UCB1(), nu, 3000, num_seeds=20).regret.mean()", r"^(.*)$", None),
     ("lomax.mean(), lomax.eps_sup()[0]", r"^(.*)$", None),
     ("htb.intrinsic_scale(lomax, eps=0.4)", r"^(.*)$", None),

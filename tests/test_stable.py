@@ -191,8 +191,7 @@ def test_median_of_means_law_against_the_per_pull_sampler():
 def test_estimates_equal_a_plain_reference_on_the_same_words_and_keep_common_numbers():
     # The estimate of arm i under seed s is loc + scale s_i^(1/a-1) med(Z_0..Z_(B-1)) with Z from the
     # standard words of seed s (Weron's formula in NumPy on the same words, float64): the same numbers for
-    # every grid point and horizon that has the same B.  auto takes this sampler; order_statistic
-    # needs a quantile, which Stable has not.
+    # every grid point and horizon that has the same B.  auto takes this sampler.
     a, b, scale = 1.4, 0.3, 0.8
     nu = htb.equal_gap(htb.Stable(loc=0.0, alpha=a, beta=b, scale=scale), num_arms=3, gap=0.2)
     policy = htb.AdaRETC(eps=0.5, alpha=jnp.array([0.8, 0.9]), q=0.0)
@@ -214,8 +213,36 @@ def test_estimates_equal_a_plain_reference_on_the_same_words_and_keep_common_num
                 # Z in float32 within 2^-18 max(|Z|, 1) of the float64 formula (the draw's accuracy).
                 tol = 2.0**-18 * scale * sizes ** (1 / a - 1) * np.maximum(np.abs(med), 1.0) + 2.0**-23
                 assert np.all(np.abs(out.estimates[g, h, s] - want) <= tol)
-    with pytest.raises(ValueError, match="sampler='order_statistic' needs a family with a closed-form block-mean"):
-        htb.simulate(key, policy, nu, horizons, seeds, sampler="order_statistic")
+
+
+def test_order_statistic_law_small_blocks_and_common_numbers():
+    # sampler="order_statistic": loc + scale s^(1/a-1) Q(U) with the tabulated quantile Q, one level
+    # per seed, arm and B.  Two arms of different (a, beta), so each arm must find its own table:
+    # two-sample KS per arm against the block sums (B = 338 standard draws per arm), 1500 seeds each,
+    # level 1e-3.  The standardized estimates have median near Q(1/2) and spread about 1/sqrt(B):
+    # beta of the wrong sign, the other arm's table or Q(1 - U) move them by many spreads.
+    nu = htb.Stable(loc=jnp.array([0.3, 0.0]), alpha=jnp.array([1.5, 1.2]), beta=jnp.array([0.6, -1.0]), scale=2.0)
+    policy = htb.AdaRETC(eps=0.5, alpha=jnp.array([0.75, 0.8]), q=0.0)
+    table = htb.simulate(jax.random.key(8), policy, nu, 10**6, 1500, sampler="order_statistic")
+    draws = htb.simulate(jax.random.key(9), policy, nu, 10**6, 1500, sampler="block_sums")
+    for arm in range(2):
+        assert stats.ks_2samp(table.estimates[0, :, arm], draws.estimates[0, :, arm]).pvalue > 1e-3, arm
+    # Common random numbers: both grid points read each seed's level, so their standardized
+    # estimates are one z (to the float32 rounding of the two estimates: 2^-24 |m| / factor each).
+    sizes = np.asarray(table.exploration)[:, 0] // 2 // int(htb.num_blocks(2, 10**6))
+    expo = 1.0 / np.array([1.5, 1.2], np.float32).astype(np.float64) - 1.0  # of the float32 alpha, as simulate
+    factor = 2.0 * sizes[:, None].astype(np.float64) ** expo  # [G, K]
+    z = (np.asarray(table.estimates, np.float64) - np.array([0.3, 0.0], np.float32)) / factor[:, None]
+    assert sizes[0] != sizes[1]
+    bound = 2.0**-24 * np.abs(np.asarray(table.estimates, np.float64)) / factor[:, None]  # [G, S, K]
+    assert np.all(np.abs(z[1] - z[0]) <= bound[0] + bound[1])
+    # B <= SMALL_BLOCKS (the empirical mean: B = 1, a uniform level) is drawn, bit for bit as the
+    # block sums draw it; from the table, the level would be clipped to [2^-20, 1 - 2^-20].
+    etc = htb.EmpiricalETC(eps=0.5, alpha=0.75, q=0.0)
+    np.testing.assert_array_equal(htb.simulate(jax.random.key(3), etc, nu, 10**4, 50, sampler="order_statistic").estimates,
+                                  htb.simulate(jax.random.key(3), etc, nu, 10**4, 50, sampler="block_sums").estimates)
+    with pytest.raises(ValueError, match=r"sampler='order_statistic' on Stable arms needs concrete alpha and beta"):
+        jax.jit(lambda a: htb.Stable(0.0, a).quantile_tables())(1.5)
 
 
 def test_block_words_keep_word_zero_and_smoothed_regret_equals_simulate():

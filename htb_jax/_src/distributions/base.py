@@ -37,6 +37,9 @@ class Distribution:
     # ... and block means ``c(s) + d(s) Z`` affine in one standard variate ``Z`` whose law is free of
     # the block size ``s`` (``d(s) > 0``): ``standard_from_bits`` and ``block_mean_from_standard``.
     affine_block_means: ClassVar[bool] = False
+    # ... whose standard quantile is tabulated at build time (``quantile_tables``, ``standard_quantile``):
+    # the "order_statistic" sampler of ``simulate`` for concrete parameters.
+    tabulated_quantile: ClassVar[bool] = False
     # Parameters that enter the float32 rewards additively (locations): see ``check_parameters``.
     location_fields: ClassVar[tuple[str, ...]] = ("loc",)
 

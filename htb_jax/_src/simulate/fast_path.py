@@ -24,6 +24,7 @@ import jax.numpy as jnp
 
 from htb_jax._src import compiler_options as compiler_options_lib
 from htb_jax._src import mom, order_statistic
+from htb_jax._src.distributions.stable import SMALL_BLOCKS
 from htb_jax._src.loop_hoisting import unhoisted
 from htb_jax._src.memory import MemoryPlan, plan_seed_chunk
 from htb_jax._src.policies.adar_etc import AdaRETC
@@ -64,6 +65,7 @@ class _Static:
     sampler: str = "per_pull"
     num_layouts: int = 1  # per arm: the distinct (B, s) block layouts streamed (see _distinct_layouts)
     max_block_size: int | None = None  # static bound on the block sizes (mom.static_block_sizes)
+    quantile_tables: tuple = ()  # Stable's order statistic: the standard quantile per (alpha, beta)
 
 
 def _median(means, blocks):
@@ -97,7 +99,10 @@ def _fast_path_kernel(key, policy, instance, gaps, horizons, first_seed, *, stat
     checkpoints = log_spaced_rounds(horizon, static.num_checkpoints)
 
     def seed_chunk(keys):
-        if static.sampler == "order_statistic":
+        if static.sampler == "order_statistic" and static.quantile_tables:
+            estimates = _tabulated_estimates(keys, arms, block_size, blocks, horizons.shape[0],
+                                             static.quantile_tables)
+        elif static.sampler == "order_statistic":
             estimates = _order_statistic_estimates(keys, arms, block_size, blocks, horizons.shape[0])
         elif static.sampler == "block_sums" and type(instance).affine_block_means:
             estimates = _affine_block_estimates(keys, arms, block_size, blocks, horizons.shape[0], static.max_blocks)
@@ -157,15 +162,53 @@ def _affine_block_estimates(keys, arms, block_size, blocks, num_horizons: int, m
     Returns:
       f32[c, F, C, K].
     """
-    k, configs = block_size.shape
+    configs = block_size.shape[1]
     per_horizon = blocks.reshape(-1, num_horizons)[0]  # [H]
+    medians = _standard_medians(keys, arms, per_horizon, max_blocks)  # [c, F, K, H]
+    medians = jnp.tile(medians, (1, 1, 1, configs // num_horizons))  # [c, F, K, C], g-major
+    means = arms.block_mean_from_standard(medians, block_size)  # [c, F, K, C]
+    return jnp.swapaxes(means.astype(jnp.float32), -1, -2)
+
+
+def _standard_medians(keys, arms, blocks, max_blocks: int):
+    """f32[c, F, K, H]: the ``ceil(B/2)``-th of the standard variates ``Z_0 .. Z_(B-1)`` of each
+    seed (keys key[c]) and arm (instance parameters [F, K, 1]), ``B`` = blocks i64[H] ``<= max_blocks``."""
+    k = arms.batch_shape[-2]
     words = jax.vmap(lambda key: standard_words(key, k, max_blocks, arms.num_words))(keys)  # [c, Bmax, K, w]
     per_block = jax.tree.map(lambda p: p[:, None, :, 0], arms)  # [F, 1, K]
     z = per_block.standard_from_bits(words[:, None])  # f32[c, F, Bmax, K]
-    z = jnp.broadcast_to(jnp.moveaxis(z, 2, 0)[..., None], (*z.shape[2:3], *z.shape[:2], k, num_horizons))
-    medians = mom.median_of_blocks(z, per_horizon, jnp.float32)  # [c, F, K, H]
-    medians = jnp.tile(medians, (1, 1, 1, configs // num_horizons))  # [c, F, K, C], g-major
-    means = arms.block_mean_from_standard(medians, block_size)  # [c, F, K, C]
+    z = jnp.broadcast_to(jnp.moveaxis(z, 2, 0)[..., None], (*z.shape[2:3], *z.shape[:2], k, blocks.shape[0]))
+    return mom.median_of_blocks(z, blocks, jnp.float32)
+
+
+def _tabulated_estimates(keys, arms, block_size, blocks, num_horizons: int, tables):
+    """Median-of-Means estimates of :class:`Stable` arms as one order statistic each.
+
+    ``loc + scale s^(1/a - 1) Q(U)`` with the level ``U`` of
+    :func:`~htb_jax._src.order_statistic.median_levels` and the tabulated standard quantile
+    ``Q`` where ``B > SMALL_BLOCKS``; the median of ``B`` standard variates (as the
+    ``block_sums`` sampler draws them) where ``B <= SMALL_BLOCKS``.  ``B`` depends on the
+    horizon alone, so both are drawn once per horizon and shared by the grid.
+
+    Args:
+      keys: key[c] seed keys.
+      arms: the instance, parameters f64[F, K, 1].
+      block_size: i64[K, C]; blocks: i64[C], configurations g-major (``C = G H``).
+      num_horizons: static ``H``.
+      tables: the instance's :meth:`Stable.quantile_tables`.
+
+    Returns:
+      f32[c, F, C, K].
+    """
+    k, configs = block_size.shape
+    per_horizon = blocks.reshape(-1, num_horizons)[0]  # [H]
+    u, v = jax.vmap(lambda key: order_statistic.median_levels(key, k, per_horizon))(keys)  # [c, K, H]
+    quantiles = arms.standard_quantile(tables, u[:, None], v[:, None])  # f64[c, F, K, H]
+    small = jnp.minimum(per_horizon, SMALL_BLOCKS)
+    drawn = _standard_medians(keys, arms, small, SMALL_BLOCKS)  # [c, F, K, H]
+    z = jnp.where(per_horizon <= SMALL_BLOCKS, drawn.astype(jnp.float64), quantiles)  # [c, F, K, H]
+    z = jnp.tile(z, (1, 1, 1, configs // num_horizons))  # [c, F, K, C], g-major
+    means = arms.block_mean_from_standard(z, block_size)  # [c, F, K, C]
     return jnp.swapaxes(means.astype(jnp.float32), -1, -2)
 
 
@@ -198,6 +241,8 @@ def _fast_path_bytes_per_seed(instances, configs, static: _Static, words, horizo
     step plus the running block sums (per-pull), the block words and sums (block sums; for
     ``affine_block_means`` families the standard words and variates, their order keys per
     horizon, and the estimates), or the levels, quantile tiles and estimates (order statistics)."""
+    if static.sampler == "order_statistic" and static.quantile_tables:
+        return instances * static.num_arms * (SMALL_BLOCKS * (8 * words + 8 + 16 * horizons) + configs * 464)
     if static.sampler == "order_statistic":
         return instances * static.num_arms * configs * 400
     if static.sampler == "block_sums" and affine:
@@ -249,8 +294,10 @@ def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
         )
     configs = flat.eps.shape[0] * horizons.shape[0]
     instances = r.flat_instance.batch_shape[0]
+    tables = r.instance.quantile_tables() if chosen == "order_statistic" and type(r.instance).tabulated_quantile else ()
     static = _Static(k, pull_chunk, r.max_blocks, r.num_checkpoints, sampler=chosen,
-                     num_layouts=num_layouts(distinct, configs), max_block_size=mom.static_block_sizes(largest))
+                     num_layouts=num_layouts(distinct, configs), max_block_size=mom.static_block_sizes(largest),
+                     quantile_tables=tables)
     preferred = _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
     plan = plan_seed_chunk(
         math.ceil(r.num_seeds / len(devices)),

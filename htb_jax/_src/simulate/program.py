@@ -81,13 +81,15 @@ def simulate(
         in law: one Beta level per seed, arm and ``B``, shared by every grid
         point, instance and horizon with that ``B``, and the block mean's
         quantile there) or ``"auto"``: the order statistic where the family
-        has it, else block sums where it has them, else per pull.
-        ``"block_sums"`` takes :class:`TwoPoint`, :class:`Dirac`,
+        has a closed-form quantile, else block sums where it has them, else
+        per pull.  ``"block_sums"`` takes :class:`TwoPoint`, :class:`Dirac`,
         :class:`Gaussian` and :class:`Stable` (one standard draw per block
         whatever its size, shared by every grid point and horizon: see
-        :mod:`htb_jax._src.distributions.stable`), ``"order_statistic"`` the
-        first three.  The samplers agree in law, not draw by draw; the engine
-        always reads the reward table.
+        :mod:`htb_jax._src.distributions.stable`), ``"order_statistic"`` all
+        four (for :class:`Stable`, concrete ``alpha`` and ``beta``: its
+        quantile is tabulated when the program is built, and a run costs the
+        same at every ``T``).  The samplers agree in law, not draw by draw;
+        the engine always reads the reward table.
       memory_budget: bytes per device the program may use (an integer
         ``>= 1``; default :func:`default_memory_budget`: 2 GiB on a CPU, half
         the memory of an accelerator).  The seeds run in chunks of the
@@ -203,11 +205,14 @@ def prepare(
             f"sampler='block_sums' needs a family with closed-form block sums (TwoPoint, Dirac, "
             f"Gaussian, Stable); got {type(instance).__name__}."
         )
-    if sampler == "order_statistic" and not type(instance).has_block_quantile:
+    family = type(instance)
+    if sampler == "order_statistic" and not (family.has_block_quantile or family.tabulated_quantile):
         raise ValueError(
-            f"sampler='order_statistic' needs a family with a closed-form block-mean quantile (TwoPoint, "
-            f"Dirac, Gaussian); got {type(instance).__name__}."
+            f"sampler='order_statistic' needs a family with a computable block-mean quantile (TwoPoint, "
+            f"Dirac, Gaussian, Stable); got {family.__name__}."
         )
+    if sampler == "order_statistic" and family.tabulated_quantile:
+        instance.quantile_tables()  # builds (and caches) the tables, or refuses traced parameters
     request = Request(key, policy, instance, horizons, horizon_shape, num_seeds, flat, flat_instance, chunk, blocks,
                       num_checkpoints, first_seed, seed_chunk, devices, budget, threads)
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
