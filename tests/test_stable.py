@@ -241,6 +241,12 @@ def test_order_statistic_law_small_blocks_and_common_numbers():
     etc = htb.EmpiricalETC(eps=0.5, alpha=0.75, q=0.0)
     np.testing.assert_array_equal(htb.simulate(jax.random.key(3), etc, nu, 10**4, 50, sampler="order_statistic").estimates,
                                   htb.simulate(jax.random.key(3), etc, nu, 10**4, 50, sampler="block_sums").estimates)
+    # The memory plan bounds the compiled program's own peak (temp + outputs + arguments), at a budget
+    # that forces chunks (an estimate per arm and horizon only, not per configuration, is below it).
+    budget = 2**22
+    plan = htb.memory_plan(jax.random.key(8), policy, nu, [10**3, 10**6], 1500, sampler="order_statistic",
+                           memory_budget=budget, measure=True, devices=jax.devices()[:1], threads=1)
+    assert plan.num_chunks > 1 and plan.measured_peak <= budget
     with pytest.raises(ValueError, match=r"sampler='order_statistic' on Stable arms needs concrete alpha and beta"):
         jax.jit(lambda a: htb.Stable(0.0, a).quantile_tables())(1.5)
 
