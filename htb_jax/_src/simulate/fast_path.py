@@ -240,12 +240,12 @@ def _fast_path_bytes_per_seed(instances, configs, static: _Static, words, horizo
     """Working memory of one seed in a chunk: the drawn words and rewards of one streaming
     step plus the running block sums (per-pull), the block words and sums (block sums; for
     ``affine_block_means`` families the standard words and variates, their order keys per
-    horizon, and the estimates), or the levels, quantile tiles and estimates (order statistics)."""
-    if static.sampler == "order_statistic" and static.quantile_tables:  # measured: 805 K C + 563 C + 14 K H
-        return instances * (static.num_arms * (SMALL_BLOCKS * (8 * words + 8 + 16 * horizons) + configs * 1024)
-                            + configs * 640)
-    if static.sampler == "order_statistic":
-        return instances * static.num_arms * configs * 400
+    horizon, and the estimates), or the levels, quantiles and estimates, with the commit's
+    per-configuration work that dominates them (order statistics; for Stable arms also the
+    ``SMALL_BLOCKS`` standard draws)."""
+    if static.sampler == "order_statistic":  # measured (Gaussian, two-point, Stable): 805 K C + 563 C
+        draws = static.num_arms * SMALL_BLOCKS * (8 * words + 8 + 16 * horizons) if static.quantile_tables else 0
+        return instances * (configs * (static.num_arms * 1024 + 640) + draws)
     if static.sampler == "block_sums" and affine:
         return instances * static.num_arms * (static.max_blocks * (8 * words + 8 + 16 * horizons) + configs * 64)
     if static.sampler == "block_sums":
