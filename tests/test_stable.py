@@ -249,6 +249,8 @@ def test_order_statistic_law_small_blocks_and_common_numbers():
     assert plan.num_chunks > 1 and plan.measured_peak <= budget
     with pytest.raises(ValueError, match=r"sampler='order_statistic' on Stable arms needs concrete alpha and beta"):
         jax.jit(lambda a: htb.Stable(0.0, a).quantile_tables())(1.5)
+    with pytest.raises(ValueError, match=r"got Stable \(its quantile table is simulate's alone: use sampler='block_sums'\)\.$"):
+        htb.regret_at_lengths(jax.random.key(0), nu, 10**6, 4, [10**5], sampler="order_statistic")
 
 
 def test_block_words_keep_word_zero_and_smoothed_regret_equals_simulate():

@@ -337,9 +337,10 @@ def _check_sampler(sampler: Any, instance: Distribution) -> str:
     if sampler == "auto":
         sampler = auto_sampler(family)  # simulate's default, so the two see the same numbers
     if sampler == "order_statistic" and not family.has_block_quantile:
+        tabulated = " (its quantile table is simulate's alone: use sampler='block_sums')" if family.tabulated_quantile else ""
         raise ValueError(
             f"sampler='order_statistic' needs a family with closed-form block means (TwoPoint, Dirac, "
-            f"Gaussian); got {family.__name__}."
+            f"Gaussian); got {family.__name__}{tabulated}."
         )
     if sampler == "block_sums" and not family.affine_block_means:
         raise ValueError(
