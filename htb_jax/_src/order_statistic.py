@@ -99,12 +99,6 @@ def levels(seed_key: jax.Array, num_arms: int, blocks: jax.Array) -> tuple[jax.A
     return first / total, second / total
 
 
-def _log_uniform(word: jax.Array) -> jax.Array:
-    """``log U`` for the uniform ``U`` of a 64-bit word (:func:`~htb_jax._src.bits.two_sided_uniform`)."""
-    upper, small = bits_lib.two_sided_uniform(word)
-    return jnp.where(upper, jnp.log1p(-small), jnp.log(small))
-
-
 def median_levels(seed_key: jax.Array, num_arms: int, blocks: jax.Array) -> tuple[jax.Array, jax.Array]:
     """The levels ``(U_(k), 1 - U_(k))``, ``k = ceil(B/2)``, from three words whatever ``B``.
 
@@ -146,14 +140,14 @@ def median_levels(seed_key: jax.Array, num_arms: int, blocks: jax.Array) -> tupl
         return bits_lib.join_words(*bits_lib.threefry2x32(key0, key1, jnp.uint32(1), jnp.uint32(j)))
 
     k = ((blocks + 1) // 2).astype(_F64)
-    log_q = _log_uniform(word(0)) * (2.0 / (2.0 * k - 1.0))  # 1 - R^2 = U^(2/(2k-1))
+    log_q = -_exponential(word(0)) * (2.0 / (2.0 * k - 1.0))  # 1 - R^2 = U^(2/(2k-1))
     r = jnp.sqrt(-jnp.expm1(log_q))
     upper, half_w = bits_lib.two_sided_uniform(word(1))  # side of Theta, w/2 uniform on (0, 1/2)
     cos = jnp.cos(jnp.pi * half_w)  # |sin Theta| = cos(pi w / 2)
     small = 0.5 * (2.0 * jnp.square(jnp.sin(0.5 * jnp.pi * half_w)) + cos * jnp.exp(log_q) / (1.0 + r))
     large = 0.5 * (1.0 + cos * r)
     x, x_c = jnp.where(upper, large, small), jnp.where(upper, small, large)  # X ~ Beta(k, k), 1 - X
-    log_y = _log_uniform(word(2)) * (0.5 / k)  # Y = W^(1/(2k)) ~ Beta(2k, 1)
+    log_y = -_exponential(word(2)) * (0.5 / k)  # Y = W^(1/(2k)) ~ Beta(2k, 1)
     even = blocks % 2 == 0
     u = jnp.where(even, x * jnp.exp(log_y), x)
     v = jnp.where(even, x_c - x * jnp.expm1(log_y), x_c)

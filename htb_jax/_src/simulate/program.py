@@ -211,8 +211,6 @@ def prepare(
             f"sampler='order_statistic' needs a family with a computable block-mean quantile (TwoPoint, "
             f"Dirac, Gaussian, Stable); got {family.__name__}."
         )
-    if sampler == "order_statistic" and family.tabulated_quantile:
-        instance.quantile_tables()  # builds (and caches) the tables, or refuses traced parameters
     request = Request(key, policy, instance, horizons, horizon_shape, num_seeds, flat, flat_instance, chunk, blocks,
                       num_checkpoints, first_seed, seed_chunk, devices, budget, threads)
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
