@@ -1,7 +1,9 @@
-"""``simulate`` calls whose outputs must not depend on the machine: run in-process and, by
-``tests/test_reproducibility.py``, in subprocesses under other XLA CPU code generation.
+"""``simulate`` calls whose outputs must not depend on the machine: run by
+``tests/test_reproducibility.py`` in subprocesses under other XLA CPU code generation, and compared
+with their recording (``RECORDED``, made on a CPU with FMA at XLA's default code generation).
 
     python tests/reproducibility_probe.py OUT.npz [--no-reductions]
+    python tests/reproducibility_probe.py tests/reproducibility_probe.npz   # a new recording
 
 Covers the fast path (per-pull Pareto rewards streamed over several chunks, a policy grid),
 the Median-of-Means drawn as one order statistic (the default for two-point spikes and
@@ -11,6 +13,7 @@ shows to 10 significant digits (``REDUCTIONS``): ``U_eps``, the regret proxy and
 and a tuned schedule.
 """
 
+import pathlib
 import sys
 
 import jax
@@ -19,6 +22,7 @@ import numpy as np
 
 import htb_jax as htb
 
+RECORDED = pathlib.Path(__file__).with_suffix(".npz")
 FIELDS = ("regret", "pulls", "committed", "exploration", "estimates", "checkpoints", "regret_curve")
 # Integer-valued rewards (block sums of two-point arms are binomial counts): their estimates too.
 INTEGER_REWARDS = ("spikes", "spikes_block_sums")
@@ -80,4 +84,5 @@ def run(with_reductions: bool = True) -> dict[str, np.ndarray]:
 
 
 if __name__ == "__main__":
-    np.savez(sys.argv[1], **run(with_reductions="--no-reductions" not in sys.argv[2:]))
+    outputs = run(with_reductions="--no-reductions" not in sys.argv[2:])
+    np.savez_compressed(sys.argv[1], jax_version=np.asarray(jax.__version__), **outputs)
