@@ -1,5 +1,10 @@
-"""ForceMoM against the reference loop; its exploration count is D_t."""
+"""ForceMoM against the reference loop; its exploration count is D_t.
 
+One engine program serves every test (compilation dominates the cost): a rho grid on four
+Frechet arms, horizons from K m0 to 8000, two seeds, arms recorded.
+"""
+
+import functools
 import math
 
 import jax
@@ -9,35 +14,58 @@ import pytest
 from reference_policies import force_mom as force_mom_reference
 
 import htb_jax as htb
-from conftest import engine_arms
 from htb_jax._src.policies import force_mom
+
+K, SEEDS = 4, 2
+M0 = 38  # ceil(16 log(2K + e)) at K = 4
+RHOS = (0.55, 0.6, 0.75)
+# D_T = max(K m0, ceil(K^(1 - rho) T^rho)): K m0 = 152 up to T = 1000 (and at rho = 0.75 up to
+# T = 200); 153 at rho = 0.55, T = 3000 (152.5: a floor or a round gives 152), then the rate.
+HORIZONS = (K * M0, 200, 1000, 3000, 8000)
+
+
+@functools.cache
+def _run():
+    """``(outcome [G, H, S, ...], tables f32[S, K, 8000])`` of the rho grid, computed once."""
+    nu = htb.equal_gap(htb.Frechet(loc=0.0, shape=2.5), num_arms=K, gap=0.4)
+    key = jax.random.key(5)
+    out = htb.simulate(key, htb.ForceMoM(rho=jnp.array(RHOS)), nu, list(HORIZONS), SEEDS, record_arms=True)
+    keys = htb.seed_keys(key, SEEDS)
+    tables = [np.asarray(htb.reward_table(keys[s], nu, max(HORIZONS))) for s in range(SEEDS)]
+    return out, tables
 
 
 def test_same_arms_as_the_reference_loop():
-    # K = 3: m0 = 35, so the first K m0 = 105 rounds are the initial forced pulls; at T = 3000,
-    # D_T = ceil(3^(1 - rho) 3000^rho) = 190 (rho = 0.6) and 532 (rho = 0.75): the rate-driven
-    # forced pulls interleaved with exploitation are most of the exploration.
-    k, horizon, rhos = 3, 3000, (0.6, 0.75)
-    m0 = force_mom.initial_pulls(k)
-    nu = htb.equal_gap(htb.Frechet(loc=0.0, shape=2.5), num_arms=k, gap=0.4)
-    out, arms, tables = engine_arms(htb.ForceMoM(rho=jnp.array(rhos)), nu, horizon, 2, jax.random.key(5))
-    for g, rho in enumerate(rhos):
-        assert int(out.exploration[g, 0]) == math.ceil(k ** (1 - rho) * horizon**rho) > k * m0
-        for s in range(2):
-            reference, forced = force_mom_reference(tables[s], horizon, rho)
-            np.testing.assert_array_equal(arms[g, s], reference)
-            assert int(out.exploration[g, s]) == forced
+    # m0 = 38, so the first K m0 = 152 rounds are the initial forced pulls; at T = 8000,
+    # D_T = 262 (rho = 0.55), 383 (0.6) and 1197 (0.75): the rate-driven forced pulls
+    # interleaved with exploitation are most of the exploration at the larger rho.  The policy
+    # is anytime: every horizon plays the first T rounds of the reference's run at T = 8000.
+    out, tables = _run()
+    arms = np.asarray(out.arms)
+    for g, rho in enumerate(RHOS):
+        for s in range(SEEDS):
+            reference, forced = force_mom_reference(tables[s], HORIZONS[-1], rho)
+            assert forced > K * M0
+            for h, horizon in enumerate(HORIZONS):
+                np.testing.assert_array_equal(arms[g, h, s, :horizon], reference[:horizon], err_msg=f"rho={rho} T={horizon}")
+                np.testing.assert_array_equal(arms[g, h, s, horizon:], -1)
+            assert int(out.exploration[g, -1, s]) == forced
 
 
 def test_exploration_count_is_d_t_at_every_checkpoint():
-    k, rho = 4, 0.55
-    m0 = math.ceil(16 * math.log(2 * k + math.e))
-    assert force_mom.initial_pulls(k) == m0 == 38
-    horizons = [k * m0, 200, 1000, 3000, 8000]
-    nu = htb.equal_gap(htb.Gaussian(loc=0.0), num_arms=k, gap=0.5)
-    out = htb.simulate(jax.random.key(6), htb.ForceMoM(rho), nu, horizons, 2)
-    expected = [max(k * m0, math.ceil(k ** (1 - rho) * t**rho)) for t in horizons]
-    np.testing.assert_array_equal(out.exploration, np.array(expected)[:, None].repeat(2, 1))
+    assert force_mom.initial_pulls(K) == math.ceil(16 * math.log(2 * K + math.e)) == M0
+    out, _ = _run()
+    expected = [[max(K * M0, math.ceil(K ** (1 - rho) * t**rho)) for t in HORIZONS] for rho in RHOS]
+    assert expected[0][:4] == [152, 152, 152, 153]  # both sides of the max, and the ceil
+    np.testing.assert_array_equal(out.exploration, np.array(expected)[:, :, None].repeat(SEEDS, 2))
+
+
+def test_rho_grid_is_one_program():
+    # The grid's points are one program's batch; a larger rho explores more (not a point
+    # reading another point's rho).
+    out, _ = _run()
+    assert out.regret.shape == (len(RHOS), len(HORIZONS), SEEDS)
+    assert np.all(np.diff(np.asarray(out.exploration[:, -1]), axis=0) > 0)
 
 
 def test_block_counts():
@@ -46,14 +74,7 @@ def test_block_counts():
     cap = 2 * np.ceil(np.log(8) + np.log(np.log(np.exp(np.e) + n))) + 1
     expected = np.minimum(n, cap)
     expected = np.where(expected % 2 == 0, expected - 1, expected)
-    np.testing.assert_array_equal(force_mom.num_blocks(jnp.asarray(n), 4), expected)
-
-
-def test_rho_grid_is_one_program():
-    nu = htb.equal_gap(htb.Gaussian(loc=0.0), num_arms=3, gap=0.5)
-    out = htb.simulate(jax.random.key(7), htb.ForceMoM(jnp.array([0.4, 0.7])), nu, 2000, 2)
-    assert out.regret.shape == (2, 2)
-    assert np.all(np.asarray(out.exploration[0]) < np.asarray(out.exploration[1]))
+    np.testing.assert_array_equal(jax.jit(force_mom.num_blocks, static_argnums=1)(jnp.asarray(n), 4), expected)
 
 
 @pytest.mark.parametrize("rho", [0.0, 1.0, -0.5])
