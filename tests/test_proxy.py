@@ -88,16 +88,22 @@ def test_regret_proxy_rounded_equals_simulate_mean():
 
 
 def test_soft_commit_converges_to_exact_regret_as_tau_shrinks():
-    # K = 2: the soft error of a seed is (T - L) Delta w_wrong, and w_wrong decreases with tau.
+    # K = 2: the soft error of a seed is (T - L) Delta w_wrong, and w_wrong decreases with tau.  The
+    # exact regret is the hard proxy (tau = 0, rounding), simulate's per-pull regret seed by seed
+    # (test_rounded_hard_proxy_is_simulate_seed_by_seed); table and every tau are one program.
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=2, gap=0.05)
     policy = htb.AdaRETC(eps=0.5, alpha=0.8, q=0.0)
-    tab = proxy.proxy_table(jax.random.key(5), nu, T, 16, eps=0.5)
-    exact = np.asarray(htb.simulate(jax.random.key(5), policy, nu, T, 16, sampler="per_pull").regret)
+    taus = [1.0, 0.1, 0.01, 1e-3, 1e-4, 1e-6, 0.0]
+
+    @jax.jit
+    def regrets(key, taus):
+        tab = proxy.proxy_table(key, nu, T, 16, eps=0.5)
+        return jax.vmap(lambda tau: proxy.proxy_regrets(policy, tab, T, tau, rounding=True))(taus)
+
+    soft = np.asarray(regrets(jax.random.key(5), jnp.array(taus)))
+    exact = soft[-1]
     assert np.ptp(exact) > 0  # some seeds commit wrongly: the test is not vacuous
-    taus = [1.0, 0.1, 0.01, 1e-3, 1e-4, 1e-6]
-    errors = np.stack([
-        np.abs(np.asarray(proxy.proxy_regrets(policy, tab, T, tau, rounding=True)) - exact) for tau in taus
-    ])
+    errors = np.abs(soft[:-1] - exact)
     assert np.all(np.diff(errors, axis=0) <= 1e-9 * T)  # per seed, non-increasing in tau
     assert errors[0].mean() > 1.0
     np.testing.assert_allclose(errors[-1], 0.0, atol=1e-9 * T)
@@ -137,21 +143,26 @@ def _kink_free(table, gaps, params, direction, h=H):
     )
 
 
+def _mean_proxy(alpha, q, eps, table, tau=0.05):
+    return jnp.mean(proxy.proxy_regrets(htb.AdaRETC(eps=eps, alpha=alpha, q=q), table, T, tau))
+
+
+# Jitted, the table an argument: one program for the values and one for the gradients, shared by
+# every point (op by op, the gradient alone ran several hundred operations).
+_mean_proxy_jit = jax.jit(_mean_proxy)
+_grad_proxy_jit = jax.jit(jax.grad(_mean_proxy, argnums=(0, 1, 2)))
+
+
 @pytest.mark.parametrize("alpha,q", [(0.78, 0.1), (0.85, 0.05), (0.93, 0.2)])
 def test_grad_matches_central_differences(table, alpha, q):
     gaps = np.asarray(table.gaps)
-    tau = 0.05
-
-    def f(a, qq, e=0.5):
-        return jnp.mean(proxy.proxy_regrets(htb.AdaRETC(eps=e, alpha=a, q=qq), table, T, tau))
-
-    grad = jax.grad(f, argnums=(0, 1, 2))(alpha, q, 0.5)
+    grad = _grad_proxy_jit(alpha, q, 0.5, table)
     for i, direction in enumerate(np.eye(3)):
         params = np.array([0.5, alpha, q])
         assert _kink_free(table, gaps, params, direction[[2, 0, 1]])
         plus = [alpha, q, 0.5] + H * direction
         minus = [alpha, q, 0.5] - H * direction
-        fd = (f(*plus) - f(*minus)) / (2 * H)
+        fd = (_mean_proxy_jit(*plus, table) - _mean_proxy_jit(*minus, table)) / (2 * H)
         assert abs(float(grad[i]) - float(fd)) <= 1e-3 * abs(float(fd)), (i, grad[i], fd)
         assert abs(float(grad[i])) > 0
 
@@ -161,9 +172,10 @@ def test_grad_in_eps_bar_matches_central_differences():
     nu = _instance()
     tab = proxy.proxy_table(jax.random.key(KEY), nu, T, S)
 
-    def f(e):
+    def mean_proxy(e, tab):
         return jnp.mean(proxy.proxy_regrets(htb.AdaRETC.calibrated(e), tab, T, 0.05))
 
+    f, grad = jax.jit(mean_proxy), jax.jit(jax.grad(mean_proxy))  # one program each for both points
     gaps = np.asarray(tab.gaps)
     for e in (0.4, 0.7):
         def marks(x):
@@ -173,8 +185,8 @@ def test_grad_in_eps_bar_matches_central_differences():
         mid = marks(e)
         for other in (marks(e - H), marks(e + H)):
             assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(mid, other, strict=True))
-        fd = (f(e + H) - f(e - H)) / (2 * H)
-        g = jax.grad(f)(e)
+        fd = (f(e + H, tab) - f(e - H, tab)) / (2 * H)
+        g = grad(e, tab)
         assert abs(float(g) - float(fd)) <= 1e-3 * abs(float(fd))
 
 
@@ -186,12 +198,12 @@ def test_grad_under_jit_and_vmap():
         return htb.regret_proxy(key, htb.AdaRETC(eps=0.5, alpha=a, q=0.1), nu, 5_000, 4, 0.05)
 
     alphas = jnp.array([0.76, 0.9])
-    eager = jax.grad(f)(alphas[0])  # op by op: one point (about 5 s)
-    jitted = jax.jit(jax.grad(f))
+    # Op by op at both points (the second reuses the first's operations), against one jit of vmap
+    # (test_grad_matches_central_differences checks jitted gradients of single points).
+    eager = [jax.grad(f)(a) for a in alphas]
     # Compiled programs may reassociate float64 sums (prefix sums of ~10^3 rewards, the gradient
     # a difference of such sums): agreement to 1e-9, far below any step the tuning takes.
-    np.testing.assert_allclose(jitted(alphas[0]), eager, rtol=1e-9)
-    np.testing.assert_allclose(jax.jit(jax.vmap(jax.grad(f)))(alphas), [eager, jitted(alphas[1])], rtol=1e-9)
+    np.testing.assert_allclose(jax.jit(jax.vmap(jax.grad(f)))(alphas), eager, rtol=1e-9)
 
 
 def test_batched_policy_equals_loop_and_no_retrace(table):
@@ -254,7 +266,10 @@ def test_table_covers_every_admissible_schedule():
 def test_analytic_bound_matches_hand_formula_and_has_gradients():
     nu = htb.lower_bound_pair(2, 1.0, 0.1)[1]  # gaps (1, 0); u = 2^2 / 0.1
     eps, alpha, q, horizon = 1.0, 0.8, 0.1, 10**6
-    got = float(htb.analytic_regret_bound(htb.AdaRETC(eps=eps, alpha=alpha, q=q), nu, horizon))
+    # Jitted (one program for the value and its gradient; op by op it ran ~100 operations).
+    value, g = jax.jit(jax.value_and_grad(
+        lambda a: htb.analytic_regret_bound(htb.AdaRETC(eps=eps, alpha=a, q=q), nu, horizon)))(alpha)
+    got = float(value)
     blocks = math.ceil(8 * (math.log(2) + 3 * math.log(horizon)))
     explore = min(horizon, 2 * blocks + 2**q * horizon ** ((1 - alpha) * 2))
     s = explore / 2 / blocks
@@ -263,5 +278,4 @@ def test_analytic_bound_matches_hand_formula_and_has_gradients():
     wrong = min(1.0, 2 * math.exp(-2 * blocks * max(0.5 - tail, 0.0) ** 2))
     want = explore / 2 * 1.0 + (horizon - explore) * 1.0 * wrong
     assert got == pytest.approx(want, rel=1e-12)
-    g = jax.grad(lambda a: htb.analytic_regret_bound(htb.AdaRETC(eps=eps, alpha=a, q=q), nu, horizon))(alpha)
     assert np.isfinite(float(g))
