@@ -108,17 +108,16 @@ def test_r_ucb_g_constant_term_acts_only_through_rounding():
         assert (played != dropped) == changes, m
 
 
-def test_a_grid_is_one_program_equal_to_separate_runs():
-    # The (2, 3) grid over (m, a) of one program against scalar runs (one more compilation: a
-    # new scalar value never recompiles): regret, curve, pulls and estimates bit for bit.
-    # Catches a grid point reading another point's parameters.
+def test_a_grid_is_one_program_equal_to_its_reverse():
+    # The (2, 3) grid over (m, a) and the same grid with m and a in reverse order (the same
+    # program: a new value never recompiles): regret, curve, pulls, estimates and arms bit for bit
+    # at every point.  Catches a grid point reading another point's parameters, or its position.
     points, grid, _, _ = _engine_run("R-UCB", "truncated")
     ms, as_ = GRIDS["R-UCB"]
-    for i, j in ((0, 0), (0, 2), (1, 1)):
-        one = htb.simulate(jax.random.key(11), RobustUCBf("R-UCB", "truncated", m=ms[i], a=as_[j]), PARETO,
-                           HORIZON, SEEDS)
-        for field in ("regret", "regret_curve", "pulls", "estimates"):
-            np.testing.assert_array_equal(getattr(grid, field)[i, j], getattr(one, field))
+    policy = RobustUCBf("R-UCB", "truncated", m=jnp.array(ms[::-1])[:, None], a=jnp.array(as_[::-1])[None, :])
+    flipped = htb.simulate(jax.random.key(11), policy, PARETO, HORIZON, SEEDS, record_arms=True)
+    for field in ("regret", "regret_curve", "pulls", "estimates", "arms"):
+        np.testing.assert_array_equal(getattr(grid, field), getattr(flipped, field)[::-1, ::-1], err_msg=field)
     assert len(set(np.asarray(grid.regret).reshape(len(points), SEEDS)[:, 0].tolist())) > 1
 
 
