@@ -1,6 +1,7 @@
 """Alpha-stable arms: draws against scipy and an exact tail law, moments against the characteristic
 function, the block law against explicit sums and the per-pull sampler, and its common random numbers."""
 
+import functools
 import math
 
 import jax
@@ -27,6 +28,14 @@ def _s1():
 
 def _words(seed, shape):
     return jax.random.bits(jax.random.key(seed), (*shape, 2), jnp.uint64)
+
+
+# Draws from words, as a caller jits them: one program per words shape for every scalar-parameter
+# Stable (op by op, each test's own shapes compiled ~60 small programs).  N_WORDS words everywhere.
+N_WORDS = 3000
+_from_bits = jax.jit(lambda d, w: (d.from_bits(w), d.standard_from_bits(w)))
+_block_laws = jax.jit(lambda d, w, s: (d.block_mean_from_standard(d.standard_from_bits(w), s),
+                                       d.block_sums_from_bits(w, s)))
 
 
 @pytest.mark.parametrize("a,b", [(1.05, 0.7), (1.5, 0.0), (1.95, -1.0), (1.3, 1.0)])
@@ -60,7 +69,7 @@ def test_far_right_tail_below_1e_10_follows_the_exact_tail_law(a, b):
     # + exp(-w0), w0 = y^(-1/(a-1)).  Here scipy's CDF has no accuracy left (1 - 1e-12), so the
     # reference is this law.  Uniforms on a 2^-24 grid would put every p of the event at one value
     # (Y constant); a wrong S constant or sin(theta_+) scales Y: both fail the KS test.
-    n = 3000
+    n = N_WORDS
     d = htb.Stable(loc=0.0, alpha=a, beta=b)
     k_a = (1.0 + b) * math.sin(math.pi * a / 2)
 
@@ -70,7 +79,8 @@ def test_far_right_tail_below_1e_10_follows_the_exact_tail_law(a, b):
         return y * special.gamma(a) * special.gammainc(a, w0) + np.exp(-w0)
 
     words = _tail_words(int(10 * a), n)
-    for z in (np.asarray(d.from_bits(words), np.float64), np.asarray(d.standard_from_bits(words))):
+    for z in _from_bits(d, words):
+        z = np.asarray(z, np.float64)
         assert np.all(z > 1e6)
         y = k_a * z ** (-a) / (math.pi * 2.0**-40)
         assert stats.kstest(y, reference).pvalue > 1e-3
@@ -80,14 +90,15 @@ def test_cut_off_side_and_gaussian_limit_have_no_spurious_tail():
     # beta = -1 has no right power tail: at p -> 0 on the right the draw stays bounded (a rounded
     # sin(theta_+) of 1e-16 would give |Z| ~ 1e-8 (pi p)^(-1/a)).  alpha = 2 is N(0, 2): the draws
     # at p < 2^-40 are 2 sin(V) sqrt(W) exactly, |Z| <= 2 sqrt(45).
-    words = _tail_words(3, 2000)
+    words = _tail_words(3, N_WORDS)
     for d in (htb.Stable(loc=0.0, alpha=1.5, beta=-1.0), htb.Stable(loc=0.0, alpha=2.0, beta=0.8)):
-        for z in (np.asarray(d.from_bits(words)), np.asarray(d.standard_from_bits(words))):
+        for z in _from_bits(d, words):
+            z = np.asarray(z)
             assert np.all(np.isfinite(z)) and np.max(np.abs(z)) < 20.0
     w = np.asarray(words[:, 1])
     small = (w & np.uint64(2**63 - 1)).astype(np.float64) * 2.0**-64 + 2.0**-65
     expo = np.where(w >> np.uint64(63) == 1, -np.log1p(-small), -np.log(small))
-    z = np.asarray(htb.Stable(loc=0.0, alpha=2.0, beta=0.8).standard_from_bits(words))
+    z = np.asarray(_from_bits(htb.Stable(loc=0.0, alpha=2.0, beta=0.8), words)[1])
     np.testing.assert_allclose(z, 2.0 * np.sqrt(expo), rtol=2.0**-18)
 
 
@@ -115,13 +126,14 @@ def test_draws_equal_weron_formula_on_the_same_words(a, b):
     # its standard variate alike) is within 2^-18 of max(|Z|, 1): Z = sin(theta) exp(log|Z|) with |log|Z||
     # up to ~45, whose float32 rounding is 2^-18 relative at most (measured: 51 ulps at a = 1.05).
     # A draw from the other side's constants, or a wrong exponent, is off by far more.
-    words = _words(5, (5000,))
+    words = _words(5, (N_WORDS,))
     want = _weron_reference(words, float(np.float32(a)), float(np.float32(b)))  # the parameters as float32
     d = htb.Stable(loc=0.0, alpha=a, beta=b)
-    for got in (d.standard_from_bits(words), d.from_bits(words)):
+    rewards, standard = _from_bits(d, words)
+    for got in (standard, rewards):
         got = np.asarray(got, np.float64)
         assert np.all(np.abs(got - want) <= 2.0**-18 * np.maximum(np.abs(want), 1.0))
-    np.testing.assert_array_equal(d.standard_from_bits(words), d.from_bits(words))
+    np.testing.assert_array_equal(standard, rewards)
 
 
 def _moment_by_characteristic_function(r, a, b, loc, scale):
@@ -142,20 +154,30 @@ def test_abs_moment_against_the_characteristic_function():
     # E|loc + scale Z|^(1+eps) with loc != 0 by quadrature over the draw's representation, against an
     # independent route: the characteristic function's integral (scipy quad, relative 1e-9).  Also
     # at 1 + eps close to alpha (r = 1.45, a = 1.5), where the moment is large and the outer tail
-    # carries it.  alpha = 2: N(loc, 2 scale^2), against the Gaussian family.
-    cases = [(0.5, 1.8, 0.5, 0.8, 0.7), (0.2, 1.3, -1.0, -2.0, 1.5), (0.45, 1.5, 0.7, 1.0, 1.0)]
-    eps, a, b, loc, scale = (np.array(c) for c in zip(*cases, strict=True))
+    # carries it.  alpha = 2: N(loc, 2 scale^2), against the Gaussian family.  Every case is a lane
+    # of one batch (one compiled quadrature): the three above, alpha = 2, r = alpha (inf) and the
+    # three arms of the instance whose intrinsic scale is checked last.
+    # Every case is a lane of one batch: rows of three arms with one eps per row, the shape that
+    # intrinsic_scale (max over the arms of a row) compiles, so both read one quadrature program.
+    # Row 0 is equal_gap(Stable(0, 1.5), 3, 0.5) at eps = 0.3; r = alpha at row 1's middle is inf.
+    eps = np.array([0.3, 0.5, 0.2, 0.45])
+    rows = [[(1.5, 0.0, 0.5, 1.0), (1.5, 0.0, 0.0, 1.0), (1.5, 0.0, 0.0, 1.0)],  # (alpha, beta, loc, scale)
+            [(1.8, 0.5, 0.8, 0.7), (1.5, 0.0, 0.0, 1.0), (1.7, -0.3, 0.5, 2.0)],
+            [(1.3, -1.0, -2.0, 1.5), (2.0, 0.3, 0.5, 1.0), (1.9, 1.0, -1.0, 0.5)],
+            [(1.5, 0.7, 1.0, 1.0), (1.6, -0.5, -0.5, 1.2), (1.5, 0.0, 0.0, 1.0)]]
+    a, b, loc, scale = np.moveaxis(np.array(rows), -1, 0)  # [4, 3] each
     d = htb.Stable(loc=loc, alpha=a, beta=b, scale=scale)
-    got = np.asarray(d.abs_moment(eps))
-    want = [_moment_by_characteristic_function(1 + e, *c[1:]) for e, c in zip(eps, cases, strict=True)]
-    np.testing.assert_allclose(got, want, rtol=1e-9)
-    gauss = htb.Stable(loc=0.5, alpha=2.0, beta=0.3, scale=1.0)
-    np.testing.assert_allclose(gauss.abs_moment(0.2), htb.Gaussian(0.5, math.sqrt(2.0)).abs_moment(0.2), rtol=1e-9)
-    np.testing.assert_array_equal(d.eps_sup(), a - 1)
-    assert float(gauss.eps_sup()) == np.inf and float(htb.Stable(0.0, 1.5).abs_moment(0.5)) == np.inf
+    got = np.asarray(d.abs_moment(eps[:, None]))
+    cf = [(i, j) for i in range(4) for j in range(3) if (i, j) not in ((1, 1), (2, 1))]
+    want = [_moment_by_characteristic_function(1 + eps[i], a[i, j], b[i, j], loc[i, j], scale[i, j]) for i, j in cf]
+    np.testing.assert_allclose([got[i, j] for i, j in cf], want, rtol=1e-9)
+    np.testing.assert_allclose(got[2, 1], htb.Gaussian(0.5, math.sqrt(2.0)).abs_moment(0.2), rtol=1e-9)
+    assert got[1, 1] == np.inf
+    np.testing.assert_array_equal(d.eps_sup(), np.where(a < 2, a - 1, np.inf))
     np.testing.assert_array_equal(d.mean(), loc)
+    np.testing.assert_allclose(htb.intrinsic_scale(d, eps), np.max(got, -1) ** (1 / (1 + eps)), rtol=1e-15)
     nu = htb.equal_gap(htb.Stable(loc=0.0, alpha=1.5), num_arms=3, gap=0.5)
-    np.testing.assert_allclose(htb.intrinsic_scale(nu, 0.3), np.max(np.asarray(nu.abs_moment(0.3))) ** (1 / 1.3))
+    np.testing.assert_array_equal(np.asarray(nu.loc), loc[0])
 
 
 @pytest.mark.parametrize("a,b", [(1.3, 0.5), (1.8, -1.0)])
@@ -163,51 +185,80 @@ def test_block_mean_law_equals_explicit_sums(a, b):
     # loc + scale s^(1/a - 1) Z against the means of s per-pull draws (two-sample KS, 3000 blocks,
     # level 1e-3).  s = 128 at a = 1.3: exponent -1/2 in place of 1/a - 1 shrinks the spread 3.7x;
     # the S0 location would move the mean by beta scale (s^(1/a-1) - 1) tan(pi a / 2).
-    n, loc, scale = 3000, -0.4, 1.3
+    # One draw of 128 pulls per block, whose first s pulls make the block of s (one compiled
+    # sampler), and the block laws from words jitted with the size traced (one program).
+    n, loc, scale = N_WORDS, -0.4, 1.3
     d = htb.Stable(loc=loc, alpha=a, beta=b, scale=scale)
+    pulls = np.asarray(d.sample(jax.random.key(128), (n, 128)), np.float64)
     for s in (2, 16, 128):
-        draws = np.asarray(d.sample(jax.random.key(s), (n, s)), np.float64).mean(axis=1)
-        z = d.standard_from_bits(_words(1000 + s, (n,)))
-        block = np.asarray(d.block_mean_from_standard(z, s))
-        sums = np.asarray(d.block_sums_from_bits(_words(1000 + s, (n,)), s))
+        draws = pulls[:, :s].mean(axis=1)
+        block, sums = (np.asarray(v) for v in _block_laws(d, _words(1000 + s, (n,)), float(s)))
         np.testing.assert_allclose(sums, s * block, rtol=1e-12)
         assert stats.ks_2samp(draws, block).pvalue > 1e-3, s
 
 
+# Two arms of different (alpha, beta), a grid of two exploration lengths, T = 10^6 (B = 338 blocks):
+# the block sums' estimates serve the per-pull and the order-statistic laws (one program).
+TWO_ARMS = htb.Stable(loc=jnp.array([0.3, 0.0]), alpha=jnp.array([1.5, 1.2]), beta=jnp.array([0.6, -1.0]), scale=2.0)
+TWO_POLICY = htb.AdaRETC(eps=0.5, alpha=jnp.array([0.75, 0.8]), q=0.0)
+
+
+@functools.cache
+def _two_arm_block_sums():
+    return htb.simulate(jax.random.key(9), TWO_POLICY, TWO_ARMS, 10**6, 1500, sampler="block_sums")
+
+
 def test_median_of_means_law_against_the_per_pull_sampler():
     # simulate's estimates with B standard draws per arm against the reward table read pull by pull:
-    # T = 10^6, K = 2, AdaRETC(0.5, 0.75, 0): B = 338 blocks of 47 pulls (a wrong exponent, -1/2
-    # for 1/a - 1 = -1/3, shrinks the estimates' spread 47^(1/6) = 1.9x); two-sample KS per arm,
-    # 200 seeds, level 1e-3.
-    nu = htb.Stable(loc=jnp.array([0.3, 0.0]), alpha=1.5, beta=0.6, scale=2.0)
-    policy = htb.AdaRETC(eps=0.5, alpha=0.75, q=0.0)
-    block = htb.simulate(jax.random.key(8), policy, nu, 10**6, 200)
-    pulls = htb.simulate(jax.random.key(9), policy, nu, 10**6, 200, sampler="per_pull")
-    for arm in range(2):
-        assert stats.ks_2samp(block.estimates[:, arm], pulls.estimates[:, arm]).pvalue > 1e-3, arm
-    assert int(block.exploration[0]) == int(pulls.exploration[0])
+    # T = 10^6, K = 2, AdaRETC(0.5, [0.75, 0.8], 0): B = 338 blocks of 47 pulls at grid point 0 (6 at
+    # point 1: a wrong exponent, -1/2 for 1/a - 1 = -1/3 and -1/6, shrinks the estimates' spread
+    # 47^(1/6) = 1.9x and 47^(1/3) = 3.6x at point 0); two-sample KS per arm and grid point, 1500 against 300
+    # seeds, level 1e-3.
+    block = _two_arm_block_sums()
+    pulls = htb.simulate(jax.random.key(8), TWO_POLICY, TWO_ARMS, 10**6, 300, sampler="per_pull")
+    for g in range(2):
+        for arm in range(2):
+            assert stats.ks_2samp(block.estimates[g, :, arm], pulls.estimates[g, :, arm]).pvalue > 1e-3, (g, arm)
+    np.testing.assert_array_equal(block.exploration[:, 0], pulls.exploration[:, 0])
+
+
+# Three arms, a grid of two exploration lengths, T = 10^4 and 10^18, 3 seeds: one simulate program
+# for the plain reference and smoothed_regret.
+A3, B3, SCALE3 = 1.4, 0.3, 0.8
+THREE_ARMS = htb.equal_gap(htb.Stable(loc=0.0, alpha=A3, beta=B3, scale=SCALE3), num_arms=3, gap=0.2)
+THREE_POLICY = htb.AdaRETC(eps=0.5, alpha=jnp.array([0.8, 0.9]), q=0.0)
+THREE_HORIZONS, THREE_SEEDS = [10**4, 10**18], 3
+
+
+@functools.cache
+def _three_arm_run():
+    return htb.simulate(jax.random.key(4), THREE_POLICY, THREE_ARMS, THREE_HORIZONS, THREE_SEEDS)
+
+
+# standard_words of every seed at once, jitted (op by op it compiled ~60 small programs).
+_standard_words = jax.jit(jax.vmap(standard_words, (0, None, None, None)), static_argnums=(1, 2, 3))
 
 
 def test_estimates_equal_a_plain_reference_on_the_same_words_and_keep_common_numbers():
     # The estimate of arm i under seed s is loc + scale s_i^(1/a-1) med(Z_0..Z_(B-1)) with Z from the
     # standard words of seed s (Weron's formula in NumPy on the same words, float64): the same numbers for
     # every grid point and horizon that has the same B.  auto takes this sampler.
-    a, b, scale = 1.4, 0.3, 0.8
-    nu = htb.equal_gap(htb.Stable(loc=0.0, alpha=a, beta=b, scale=scale), num_arms=3, gap=0.2)
-    policy = htb.AdaRETC(eps=0.5, alpha=jnp.array([0.8, 0.9]), q=0.0)
-    key, horizons, seeds = jax.random.key(4), [10**4, 10**18], 3
-    out = htb.simulate(key, policy, nu, horizons, seeds)
-    same = htb.simulate(key, policy, nu, horizons, seeds, sampler="block_sums")
+    a, b, scale, nu = A3, B3, SCALE3, THREE_ARMS
+    key, horizons, seeds = jax.random.key(4), THREE_HORIZONS, THREE_SEEDS
+    out = _three_arm_run()
+    same = htb.simulate(key, THREE_POLICY, nu, horizons, seeds, sampler="block_sums")
     np.testing.assert_array_equal(out.estimates, same.estimates)
     keys = htb.seed_keys(key, seeds)
     locs = np.asarray(nu.loc, np.float32).astype(np.float64)
+    # Block b's words do not depend on how many blocks are drawn: the largest B's serve both.
+    words = _standard_words(keys, 3, max(int(htb.num_blocks(3, horizon)) for horizon in horizons), 2)  # [S, B, K, 2]
     for g in range(2):
         for h, horizon in enumerate(horizons):
             blocks = int(htb.num_blocks(3, horizon))
             for s in range(seeds):
                 length = int(out.exploration[g, h, s])
                 sizes = np.asarray(htb.exploration_pulls(length, 3)) // blocks
-                z = _weron_reference(standard_words(keys[s], 3, blocks, 2), a, b)  # [B, K]
+                z = _weron_reference(words[s, :blocks], a, b)  # [B, K]
                 med = np.sort(z, axis=0)[(blocks + 1) // 2 - 1]
                 want = (locs + np.float64(np.float32(scale)) * sizes.astype(np.float64) ** (1 / np.float64(np.float32(a)) - 1) * med)
                 # Z in float32 within 2^-18 max(|Z|, 1) of the float64 formula (the draw's accuracy).
@@ -221,32 +272,33 @@ def test_order_statistic_law_small_blocks_and_common_numbers():
     # two-sample KS per arm against the block sums (B = 338 standard draws per arm), 1500 seeds each,
     # level 1e-3.  The standardized estimates have median near Q(1/2) and spread about 1/sqrt(B):
     # beta of the wrong sign, the other arm's table or Q(1 - U) move them by many spreads.
-    nu = htb.Stable(loc=jnp.array([0.3, 0.0]), alpha=jnp.array([1.5, 1.2]), beta=jnp.array([0.6, -1.0]), scale=2.0)
-    policy = htb.AdaRETC(eps=0.5, alpha=jnp.array([0.75, 0.8]), q=0.0)
-    table = htb.simulate(jax.random.key(8), policy, nu, 10**6, 1500, sampler="order_statistic")
-    draws = htb.simulate(jax.random.key(9), policy, nu, 10**6, 1500, sampler="block_sums")
+    # The memory plan bounds the compiled program's own peak (temp + outputs + arguments), at a budget
+    # that forces chunks (an estimate per arm and horizon only, not per configuration, is below it);
+    # simulate then runs the program the plan compiled, in those chunks (T = 10^6 is horizon 1).
+    nu, policy = TWO_ARMS, TWO_POLICY
+    budget = 2**22
+    options = dict(sampler="order_statistic", memory_budget=budget, devices=jax.devices()[:1], threads=1)
+    plan = htb.memory_plan(jax.random.key(8), policy, nu, [10**3, 10**6], 1500, measure=True, **options)
+    assert plan.num_chunks > 1 and plan.measured_peak <= budget
+    table = htb.simulate(jax.random.key(8), policy, nu, [10**3, 10**6], 1500, **options)
+    estimates, exploration = np.asarray(table.estimates)[:, 1], np.asarray(table.exploration)[:, 1]  # [G, S, K], [G, S]
+    draws = _two_arm_block_sums()
     for arm in range(2):
-        assert stats.ks_2samp(table.estimates[0, :, arm], draws.estimates[0, :, arm]).pvalue > 1e-3, arm
+        assert stats.ks_2samp(estimates[0, :, arm], draws.estimates[0, :, arm]).pvalue > 1e-3, arm
     # Common random numbers: both grid points read each seed's level, so their standardized
     # estimates are one z (to the float32 rounding of the two estimates: 2^-24 |m| / factor each).
-    sizes = np.asarray(table.exploration)[:, 0] // 2 // int(htb.num_blocks(2, 10**6))
+    sizes = exploration[:, 0] // 2 // int(htb.num_blocks(2, 10**6))
     expo = 1.0 / np.array([1.5, 1.2], np.float32).astype(np.float64) - 1.0  # of the float32 alpha, as simulate
     factor = 2.0 * sizes[:, None].astype(np.float64) ** expo  # [G, K]
-    z = (np.asarray(table.estimates, np.float64) - np.array([0.3, 0.0], np.float32)) / factor[:, None]
+    z = (estimates.astype(np.float64) - np.array([0.3, 0.0], np.float32)) / factor[:, None]
     assert sizes[0] != sizes[1]
-    bound = 2.0**-24 * np.abs(np.asarray(table.estimates, np.float64)) / factor[:, None]  # [G, S, K]
+    bound = 2.0**-24 * np.abs(estimates.astype(np.float64)) / factor[:, None]  # [G, S, K]
     assert np.all(np.abs(z[1] - z[0]) <= bound[0] + bound[1])
     # B <= SMALL_BLOCKS (the empirical mean: B = 1, a uniform level) is drawn, bit for bit as the
     # block sums draw it; from the table, the level would be clipped to [2^-20, 1 - 2^-20].
     etc = htb.EmpiricalETC(eps=0.5, alpha=0.75, q=0.0)
     np.testing.assert_array_equal(htb.simulate(jax.random.key(3), etc, nu, 10**4, 50, sampler="order_statistic").estimates,
                                   htb.simulate(jax.random.key(3), etc, nu, 10**4, 50, sampler="block_sums").estimates)
-    # The memory plan bounds the compiled program's own peak (temp + outputs + arguments), at a budget
-    # that forces chunks (an estimate per arm and horizon only, not per configuration, is below it).
-    budget = 2**22
-    plan = htb.memory_plan(jax.random.key(8), policy, nu, [10**3, 10**6], 1500, sampler="order_statistic",
-                           memory_budget=budget, measure=True, devices=jax.devices()[:1], threads=1)
-    assert plan.num_chunks > 1 and plan.measured_peak <= budget
     with pytest.raises(ValueError, match=r"sampler='order_statistic' on Stable arms needs concrete alpha and beta"):
         jax.jit(lambda a: htb.Stable(0.0, a).quantile_tables())(1.5)
     with pytest.raises(ValueError, match=r"got Stable \(its quantile table is simulate's alone: use sampler='block_sums'\)\.$"):
@@ -255,15 +307,14 @@ def test_order_statistic_law_small_blocks_and_common_numbers():
 
 def test_block_words_keep_word_zero_and_smoothed_regret_equals_simulate():
     # Two words per block leave word 0 (every other family's block sums) bit for bit.  smoothed_regret
-    # with the standard medians is simulate's mean regret exactly (T = 10^12, 10^6 pulls per block),
+    # with the standard medians is simulate's mean regret exactly (T = 10^18, 2 10^7 and 84 pulls per block),
     # jitted once, as callers do (op by op, the same comparison took 6 s more).
     key = jax.random.key(2)
     size = jnp.array([[3, 7], [5, 1]], jnp.int64)
-    np.testing.assert_array_equal(block_words(key, size, 4, 2)[..., 0], block_words(key, size, 4))
-    nu = htb.equal_gap(htb.Stable(loc=0.0, alpha=1.5, beta=0.5), num_arms=3, gap=0.5)
-    policy = htb.AdaRETC(eps=0.4, alpha=jnp.array([0.8, 0.9]), q=0.0)
-    r = jax.jit(smoothed_regret, static_argnums=(3, 4))(key, policy, nu, 10**12, 10, 0.01)
-    np.testing.assert_array_equal(r, htb.simulate(key, policy, nu, 10**12, 10).regret.mean(-1))
+    two, one = jax.jit(lambda k, s: (block_words(k, s, 4, 2)[..., 0], block_words(k, s, 4)))(key, size)
+    np.testing.assert_array_equal(two, one)
+    r = jax.jit(smoothed_regret, static_argnums=(3, 4))(jax.random.key(4), THREE_POLICY, THREE_ARMS, 10**18, THREE_SEEDS, 0.01)
+    np.testing.assert_array_equal(r, _three_arm_run().regret.mean(-1)[:, 1])
 
 
 def test_parameters_are_checked():
