@@ -123,7 +123,7 @@ def test_simulate_in_two_processes_equals_one(tmp_path):
         _wait_all(procs, logs)
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
     grid = htb.AdaRETC(1.0, np.array([0.7, 0.9]), 0.1)
-    cpu = cpu_devices()[:1]  # the processes' platform
+    cpu = cpu_devices()[:1]  # the processes' platform (tests/test_sharding.py's one-device program)
     fast = htb.simulate(jax.random.key(3), grid, nu, [500, 2000], 9, devices=cpu)
     engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 9, devices=cpu)
     for out in outs:  # every process holds the whole result
@@ -133,8 +133,9 @@ def test_simulate_in_two_processes_equals_one(tmp_path):
             np.testing.assert_array_equal(got[f"engine.{name}"], np.asarray(getattr(engine, name)))
 
 
+# The shapes of tests/test_resumable.py's sweep: its one-process program serves both.
 SWEEP = ["sweep", "--family", "pareto", "--arms", "3", "--gap", "0.3", "--alphas", "0.7,0.9", "--qs", "0",
-         "--horizons", "1000,20000", "--seeds", "40", "--seed-chunk", "1", "--key", "5"]
+         "--horizons", "1000,5000", "--seeds", "40", "--seed-chunk", "1", "--key", "5"]
 CHUNKS = 40
 
 

@@ -2,17 +2,19 @@
 default chunking, with a memory budget that forces one seed per chunk, and with two concurrent
 executions per device."""
 
+import functools
 import os
 import subprocess
 import sys
 import textwrap
+from unittest import mock
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
 from conftest import child_xla_flags, cpu_devices
+from htb_jax._src.simulate import fast_path
 
 SCRIPT = textwrap.dedent(
     """
@@ -21,18 +23,17 @@ SCRIPT = textwrap.dedent(
     import htb_jax as htb
     assert len(jax.devices()) == 4, jax.devices()
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
-    fast = htb.simulate(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10)
-    engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 10)
-    plan = htb.memory_plan(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10, threads=1)
-    assert (plan.seed_chunk, plan.seeds_per_device) == (3, 3), plan  # ceil(10 / 4) seeds per device
+    grid = htb.AdaRETC(1.0, np.array([0.7, 0.9]), 0.1)
+    fast = htb.simulate(jax.random.key(3), grid, nu, [500, 2000], 9)
+    engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 9)
+    plan = htb.memory_plan(jax.random.key(3), grid, nu, [500, 2000], 9, threads=1)
+    assert (plan.seed_chunk, plan.seeds_per_device) == (3, 3), plan  # ceil(9 / 4) seeds per device
     budget = plan.fixed_bytes + plan.bytes_per_seed + plan.output_bytes
-    tight_plan = htb.memory_plan(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10,
-                                 memory_budget=budget, threads=1)
+    tight_plan = htb.memory_plan(jax.random.key(3), grid, nu, [500, 2000], 9, memory_budget=budget, threads=1)
     assert (tight_plan.seed_chunk, tight_plan.num_chunks) == (1, 3), tight_plan
-    tight = htb.simulate(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10,
-                         memory_budget=budget, threads=1)
+    tight = htb.simulate(jax.random.key(3), grid, nu, [500, 2000], 9, memory_budget=budget, threads=1)
     # Two executions per device: device d of execution t runs seeds 2 (4 t + d) .. + 1.
-    threaded = htb.simulate(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10, threads=2)
+    threaded = htb.simulate(jax.random.key(3), grid, nu, [500, 2000], 9, threads=2)
     np.savez(sys.argv[1], fast=fast.regret, fast_est=fast.estimates, engine=engine.regret,
              engine_est=engine.estimates, tight=tight.regret, tight_est=tight.estimates,
              threaded=threaded.estimates)
@@ -40,15 +41,36 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@functools.cache
+def _one_device():
+    """simulate's results on one CPU device (the subprocess's platform), and the fast path's
+    program outputs as the program returned them, before they are gathered and arranged.
+
+    The same calls as tests/test_distributed.py's one-process results (one program for both)."""
+    one = cpu_devices()[:1]
+    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
+    grid = htb.AdaRETC(1.0, np.array([0.7, 0.9]), 0.1)
+    returned = []
+
+    original = fast_path.gather
+
+    def spy(outputs):
+        returned.append(outputs)
+        return original(outputs)
+
+    with mock.patch.object(fast_path, "gather", spy):
+        fast = htb.simulate(jax.random.key(3), grid, nu, [500, 2000], 9, devices=one)
+    engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 9, devices=one)
+    (outputs,) = returned
+    return fast, engine, outputs
+
+
 def test_four_devices_equal_one(tmp_path):
     out = tmp_path / "sharded.npz"
     env = dict(os.environ, XLA_FLAGS=child_xla_flags("--xla_force_host_platform_device_count=4"), JAX_PLATFORMS="cpu")
     subprocess.run([sys.executable, "-c", SCRIPT, str(out)], env=env, check=True, timeout=600)
     sharded = np.load(out)
-    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
-    one = cpu_devices()[:1]  # the subprocess's platform
-    fast = htb.simulate(jax.random.key(3), htb.AdaRETC(1.0, 0.8, 0.1), nu, [500, 2000], 10, devices=one)
-    engine = htb.simulate(jax.random.key(3), htb.ForceMoM(0.6), nu, 800, 10, devices=one)
+    fast, engine, _ = _one_device()
     np.testing.assert_array_equal(sharded["fast"], fast.regret)
     np.testing.assert_array_equal(sharded["fast_est"], fast.estimates)
     np.testing.assert_array_equal(sharded["engine"], engine.regret)
@@ -59,19 +81,11 @@ def test_four_devices_equal_one(tmp_path):
 
 
 def test_outputs_carry_the_seed_sharding():
-    # The program's outputs are global arrays laid out by a NamedSharding on the one-axis seed mesh.
-    from htb_jax._src.sharding import SEED_AXIS_NAME, seed_sharded_program
-    from htb_jax._src.simulate.fast_path import _fast_path_kernel, _Static
-    from htb_jax._src.simulate.schedule import max_blocks
+    # The program's outputs are global arrays laid out by a NamedSharding on the one-axis seed mesh
+    # (those of the one-device run above: no program of its own).
+    from htb_jax._src.sharding import SEED_AXIS_NAME
 
-    devices = tuple(jax.devices()[:1])
-    static = _Static(3, 256, max_blocks(3, np.array([500])), 4, num_seeds=2, seed_chunk=1)
-    program = seed_sharded_program(_fast_path_kernel, static, devices, seed_axis=0)
-    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=3, gap=0.3)
-    policy = jax.tree.map(lambda p: jnp.reshape(jnp.asarray(p, jnp.float64), (1,)), htb.AdaRETC(1.0, 0.8, 0.1))
-    instance = jax.tree.map(lambda p: p.reshape(-1, 3), nu.broadcast())
-    gaps = htb.gaps(instance)
-    out = program(jax.random.key(0), policy, instance, gaps, jnp.asarray([500]), jnp.asarray(0, jnp.int64))
-    sharding = out[0].sharding
-    assert isinstance(sharding, jax.sharding.NamedSharding)
-    assert sharding.mesh.axis_names == (SEED_AXIS_NAME,) and sharding.spec[0] == SEED_AXIS_NAME
+    _, _, outputs = _one_device()
+    for out in jax.tree.leaves(outputs):
+        assert isinstance(out.sharding, jax.sharding.NamedSharding), out.sharding
+        assert out.sharding.mesh.axis_names == (SEED_AXIS_NAME,) and out.sharding.spec[0] == SEED_AXIS_NAME
