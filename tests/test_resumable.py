@@ -1,8 +1,10 @@
 """Resumable sweeps: killed with SIGKILL and restarted, or with a damaged chunk, the results equal an
 uninterrupted run's bit for bit; another configuration in an old directory is refused."""
 
+import dataclasses
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -44,9 +46,9 @@ def uninterrupted(tmp_path_factory):
 def test_sigkill_mid_run_then_restart_equals_uninterrupted(tmp_path, uninterrupted):
     out = tmp_path / "killed"
     command = [sys.executable, "-m", "htb_jax", *KILLED, "--out", str(out)]
-    # The restarted process reads the first one's compiled programs from a persistent cache.
-    env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "jax-cache"),
-               JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0", JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
+    # Both processes read the program the uninterrupted run compiled from the test run's persistent
+    # cache (tests/conftest.py), where there is one.
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
     first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     chunks = out / "chunks"
     deadline = time.monotonic() + 300
@@ -93,19 +95,18 @@ def test_damaged_chunks_are_recomputed_never_merged(tmp_path, uninterrupted, cap
     _same_results(out, uninterrupted)
 
 
-def test_another_configuration_in_an_old_directory_is_refused(tmp_path, capsys):
-    config = sweep_lib.SweepConfig(num_arms=3, alphas=(0.9,), qs=(0.0,), horizons=(1000,), num_seeds=4,
-                                   seed_chunk=2, pareto_shape=3.0)
-    sweep_lib.run_sweep(config, progress=None, out_dir=str(tmp_path))
-    assert main([*SMALL, "--seeds", "4", "--seed-chunk", "2", "--alphas", "0.9", "--horizons", "1000",
-                 "--gap", "0.2", "--out", str(tmp_path)]) == 2
+def test_another_configuration_in_an_old_directory_is_refused(tmp_path, uninterrupted, capsys):
+    out = tmp_path / "old"
+    shutil.copytree(uninterrupted, out)
+    assert main([*KILLED, "--gap", "0.2", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        f"htb-jax: error: the output directory {str(tmp_path)!r} holds a sweep with another configuration "
+        f"htb-jax: error: the output directory {str(out)!r} holds a sweep with another configuration "
         "(gap: 0.1 there, 0.2 here); give a new --out or remove that directory"
     ]
     # The memory budget changes no number: a resumed run may use another.
-    again = sweep_lib.run_sweep(
-        sweep_lib.SweepConfig(**{**config.__dict__, "memory_budget": 2**26}), progress=None, out_dir=str(tmp_path)
-    )
-    assert again.resumed_chunks == 2
+    written = json.loads((out / "manifest.json").read_text())["config"]
+    config = sweep_lib.SweepConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in written.items()})
+    assert config.identity() == written
+    again = sweep_lib.run_sweep(dataclasses.replace(config, memory_budget=2**26), progress=None, out_dir=str(out))
+    assert again.resumed_chunks == 40
