@@ -8,6 +8,7 @@ import htb_jax as htb
 from conftest import cpu_devices
 from htb_jax._src import compiler_options, engine
 from htb_jax._src.simulate import fast_path
+from htb_jax._src.simulate.program import prepare
 
 
 def test_only_the_options_xla_knows_are_kept():
@@ -35,7 +36,8 @@ def test_an_option_the_user_sets_in_xla_flags_is_left_to_the_user(monkeypatch):
 
 
 def test_the_programs_are_compiled_with_them(monkeypatch):
-    # The fast path and the engine hand their options to the seed-sharded program.
+    # The fast path and the engine hand their options to the seed-sharded program (built by
+    # simulate's prepare, which simulate then runs: nothing is compiled here).
     seen = []
     original = fast_path.seed_sharded_program
 
@@ -46,8 +48,8 @@ def test_the_programs_are_compiled_with_them(monkeypatch):
     monkeypatch.setattr(fast_path, "seed_sharded_program", spy)
     monkeypatch.setattr(engine, "seed_sharded_program", spy)
     nu = htb.equal_gap(htb.Gaussian(loc=0.0), num_arms=3, gap=0.5)
-    htb.simulate(jax.random.key(0), htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), nu, 300, 2, sampler="per_pull")
-    htb.simulate(jax.random.key(0), htb.UCB1(), nu, 300, 2)
+    prepare(jax.random.key(0), htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), nu, 300, 2, sampler="per_pull")
+    prepare(jax.random.key(0), htb.UCB1(), nu, 300, 2)
     if jax.default_backend() == "cpu":
         assert seen == [("_fast_path_kernel", (compiler_options.VECTOR_WIDTH,)),
                         ("_engine_kernel", (compiler_options.COPY_INSERTION, compiler_options.VECTOR_WIDTH))]
