@@ -18,12 +18,16 @@ SMALL = ["frontier", "--eps", "1", "--alphas-per-eps", "2", "--horizons", "1e3,1
 
 
 def test_runs_do_not_depend_on_the_seed_chunk():
-    policy = htb.AdaRETC(eps=1.0, alpha=np.array([2 / 3, 0.9]), q=0.0)
-    whole = frontier.run_family(policy, FAMILY, (10**3, 10**9), 4, seed_chunk=4, progress=False)
-    pieces = frontier.run_family(policy, FAMILY, (10**3, 10**9), 4, seed_chunk=2, progress=False)
-    assert whole.regret.shape == (2, 4, 2, 4)  # schedules, family + fixed instance, horizons, seeds
+    # The runs of the frontier command below (SMALL): its family, schedules and horizons, so that
+    # the pieces (seed_chunk=2) are its compiled program.
+    family = frontier.TFrontierConfig().family
+    policy = htb.AdaRETC(eps=np.array([1.0, 1.0]), alpha=np.array([2 / 3, 0.9]), q=0.0)
+    horizons = (10**3, 10**5, 10**7)
+    whole = frontier.run_family(policy, family, horizons, 4, seed_chunk=4, progress=False)
+    pieces = frontier.run_family(policy, family, horizons, 4, seed_chunk=2, progress=False)
+    assert whole.regret.shape == (2, 22, 3, 4)  # schedules, family + fixed instance, horizons, seeds
     np.testing.assert_array_equal(whole.regret, pieces.regret)
-    np.testing.assert_array_equal(whole.exploration, policy.exploration_length(2, np.array([[10**3, 10**9]]).T).T)
+    np.testing.assert_array_equal(whole.exploration, policy.exploration_length(2, np.array([horizons]).T).T)
 
 
 def _synthetic_runs(slope, exploration):
