@@ -58,19 +58,23 @@ def test_law_by_cdf(n, p):
 
 @pytest.mark.parametrize("p, n", [(1e-9, 10**8), (1e-12, 10**11)])
 def test_tiny_spike_probabilities_through_block_sums(p, n):
-    # 10^4 blocks of n pulls: 10^12 (resp. 10^15) pulls, 1000 spikes expected; total within 4 SE.
-    x = _draw(2, n, p, size=10_000)
-    total, mean = x.sum(), 10_000 * n * p
+    # N = 2 10^5 blocks of n pulls (the law test's program): 2 10^13 (resp. 2 10^16) pulls, 2 10^4
+    # spikes expected; total within 4 SE.
+    x = _draw(2, n, p)
+    total, mean = x.sum(), N * n * p
     assert abs(total - mean) < 4 * np.sqrt(mean)
-    # P(X >= 1) = 1 - (1 - p)^n, honoured well below float32 resolution.
-    assert abs((x > 0).mean() - (-np.expm1(n * np.log1p(-p)))) < 4 * np.sqrt(0.1 / 10_000)
+    # P(X >= 1) = 1 - (1 - p)^n, honoured well below float32 resolution (4 SE, variance <= 0.1 / N).
+    assert abs((x > 0).mean() - (-np.expm1(n * np.log1p(-p)))) < 4 * np.sqrt(0.1 / N)
 
 
 def test_trivial_lanes_and_batch_independence():
     words = jax.random.bits(jax.random.key(3), (6,), jnp.uint64)
     n = jnp.array([0.0, 5.0, 5.0, 1e6, 30.0, 2.0**53])
     p = jnp.array([0.3, 0.0, 1.0, 0.5, 0.1, 1e-3])
-    x = np.asarray(draw(words, n, p))
+    # The six lanes lead a batch of N (the law test's program), the rest of it other (n, p).
+    rest = N - 6
+    x = np.asarray(draw(jnp.concatenate([words, jax.random.bits(jax.random.key(4), (rest,), jnp.uint64)]),
+                        jnp.concatenate([n, jnp.full(rest, 1e4)]), jnp.concatenate([p, jnp.full(rest, 0.2)])))[:6]
     np.testing.assert_array_equal(x[:3], [0.0, 0.0, 5.0])
     # A variate is a function of its word, n and p: alone, in a batch and in other tiles alike.
     for i in range(6):
@@ -81,8 +85,8 @@ def test_trivial_lanes_and_batch_independence():
 
 def test_huge_n_mean():
     n, p = 2.0**53, 0.3
-    x = _draw(4, n, p, size=50_000)
-    assert abs(x.mean() - n * p) < 5 * np.sqrt(n * p * (1 - p) / 50_000)
+    x = _draw(4, n, p)  # N draws: the law test's program
+    assert abs(x.mean() - n * p) < 5 * np.sqrt(n * p * (1 - p) / N)
 
 
 # -- quantiles: exact brackets against exact arithmetic ---------------------------------------
@@ -134,7 +138,7 @@ def test_quantile_against_fractions(n, p):
 
     cdf = _exact_cdf(n, p)
     u, v = _levels(400, n)
-    x = np.asarray(quantile(u, v, float(n), p)).astype(int)
+    x = np.asarray(quantile(u, v, np.full(400, float(n)), np.full(400, p))).astype(int)  # the vmap test's direct program
     for xi, ui, vi in zip(x, u, v, strict=True):
         level = 1 - Fraction(vi) if vi < 0.5 else Fraction(ui)  # the level as given, exactly
         assert cdf[xi] >= level, (xi, ui, vi)
@@ -213,15 +217,21 @@ def test_vmap_joins_the_lanes_and_keeps_every_lane():
     # 1e-12, n to 1e12).  Batched the usual way, the quantile's cond on "any lane needs the tail
     # quadrature" would become a select computing 257 nodes for every lane (10x slower tuning); it
     # stays a cond only if the batch axes join the lanes.
+    # The direct calls take the lanes flattened, at the shapes of the quantile's and the law's tests
+    # (400 and N lanes): their programs serve here too.
     rng = np.random.default_rng(5)
-    u = rng.random((3, 4, 40))
-    n = np.floor(10 ** rng.uniform(0, 12, (4, 40)))
+    u = rng.random((2, 5, 40))
+    n = np.floor(10 ** rng.uniform(0, 12, (5, 40)))
     p = 10 ** rng.uniform(-12, np.log10(0.9), 40)
     by_tail = n * np.minimum(p, 1 - p) >= binomial.INVERSION_MEAN
     assert 0 < by_tail.mean() < 1  # both the tail start and the search from 0
     batched = jax.vmap(jax.vmap(lambda u, n: binomial.binomial_quantile(u, 1 - u, n, p)), in_axes=(0, None))
-    np.testing.assert_array_equal(jax.jit(batched)(u, n), quantile(u, 1 - u, n, p))
+    lanes = [np.broadcast_to(a, u.shape).ravel() for a in (u, 1 - u, n, p)]
+    np.testing.assert_array_equal(jax.jit(batched)(u, n), np.asarray(quantile(*lanes)).reshape(u.shape))
     assert " cond[" in str(jax.make_jaxpr(batched)(u, n))  # the printed jaxpr, nested ones included
-    words = jax.random.bits(jax.random.key(6), (3, 4, 40), jnp.uint64)
+    shape = (5, N // 200, 40)
+    n = np.floor(10 ** rng.uniform(0, 12, shape[1:]))
+    words = jax.random.bits(jax.random.key(6), shape, jnp.uint64)
     draws = jax.vmap(lambda w, p: binomial.binomial_from_words(w, n, p), in_axes=(0, None))
-    np.testing.assert_array_equal(jax.jit(draws)(words, p), draw(words, n, p))
+    lanes = [np.broadcast_to(a, shape).ravel() for a in (n, p)]
+    np.testing.assert_array_equal(jax.jit(draws)(words, p), np.asarray(draw(words.ravel(), *lanes)).reshape(shape))
