@@ -316,7 +316,8 @@ def proxy_regrets(policy: AdaRETC, table: ProxyTable, horizon: int, tau: Any, *,
       >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.0), num_arms=2, gap=0.5)
       >>> table = htb.proxy_table(jax.random.key(0), nu, 10**4, 8, eps=1.0)
       >>> policy = htb.AdaRETC(eps=1.0, alpha=jax.numpy.array([0.7, 0.8]), q=0.0)
-      >>> htb.proxy_regrets(policy, table, 10**4, 0.05).shape  # [G, S]
+      >>> regrets = jax.jit(htb.proxy_regrets, static_argnums=2)  # callers jit once
+      >>> regrets(policy, table, 10**4, 0.05).shape  # [G, S]
       (2, 8)
     """
     check_policy("policy", policy, AdaRETC, "the regret proxy")
