@@ -1,5 +1,6 @@
 """AdaR-ETC simulation against a round-by-round loop, on the same reward table."""
 
+import functools
 import logging
 import math
 
@@ -79,17 +80,21 @@ def pareto_instance():
 
 @pytest.fixture(scope="module")
 def simulated(pareto_instance):
-    key = jax.random.key(42)
-    return key, htb.simulate(key, htb.AdaRETC(**GRID), pareto_instance, HORIZONS, num_seeds=5)
+    # The streaming tests' grid and horizons (below), per pull in chunks of 50 pulls (3 to 23 steps):
+    # one program for three tests, read against run_on_rewards' program at the same chunk.
+    key = jax.random.key(31)
+    policy = htb.AdaRETC(**STREAM_GRID)
+    return key, htb.simulate(key, policy, pareto_instance, STREAM_HORIZONS, 5, sampler="per_pull", pull_chunk=50)
 
 
 def test_simulate_reads_exactly_the_reward_table(simulated, pareto_instance):
     key, out = simulated
-    assert out.regret.shape == (3, 2, 2, 5)
+    assert out.regret.shape == (2, 2, 2, 5)
     keys = htb.seed_keys(key, 5)
     for s in range(5):
-        table = htb.reward_table(keys[s], pareto_instance, 1100)
-        ref = htb.run_on_rewards(htb.AdaRETC(**GRID), table, pareto_instance.mean(), HORIZONS)
+        table = htb.reward_table(keys[s], pareto_instance, 1200)  # at most 1131 pulls per arm are read
+        ref = htb.run_on_rewards(htb.AdaRETC(**STREAM_GRID), table, pareto_instance.mean(), STREAM_HORIZONS,
+                                 pull_chunk=50)
         for field in ("regret", "pulls", "committed", "exploration", "estimates"):
             np.testing.assert_array_equal(getattr(out, field)[..., s, :] if field in ("pulls", "estimates")
                                           else getattr(out, field)[..., s], getattr(ref, field))
@@ -97,7 +102,8 @@ def test_simulate_reads_exactly_the_reward_table(simulated, pareto_instance):
 
 def test_pulls_and_regret_accounting(simulated, pareto_instance):
     _, out = simulated
-    np.testing.assert_array_equal(out.pulls.sum(-1), np.broadcast_to(np.array(HORIZONS)[:, None], out.regret.shape))
+    horizons = np.array(STREAM_HORIZONS)[:, None]
+    np.testing.assert_array_equal(out.pulls.sum(-1), np.broadcast_to(horizons, out.regret.shape))
     gaps = np.asarray(htb.gaps(pareto_instance))
     np.testing.assert_allclose(out.regret, (np.asarray(out.pulls) * gaps).sum(-1), rtol=1e-12)
     summary = htb.summarize(out)
@@ -106,32 +112,48 @@ def test_pulls_and_regret_accounting(simulated, pareto_instance):
 
 
 def test_seed_chunks_and_offsets_are_bitwise_identical(pareto_instance):
+    # 16 seeds in one chunk (the per-pull program of the grid-layout test's single runs, shared)
+    # against two halves of 8 seeds each run one seed per chunk, the second from first_seed = 8:
+    # catches a seed drawn from its place in a chunk (or in the call) instead of its index, and a
+    # first_seed ignored or applied twice.
     key = jax.random.key(7)
     policy = htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0)
-    whole = htb.simulate(key, policy, pareto_instance, 3000, num_seeds=6, seed_chunk=3)
-    one_by_one = htb.simulate(key, policy, pareto_instance, 3000, num_seeds=6, seed_chunk=1)
-    first = htb.simulate(key, policy, pareto_instance, 3000, num_seeds=3, seed_chunk=3)
-    rest = htb.simulate(key, policy, pareto_instance, 3000, num_seeds=3, first_seed=3, seed_chunk=3)
-    np.testing.assert_array_equal(whole.regret, one_by_one.regret)
-    np.testing.assert_array_equal(whole.estimates, one_by_one.estimates)
-    np.testing.assert_array_equal(whole.estimates, np.concatenate([first.estimates, rest.estimates]))
+    whole = htb.simulate(key, policy, pareto_instance, _LAYOUT_HORIZONS, 16, sampler="per_pull")
+    halves = [htb.simulate(key, policy, pareto_instance, _LAYOUT_HORIZONS, 8, first_seed=f, seed_chunk=1,
+                           sampler="per_pull") for f in (0, 8)]
+    assert not np.array_equal(halves[0].estimates, halves[1].estimates)
+    for field in ("regret", "estimates", "committed"):
+        np.testing.assert_array_equal(getattr(whole, field), np.concatenate([getattr(h, field) for h in halves], -2
+                                      if field == "estimates" else -1), err_msg=field)
+
+
+@functools.cache
+def _gaussian_family_runs():
+    """AdaR-ETC's grid [3, 2] on a family of two Gaussian instances (K = 3, gap 1: scale 3, then the
+    easy scale 0.1), and on the easy instance alone (batch shape ()): two programs for two tests."""
+    family = htb.equal_gap(htb.Gaussian(loc=0.0, scale=jnp.array([3.0, 0.1])), num_arms=K, gap=1.0)
+    policy = htb.AdaRETC(**GRID)
+    out = htb.simulate(jax.random.key(3), policy, family, HORIZONS, num_seeds=5)
+    single = htb.simulate(jax.random.key(3), policy, family[1], HORIZONS, num_seeds=5)
+    return out, single
 
 
 def test_instance_family_output_axes():
-    family = htb.equal_gap(htb.Gaussian(loc=0.0, scale=jnp.array([1.0, 3.0])), num_arms=K, gap=0.3)
-    policy = htb.AdaRETC.calibrated(jnp.array([0.5, 1.0]))
-    out = htb.simulate(jax.random.key(3), policy, family, [500, 2000], num_seeds=3)
-    assert out.regret.shape == (2, 2, 2, 3)
-    assert out.pulls.shape == (2, 2, 2, 3, K)
-    assert out.estimates.shape == (2, 2, 2, 3, K)
-    single = htb.simulate(jax.random.key(3), policy, family[1], [500, 2000], num_seeds=3)
-    np.testing.assert_array_equal(out.regret[:, 1], single.regret)
+    # Grid axes, then the family's, horizons and seeds; the family's second member equals the
+    # instance run alone: catches the family and grid (or horizon) axes swapped, and a member
+    # drawn from its place in the family.
+    out, single = _gaussian_family_runs()
+    assert out.regret.shape == (3, 2, 2, 2, 5)
+    assert out.pulls.shape == (3, 2, 2, 2, 5, K)
+    assert out.estimates.shape == (3, 2, 2, 2, 5, K)
+    assert single.regret.shape == (3, 2, 2, 5)
+    for field in ("regret", "estimates", "committed", "exploration"):
+        np.testing.assert_array_equal(getattr(out, field)[:, :, 1], getattr(single, field), err_msg=field)
+    assert not np.array_equal(out.estimates[:, :, 0], out.estimates[:, :, 1])
 
 
 def test_easy_instance_always_commits_to_the_best_arm():
-    nu = htb.equal_gap(htb.Gaussian(loc=0.0, scale=0.1), num_arms=K, gap=1.0)
-    policy = htb.AdaRETC(**GRID)
-    out = htb.simulate(jax.random.key(5), policy, nu, HORIZONS, num_seeds=5)
+    _, out = _gaussian_family_runs()  # Gaussian arms of scale 0.1, gap 1
     horizons = np.array(HORIZONS)[:, None]
     explored = np.asarray(htb.exploration_pulls(out.exploration, K))
     np.testing.assert_array_equal(out.committed, np.where(np.asarray(out.exploration) < horizons, 0, -1))
@@ -152,6 +174,9 @@ def test_no_recompilation_for_new_hyperparameters(pareto_instance, caplog):
     assert compiles(htb.AdaRETC.calibrated(0.9), [2900]) == 0  # same block-count bucket
 
 
+_LAYOUT_HORIZONS = [20000, 100000]  # also the seed-chunk and sampler-choice tests' (one per-pull program)
+
+
 def test_grid_points_sharing_a_block_layout_equal_their_own_runs(pareto_instance):
     # 12 configurations (3 alphas x 2 qs x horizons 2e4, 1e5) have 5 distinct Median-of-Means
     # layouts (B, s) per arm: (247, 1) (247, 2) (286, 2) (286, 3) (286, 4), streamed as 6 (the
@@ -160,7 +185,7 @@ def test_grid_points_sharing_a_block_layout_equal_their_own_runs(pareto_instance
     # layout that displaces one in use, and B and s swapped in their packed code.
     from htb_jax._src.simulate import layouts, schedule
 
-    alphas, qs, horizons = np.array([2 / 3, 0.68, 0.7]), np.array([0.0, 1 / 3]), [20000, 100000]
+    alphas, qs, horizons = np.array([2 / 3, 0.68, 0.7]), np.array([0.0, 1 / 3]), _LAYOUT_HORIZONS
     grid = htb.AdaRETC(eps=1.0, alpha=alphas[:, None], q=qs[None, :])
     flat = schedule._flatten(grid)
     assert int(schedule._schedule_maxima(flat, jnp.asarray(horizons), K)[1]) == 5
@@ -209,16 +234,22 @@ def _ks_pvalue(a, b):
     return stats.ks_2samp(np.ravel(a), np.ravel(b)).pvalue
 
 
+@functools.cache
+def _gaussian_run(seed, sampler):
+    """AdaR-ETC's order-free form on two Gaussian arms, 400 seeds: three programs (one per sampler;
+    ``"auto"`` is the order statistic's) for two tests."""
+    instance = htb.equal_gap(htb.Gaussian(loc=0.0, scale=2.0), num_arms=2, gap=0.2)
+    return htb.simulate(jax.random.key(seed), htb.AdaRETC.order_free(), instance, 20_000, 400, sampler=sampler)
+
+
 def test_gaussian_samplers_equal_per_pull_in_law():
     # Two-sample Kolmogorov-Smirnov on the MoM estimates of each arm (400 seeds per sampler,
     # independent keys), at level 1e-3 per arm and sampler; the laws are equal, so a failure has
     # probability below 4e-3.  A wrong order statistic (the mean of the block means, or the
     # median's rank off by B/4) moves the law by far more than KS resolves at 400 seeds.
-    instance = htb.equal_gap(htb.Gaussian(loc=0.0, scale=2.0), num_arms=2, gap=0.2)
-    policy = htb.AdaRETC.order_free()
-    per_pull = htb.simulate(jax.random.key(21), policy, instance, 20_000, 400, sampler="per_pull")
+    per_pull = _gaussian_run(21, "per_pull")
     for i, sampler in enumerate(("block_sums", "order_statistic")):
-        other = htb.simulate(jax.random.key(22 + 10 * i), policy, instance, 20_000, 400, sampler=sampler)
+        other = _gaussian_run(22 + 10 * i, sampler)
         np.testing.assert_array_equal(per_pull.exploration, other.exploration)
         for arm in range(2):
             assert _ks_pvalue(per_pull.estimates[:, arm], other.estimates[:, arm]) > 1e-3, (sampler, arm)
@@ -298,18 +329,18 @@ def test_block_sums_of_dirac_arms_equal_per_pull_exactly():
 
 
 def test_sampler_choice_and_errors(pareto_instance):
+    # Gaussian arms: "auto" is the order statistic, whose draws differ from the other samplers' at
+    # the same key (the programs of test_gaussian_samplers_equal_per_pull_in_law); Pareto arms:
+    # "auto" is per pull (the per-pull program of the grid-layout test's single runs).
+    auto = _gaussian_run(32, "auto")
+    np.testing.assert_array_equal(auto.estimates, _gaussian_run(32, "order_statistic").estimates)
+    assert not np.array_equal(auto.estimates, _gaussian_run(32, "per_pull").estimates)
+    assert not np.array_equal(auto.estimates, _gaussian_run(32, "block_sums").estimates)
     policy = htb.AdaRETC.order_free()
-    gaussian = htb.equal_gap(htb.Gaussian(loc=0.0), num_arms=3, gap=0.3)
-    auto = htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3)
-    order = htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3, sampler="order_statistic")
-    blocks = htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3, sampler="block_sums")
-    per_pull = htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3, sampler="per_pull")
-    np.testing.assert_array_equal(auto.estimates, order.estimates)
-    assert not np.array_equal(auto.estimates, per_pull.estimates)
-    assert not np.array_equal(auto.estimates, blocks.estimates)
-    auto = htb.simulate(jax.random.key(24), policy, pareto_instance, 5000, 3)
-    per_pull = htb.simulate(jax.random.key(24), policy, pareto_instance, 5000, 3, sampler="per_pull")
+    auto = htb.simulate(jax.random.key(24), policy, pareto_instance, _LAYOUT_HORIZONS, 16)
+    per_pull = htb.simulate(jax.random.key(24), policy, pareto_instance, _LAYOUT_HORIZONS, 16, sampler="per_pull")
     np.testing.assert_array_equal(auto.estimates, per_pull.estimates)
+    gaussian = htb.equal_gap(htb.Gaussian(loc=0.0), num_arms=3, gap=0.3)
     with pytest.raises(ValueError, match=r"sampler must be one of auto, per_pull, block_sums, order_statistic; got 'exact'"):
         htb.simulate(jax.random.key(24), policy, gaussian, 5000, 3, sampler="exact")
     for sampler in ("block_sums", "order_statistic"):
@@ -340,7 +371,7 @@ def test_horizons_to_ten_to_the_eighteen():
 
 # eps = 1/4 schedules at T = 3000 and 10500 (K = 3): B = 201 and 232 blocks; per arm 515 to
 # 1131 pulls, so blocks of 1, 2 and 4 samples, and 3 to 162 streaming steps of the chunks below
-# (7, 50 and 333 are no multiples of the block sizes: blocks straddle chunk edges).
+# (7 and 50 are no multiples of the block sizes: blocks straddle chunk edges).
 STREAM_GRID = dict(eps=0.25, alpha=np.array([5 / 6, 0.9])[:, None], q=np.array([0.0, 1 / 6])[None, :])
 STREAM_HORIZONS = [3000, 10_500]
 
@@ -378,7 +409,7 @@ def test_streaming_over_several_chunks_equals_round_by_round_loop(name):
     refs = _stream_reference(table, means)
     assert sorted({size for *_, size in refs.values()}) == [1, 2, 4]
     policy = htb.AdaRETC(**STREAM_GRID)
-    for chunk in (7, 50, 333, None):  # None: the default, 512 here
+    for chunk in (7, 50, None):  # None: the default, 512 here; 50: also simulate's (below)
         out = htb.run_on_rewards(policy, jnp.asarray(table), jnp.asarray(means), STREAM_HORIZONS, pull_chunk=chunk)
         for (a, b, h), (regret, pulls, committed, estimates, _) in refs.items():
             where = (chunk, a, b, h)
@@ -390,11 +421,10 @@ def test_streaming_over_several_chunks_equals_round_by_round_loop(name):
                                        err_msg=str(where))
 
 
-def test_simulate_streams_several_chunks_of_the_reward_table(pareto_instance):
-    # Per-pull simulate with a 50-pull chunk (3 to 23 steps) reads the reward table as the loop does.
-    key = jax.random.key(31)
-    policy = htb.AdaRETC(**STREAM_GRID)
-    out = htb.simulate(key, policy, pareto_instance, STREAM_HORIZONS, 2, sampler="per_pull", pull_chunk=50)
+def test_simulate_streams_several_chunks_of_the_reward_table(simulated, pareto_instance):
+    # Per-pull simulate with a 50-pull chunk (3 to 23 steps) reads the reward table as the loop does
+    # (its first two seeds).
+    key, out = simulated
     keys = htb.seed_keys(key, 2)
     means = np.asarray(pareto_instance.mean())
     for s in range(2):
