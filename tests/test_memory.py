@@ -36,9 +36,11 @@ def test_any_budget_gives_bitwise_the_default_results(name):
     default = htb.simulate(key, policy, instance, HORIZONS, SEEDS, **one)
     plan = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, **one)
     assert plan.seed_chunk == SEEDS and plan.num_chunks == 1
-    budget = _tight_budget(plan, 2)
+    # Chunks of 3 seeds: the program of the measured-peak test below, which JAX's compilation cache
+    # gives back there instead of compiling it again.
+    budget = _tight_budget(plan, 3)
     tight = htb.memory_plan(key, policy, instance, HORIZONS, SEEDS, **one, memory_budget=budget)
-    assert (tight.seed_chunk, tight.num_chunks) == (2, 4)  # 7 seeds: 4 chunks, the last padded
+    assert (tight.seed_chunk, tight.num_chunks) == (3, 3)  # 7 seeds: 3 chunks, the last padded
     assert tight.estimated_peak <= budget
     chunked = htb.simulate(key, policy, instance, HORIZONS, SEEDS, **one, memory_budget=budget)
     for field in FIELDS:
