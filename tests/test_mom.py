@@ -1,6 +1,7 @@
 """Median-of-Means against the paper's definition (a plain numpy reference)."""
 
 import math
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -40,10 +41,15 @@ def test_n_not_divisible_discards_the_tail():
 
 
 def test_ties():
-    x = np.array([2.0, 2.0, 1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 3.0, 3.0])
-    for b in range(1, 11):
-        _check(x, b)
-    np.testing.assert_array_equal(htb.median_of_means(jnp.zeros(12), 5), 0.0)
+    # B = 1 .. 10 on ten samples with tied block means (and a tail of two discarded samples, n = 10),
+    # and twelve zeros in five blocks: one call, one program (block sizes up to 12, static branches).
+    x = np.array([2.0, 2.0, 1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 3.0, 3.0, 1e9, -1e9])
+    rows = np.vstack([np.tile(x, (10, 1)), np.zeros(12)])
+    blocks, lengths = np.array([*range(1, 11), 5]), np.array([10] * 10 + [12])
+    got = np.asarray(htb.median_of_means(jnp.asarray(rows), jnp.asarray(blocks), jnp.asarray(lengths)))
+    want = [mom_reference(rows[i, : lengths[i]], blocks[i]) for i in range(11)]
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(got[10], 0.0)
 
 
 def test_infinite_sample_spoils_only_its_own_block():
@@ -62,12 +68,17 @@ def test_infinite_sample_spoils_only_its_own_block():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_infinities_against_reference(seed):
+    # B = 1, 3, 7, 12, 20 in one call (one program for every seed): B = 1 (blocks of 60) takes the
+    # prefix-sum route, the others (blocks of 20, 8, 5, 3) static branches.
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(60)
     x[rng.integers(0, 60, 5)] = np.inf
     x[rng.integers(0, 60, 3)] = -np.inf
-    for b in (1, 3, 7, 12, 20):
-        _check(x, b)
+    blocks = np.array([1, 3, 7, 12, 20])
+    got = np.asarray(htb.median_of_means(jnp.asarray(x), jnp.asarray(blocks)))
+    want = np.array([mom_reference(x, b) for b in blocks])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
 
 
 def test_too_few_samples_is_an_error_or_nan_in_a_grid():
@@ -91,9 +102,10 @@ def test_traced_blocks_and_lengths_one_program(length):
     got = np.asarray(fn(jnp.asarray(x), jnp.asarray(blocks), jnp.asarray(lengths)))
     want = [mom_reference(x[i, : lengths[i]], blocks[i]) for i in range(6)]
     np.testing.assert_allclose(got, want, rtol=1e-13)
-    with jax.disable_jit():
-        eager = np.asarray(htb.median_of_means(jnp.asarray(x), jnp.asarray(blocks), jnp.asarray(lengths)))
-    np.testing.assert_array_equal(got, eager)
+    if length == 40:  # op by op, the static branches and the prefix route (N = 16 takes no other op)
+        with jax.disable_jit():
+            eager = np.asarray(htb.median_of_means(jnp.asarray(x), jnp.asarray(blocks), jnp.asarray(lengths)))
+        np.testing.assert_array_equal(got, eager)
 
 
 def test_vmap_equals_loop():
@@ -103,16 +115,18 @@ def test_vmap_equals_loop():
 
 
 def test_float32_agrees_with_float64_within_documented_bound():
-    # |MoM_f32 - MoM_f64| <= 2^-24 (max_b mean_b |x| + |MoM|), up to float64 rounding.
+    # |MoM_f32 - MoM_f64| <= 2^-24 (max_b mean_b |x| + |MoM|), up to float64 rounding.  B = 7, 25 and
+    # 150 in one call per dtype (blocks of 42 samples by prefix sums, of 12 and 2 by static branches).
     rng = np.random.default_rng(3)
     x64 = rng.pareto(1.2, (200, 300)) - 5.0  # heavy tails, large values
-    for blocks in (7, 25, 150):
-        m64 = np.asarray(htb.median_of_means(jnp.asarray(x64), blocks))
-        m32 = np.asarray(htb.median_of_means(jnp.asarray(x64, jnp.float32), blocks), np.float64)
-        s = 300 // blocks
-        scale = np.abs(x64[:, : blocks * s]).reshape(200, blocks, s).mean(-1).max(-1)
-        bound = 2.0**-24 * (scale + np.abs(m64)) * (1 + 1e-9)
-        assert np.all(np.abs(m32 - m64) <= bound), blocks
+    blocks = np.array([7, 25, 150])
+    m64 = np.asarray(htb.median_of_means(jnp.asarray(x64)[:, None], jnp.asarray(blocks)))
+    m32 = np.asarray(htb.median_of_means(jnp.asarray(x64, jnp.float32)[:, None], jnp.asarray(blocks)), np.float64)
+    for j, b in enumerate(blocks):
+        s = 300 // b
+        scale = np.abs(x64[:, : b * s]).reshape(200, b, s).mean(-1).max(-1)
+        bound = 2.0**-24 * (scale + np.abs(m64[:, j])) * (1 + 1e-9)
+        assert np.all(np.abs(m32[:, j] - m64[:, j]) <= bound), b
 
 
 def _chunked_block_sums(x, size, blocks, chunk):
@@ -138,6 +152,14 @@ def _exact_sum(samples):
     return math.fsum(samples)
 
 
+@partial(jax.jit, static_argnums=(3, 4, 5, 6))
+def _stream_sums(x, size, blocks, chunk, steps, max_blocks, bound=None):
+    """mom.stream_block_sums over ``steps`` chunks of ``x`` f[..., A, N]: the two tests below give it
+    the same shapes, so that they share the unbounded program."""
+    return mom.stream_block_sums(lambda j: jax.lax.dynamic_slice_in_dim(x, j * chunk, chunk, -1), steps,
+                                 size, blocks, chunk, max_blocks, bound)
+
+
 def test_stream_block_sums_static_and_prefix_routes():
     # Block sizes on both sides of STATIC_BLOCK_SIZES (32), a 37-sample chunk that no block size
     # divides (blocks start inside a chunk and straddle two or three of them), an empty layout, and
@@ -157,8 +179,7 @@ def test_stream_block_sums_static_and_prefix_routes():
     x[1, 2, 47] = np.inf  # s = 2: block 23
     steps = -(-int((size * blocks).max()) // chunk)
     assert mom.STATIC_BLOCK_SIZES == 32  # s = 33 and 40 take the prefix route
-    got = mom.stream_block_sums(lambda j: jax.lax.dynamic_slice_in_dim(jnp.asarray(x), j * chunk, chunk, -1), steps,
-                                jnp.asarray(size), jnp.asarray(blocks), chunk, max_blocks=56)
+    got = _stream_sums(jnp.asarray(x), jnp.asarray(size), jnp.asarray(blocks), chunk, steps, 56)
     assert got.shape == (56, 3, 3, 2)
     got = np.asarray(got)
     for lead in range(2):
@@ -203,16 +224,21 @@ def test_a_static_bound_on_block_sizes_compiles_fewer_branches_and_equals_any_si
     # (and no prefix-sum route): the sums must equal the unbounded program's, bit for bit.
     sizes = (1, 4, 5, 8, 9, 16, 17, 32, 33, 10**6)
     assert [mom.static_block_sizes(s) for s in sizes] == [4, 4, 8, 8, 16, 16, 32, 32, None, None]
-    size, blocks, chunk = np.array([[1, 3, 8], [5, 0, 7]]), np.array([[40, 11, 4], [6, 1, 5]]), 13
-    x = jnp.asarray(np.random.default_rng(6).standard_cauchy((3, 2, 4 * chunk)), jnp.float32)
+    # The layouts, chunks and shapes of test_stream_block_sums_static_and_prefix_routes (whose
+    # unbounded program this is), block sizes up to 8: blocks straddle the 37-sample chunks, an empty layout.
+    size = np.array([[1, 3, 8], [5, 0, 7], [2, 4, 6]])
+    blocks = np.array([[56, 11, 4], [6, 1, 5], [20, 30, 24]])
+    chunk = 37
+    x = jnp.asarray(np.random.default_rng(6).standard_cauchy((2, 3, 4 * chunk)), jnp.float32)
 
     def sums(bound):
-        return mom.stream_block_sums(lambda j: jax.lax.dynamic_slice_in_dim(x, j * chunk, chunk, -1), 4,
-                                     jnp.asarray(size), jnp.asarray(blocks), chunk, 40, bound)
+        return np.asarray(_stream_sums(x, jnp.asarray(size), jnp.asarray(blocks), chunk, 4, 56, bound))
 
-    unbounded = np.asarray(sums(None))
-    np.testing.assert_array_equal(np.asarray(sums(8)), unbounded)
-    np.testing.assert_array_equal(unbounded[:5, 1, 2, 0], _chunked_block_sums(np.asarray(x[0, 1], np.float64), 7, 5, chunk))
+    unbounded = sums(None)
+    np.testing.assert_array_equal(sums(8), unbounded)
+    for a, g in np.ndindex(3, 3):  # and the documented additions (blocks of 4 and 6 straddle chunks)
+        want = _chunked_block_sums(np.asarray(x[0, a], np.float64), size[a, g], blocks[a, g], chunk)
+        np.testing.assert_array_equal(unbounded[: blocks[a, g], a, g, 0], want, err_msg=f"{a, g}")
 
 
 @pytest.mark.parametrize("blocks", [7, 8])
@@ -230,11 +256,16 @@ def test_differentiable_median_is_the_sorted_element_and_its_derivative(blocks):
     means[0, 2, 3] = means[1, 2, 2] = np.nan  # NaN is the largest
     x = jnp.asarray(means)
     rank = (blocks + 1) // 2
-    got = np.asarray(mom.differentiable_median(x))
-    np.testing.assert_array_equal(got, np.sort(means, axis=0)[rank - 1])
     weights = jnp.asarray(rng.standard_normal((3, 4)))
-    grad = jax.grad(lambda m: jnp.sum(weights * mom.differentiable_median(m)))(x)
-    sort_grad = jax.grad(lambda m: jnp.sum(weights * jnp.sort(m, axis=0)[rank - 1]))(x)
+
+    @jax.jit  # one program for the value and both derivatives (not some hundred eager operations)
+    def value_and_grads(m):
+        grad = jax.grad(lambda m: jnp.sum(weights * mom.differentiable_median(m)))(m)
+        sort_grad = jax.grad(lambda m: jnp.sum(weights * jnp.sort(m, axis=0)[rank - 1]))(m)
+        return mom.differentiable_median(m), grad, sort_grad
+
+    got, grad, sort_grad = (np.asarray(v) for v in value_and_grads(x))
+    np.testing.assert_array_equal(got, np.sort(means, axis=0)[rank - 1])
     np.testing.assert_array_equal(np.asarray(grad), np.asarray(sort_grad))
     position = np.argsort(means, axis=0, kind="stable")[rank - 1]
     assert np.all(np.asarray(grad)[position, np.arange(3)[:, None], np.arange(4)] == weights)
