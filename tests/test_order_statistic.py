@@ -13,10 +13,16 @@ N = 20_000
 levels = jax.jit(order_statistic.levels, static_argnums=1)
 
 
+def _seed_keys(key, seeds):
+    """The keys fold_in(key, i), i < seeds, in batches of N: one program for every seed count."""
+    fold = jax.vmap(jax.random.fold_in, in_axes=(None, 0))
+    return [fold(jax.random.key(key), jnp.arange(i, i + N, dtype=jnp.uint32)) for i in range(0, seeds, N)]
+
+
 def _levels(blocks, seeds=N, key=0):
-    keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(jax.random.key(key), jnp.arange(seeds, dtype=jnp.uint32))
-    u, v = jax.vmap(lambda k: levels(k, 2, jnp.asarray(blocks)))(keys)
-    return np.asarray(u), np.asarray(v)
+    # Batches of N seeds (one program for every test, whatever its number of seeds; the same draws).
+    u, v = zip(*(jax.vmap(lambda k: levels(k, 2, jnp.asarray(blocks)))(keys) for keys in _seed_keys(key, seeds)), strict=True)
+    return np.concatenate(u), np.concatenate(v)
 
 
 @pytest.mark.parametrize("blocks", [1, 2, 3, 8, 25, 400])
@@ -43,14 +49,17 @@ def test_uniform_level_resolves_both_tails():
     assert np.min(np.minimum(u, v)) < 1e-4 and np.min(v) > 0
 
 
+ASKED, OTHERS = [172, 8, 172, 1], [8, 5, 2, 2]  # B = 8 asked with other counts, in another column
+
+
 def test_levels_depend_on_arm_and_block_count_only():
     key = jax.random.key(3)
-    u, _ = levels(key, 3, jnp.asarray([172, 8, 172, 1]))
+    u, _ = levels(key, 3, jnp.asarray(ASKED))
     u = np.asarray(u)
     np.testing.assert_array_equal(u[:, 0], u[:, 2])  # the same B: the same level
     assert len(np.unique(u)) == 3 * 3  # arms and different B are independent draws
-    alone, _ = levels(key, 3, jnp.asarray([8]))
-    np.testing.assert_array_equal(np.asarray(alone)[:, 0], u[:, 1])  # whatever else is asked
+    other, _ = levels(key, 3, jnp.asarray(OTHERS))  # the same shape: the same program
+    np.testing.assert_array_equal(np.asarray(other)[:, 0], u[:, 1])  # whatever else is asked, wherever
 
 
 def test_grid_points_share_the_level_through_a_monotone_coupling():
@@ -76,6 +85,14 @@ def test_grid_points_share_the_level_through_a_monotone_coupling():
 
 
 median_levels = jax.jit(order_statistic.median_levels, static_argnums=1)
+MEDIAN_BLOCKS = [1, 2, 9, 26, 1014]
+
+
+def _median_levels(key, seeds=N):
+    """median_levels of B = MEDIAN_BLOCKS, 2 arms, seeds fold_in(key, i): one program for both tests
+    below (a level depends on its arm and B only, so column 0 is the level of B = 1 asked alone)."""
+    draws = [jax.vmap(lambda k: median_levels(k, 2, jnp.asarray(MEDIAN_BLOCKS)))(keys) for keys in _seed_keys(key, seeds)]
+    return tuple(np.concatenate([np.asarray(d[i]) for d in draws]) for i in range(2))
 
 
 def test_median_levels_are_beta_order_statistics():
@@ -85,10 +102,8 @@ def test_median_levels_are_beta_order_statistics():
     # distance 0.25), Beta(k, k) left as it is for even B (at B = 26 a mean shift of 0.19 standard
     # deviations, KS distance about 0.08 against a critical value of 0.014), or the factor
     # W^(1/k) (at B = 2, Beta(1, 2) against the law of X W: KS distance about 0.1).
-    blocks = [1, 2, 9, 26, 1014]
-    keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(jax.random.key(0), jnp.arange(N, dtype=jnp.uint32))
-    u, v = (np.asarray(x) for x in jax.vmap(lambda k: median_levels(k, 2, jnp.asarray(blocks)))(keys))
-    for j, b in enumerate(blocks):
+    u, v = _median_levels(0)
+    for j, b in enumerate(MEDIAN_BLOCKS):
         k = -(-b // 2)
         assert stats.kstest(u[..., j].ravel(), stats.beta(k, b - k + 1).cdf).pvalue > 1e-4, b
     # u + v = 1 up to the roundings of the two sides' formulas: the sines, cosines and roots that make
@@ -102,19 +117,18 @@ def test_median_levels_are_beta_order_statistics():
 def test_median_levels_resolve_both_tails_and_depend_on_arm_and_block_count_only():
     # B = 1: the level is uniform; each side at full relative precision, so the small values are
     # not multiples of 2^-54 (as 0.5 (1 - m) with m near 1 would be), in both u and v.
-    keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(jax.random.key(1), jnp.arange(50_000, dtype=jnp.uint32))
-    u, v = (np.asarray(x)[..., 0] for x in jax.vmap(lambda k: median_levels(k, 2, jnp.asarray([1])))(keys))
+    u, v = (x[:50_000, :, 0] for x in _median_levels(1, seeds=60_000))  # the first 50,000 seeds
     for tail in (u, v):
         rate = float(np.mean(tail < 1e-3))
         assert abs(rate - 1e-3) < 4 * np.sqrt(1e-3 / tail.size)  # 4 standard errors
         small = tail[tail < 1e-4]
         assert small.size > 0 and np.any(small * 2.0**54 != np.round(small * 2.0**54))
     key = jax.random.key(3)
-    u, _ = median_levels(key, 3, jnp.asarray([172, 8, 172, 1]))
+    u, _ = median_levels(key, 3, jnp.asarray(ASKED))
     u = np.asarray(u)
     np.testing.assert_array_equal(u[:, 0], u[:, 2])  # the same B: the same level
     assert len(np.unique(u)) == 3 * 3
-    alone, _ = median_levels(key, 3, jnp.asarray([8]))
-    np.testing.assert_array_equal(np.asarray(alone)[:, 0], u[:, 1])
-    renyi, _ = levels(key, 3, jnp.asarray([8]))  # levels reads other counters of the same key
-    assert not np.any(np.asarray(renyi) == np.asarray(alone))
+    other, _ = median_levels(key, 3, jnp.asarray(OTHERS))
+    np.testing.assert_array_equal(np.asarray(other)[:, 0], u[:, 1])
+    renyi, _ = levels(key, 3, jnp.asarray(OTHERS))  # levels reads other counters of the same key
+    assert not np.any(np.asarray(renyi) == np.asarray(other))
