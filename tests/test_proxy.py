@@ -20,6 +20,11 @@ def _instance():
     return htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=3, gap=0.05)
 
 
+# proxy_regrets as callers run it, jitted once (eagerly, each call dispatches several hundred
+# operations): one program per rounding serves every schedule and temperature below.
+_proxy_regrets = jax.jit(proxy.proxy_regrets, static_argnums=2, static_argnames="rounding")
+
+
 @pytest.fixture(scope="module")
 def table():
     return proxy.proxy_table(jax.random.key(KEY), _instance(), T, S, eps=0.5)
@@ -73,7 +78,7 @@ def proxy_reference(prefix, gaps, horizon, eps, alpha, q, tau, rounding=False):
 def test_rounded_hard_proxy_is_simulate_seed_by_seed(table, alpha, q):
     policy = htb.AdaRETC(eps=0.5, alpha=alpha, q=q)
     exact = htb.simulate(jax.random.key(KEY), policy, _instance(), T, S, sampler="per_pull").regret
-    got = proxy.proxy_regrets(policy, table, T, 0.0, rounding=True)
+    got = _proxy_regrets(policy, table, T, 0.0, rounding=True)
     # Equal up to the association order of float64 prefix sums (pseudo-regret ~ 1e3).
     np.testing.assert_allclose(np.asarray(got), np.asarray(exact), rtol=1e-12, atol=0)
 
@@ -113,7 +118,7 @@ def test_soft_commit_converges_to_exact_regret_as_tau_shrinks():
 @pytest.mark.parametrize("alpha,q,tau", [(0.76, 0.05, 0.05), (0.9, 0.2, 0.0), (0.85, 0.0, 1.0)])
 def test_proxy_matches_python_reference(table, rounding, alpha, q, tau):
     policy = htb.AdaRETC(eps=0.5, alpha=alpha, q=q)
-    got = np.asarray(proxy.proxy_regrets(policy, table, T, tau, rounding=rounding))
+    got = np.asarray(_proxy_regrets(policy, table, T, tau, rounding=rounding))
     gaps = np.asarray(table.gaps)
     want = [proxy_reference(table.prefix[s], gaps, T, 0.5, alpha, q, tau, rounding)[0] for s in range(S)]
     np.testing.assert_allclose(got, want, rtol=1e-12)
