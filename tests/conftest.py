@@ -30,33 +30,34 @@ os.environ.setdefault("HTB_JAX_THREADS", "1")
 
 getcontext().prec = 60
 
-# The slowest items, slowest first (measured on 2 loaded cores, seconds): pytest-xdist hands out
-# items in collection order, so these start first and the two workers finish together instead of
-# one of them running a several-minute item alone at the end.  A prefix of a node id matches
-# every parametrisation.  pytest_configure makes the handing out one item at a time (xdist's
-# --maxschedchunk 1, unless given): by default each worker first takes a quarter of its share
-# as one consecutive run, which would give every slow item to the first worker.
+# The slowest items, slowest first (seconds on 2 cores, a whole run of the suite, 2026-11-26):
+# pytest-xdist hands out items in collection order, so these start first and the two workers
+# finish together instead of one of them running a long item alone at the end.  A prefix of a
+# node id matches every parametrisation.  pytest_configure makes the handing out one item at a
+# time (xdist's --maxschedchunk 1, unless given): by default each worker first takes a quarter of
+# its share as one consecutive run, which would give every slow item to the first worker.
 SLOWEST_FIRST = (
-    "tests/test_reproducibility.py::",  # 337
+    "tests/test_reproducibility.py::",  # 45
     # each worker starts with two consecutive items: the first worker's second one is short
-    "tests/test_proxy.py::test_soft_commit_converges_to_exact_regret_as_tau_shrinks",  # 48
-    "tests/test_readme_snippets.py::test_block_outputs_are_current[2]",  # 132
-    "tests/test_sharding.py::test_four_devices_equal_one",  # 124
-    "tests/test_notebooks.py::test_notebook_installs_htb_jax_and_reproduces_its_tables",  # 94, 80, 46
-    "tests/test_tuning.py::test_polish_is_three_passes_of_the_exact_objective",  # 195, 76
-    "tests/test_simulate.py::test_run_on_rewards_jit_equals_eager",  # 137
-    "tests/test_simulate.py::test_two_point_commit_frequency_is_the_exact_binomial_law",  # 93
-    "htb_jax/_src/smoothing.py::htb_jax._src.smoothing.smoothed_regret",  # 76 (doctest)
-    "tests/test_tuning.py::test_vmap_over_lam_equals_separate_runs",  # 72
-    "tests/test_proxy.py::test_grad_under_jit_and_vmap",  # 71
-    "tests/test_simulate.py::test_gaussian_samplers_equal_per_pull_in_law",  # 65
-    "tests/test_simulate.py::test_streaming_over_several_chunks_equals_round_by_round_loop",  # 61
-    "tests/test_tuning.py::test_smoothed_tuning_finds_the_simulated_grid_argmin",  # 56
-    "tests/test_simulate.py::test_seed_chunks_and_offsets_are_bitwise_identical",  # 55
-    "tests/test_simulate.py::test_sampler_choice_and_errors",  # 55
-    "tests/test_mom.py::test_float32_agrees_with_float64_within_documented_bound",  # 53
-    "tests/test_proxy.py::test_grad_matches_central_differences",  # 51
-    "tests/test_readme.py::test_readme_table_is_the_default_frontier_output",  # 48
+    "tests/test_proxy.py::test_soft_commit_converges_to_exact_regret_as_tau_shrinks",  # 1
+    "tests/test_notebooks.py::test_notebook_installs_htb_jax_and_reproduces_its_tables",  # 34 (with the venv), 7, 24, 18
+    "tests/test_gpu_suite.py::test_toy_suite_runs_every_part_and_passes_its_checks",  # 23
+    "tests/test_tuning.py::test_polish_is_three_passes_of_the_exact_objective",  # 17, 7
+    "tests/test_distributed.py::test_sweep_in_two_processes_killed_then_resumed_equals_one",  # 15
+    "tests/test_sharding.py::test_four_devices_equal_one",  # 15
+    "tests/test_stable.py::test_order_statistic_law_small_blocks_and_common_numbers",  # 13
+    "tests/test_simulate.py::test_run_on_rewards_jit_equals_eager",  # 12
+    "tests/test_readme_snippets.py::test_block_outputs_are_current[2]",  # 11
+    "tests/test_empirical_etc.py::test_fast_path_and_engine_equal_the_reference",  # 11
+    "tests/test_stable.py::test_median_of_means_law_against_the_per_pull_sampler",  # 11
+    "tests/test_simulate.py::test_two_point_commit_frequency_is_the_exact_binomial_law",  # 10
+    "tests/test_anytime_adar_etc.py::test_commits_compile_block_sums_only_up_to_the_largest_epoch_block",  # 10
+    "tests/test_distributed.py::test_simulate_in_two_processes_equals_one",  # 10
+    "tests/test_mom.py::test_traced_blocks_and_lengths_one_program",  # 9
+    "tests/test_readme_snippets.py::test_block_outputs_are_current[3]",  # 9
+    "tests/test_proxy.py::test_grad_under_jit_and_vmap",  # 9
+    "tests/test_frontier.py::test_runs_do_not_depend_on_the_seed_chunk",  # 9
+    "tests/test_tuning.py::test_vmap_over_lam_equals_separate_runs",  # 8
 )
 
 
