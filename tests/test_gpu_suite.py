@@ -51,6 +51,14 @@ def test_toy_suite_runs_every_part_and_passes_its_checks(capsys):
     assert rows == [["| " + name, "two-point", eps] for eps in ("1", "0.5") for name in peers]
     # On a CPU the checks compare the CPU with itself: the block says they cannot fail.
     assert ("On a CPU both sides run on the same device" in block) == (jax.default_backend() == "cpu")
+    # The checks' side at the toy size on the CPU (its programs are the suite's, compiled above)
+    # and the comparison's failures where one side is perturbed.
+    size = gpu_suite.SIZES["toy"]
+    side = gpu_checks.compute_side(size, gpu_suite.frontier_config("toy", size.frontier_seeds, size.frontier_chunk))
+    assert [c.name for c in gpu_checks.compare(side, side) if not c.passed] == []
+    for perturbation in PERTURBATIONS:
+        _the_comparison_fails_where_one_side_is_perturbed(side, perturbation)
+    _a_large_change_fails_the_statistical_checks(side)
 
 
 def test_parts_run_alone_and_the_frontier_check_runs_its_own_seeds(tmp_path, capsys):
@@ -65,14 +73,6 @@ def test_parts_run_alone_and_the_frontier_check_runs_its_own_seeds(tmp_path, cap
     assert sorted(p.name for p in traces.iterdir()) == ["engine.trace.json.gz"]
     assert "| frontier: exploration L_T | pass |" in block  # run here at the check's seeds
     assert "Sweep:" not in block and "T-frontier:" not in block and "Scaling" not in block and "Peers" not in block
-
-
-@pytest.fixture(scope="module")
-def side():
-    """The checks' side at the toy size on the CPU (its other side is the same)."""
-    size = gpu_suite.SIZES["toy"]
-    config = gpu_suite.frontier_config("toy", size.frontier_seeds, size.frontier_chunk)
-    return gpu_checks.compute_side(size, config)
 
 
 def _one_reward_bit_flipped(side):
@@ -106,20 +106,18 @@ PERTURBATIONS = {
 }
 
 
-@pytest.mark.parametrize("perturbation", list(PERTURBATIONS))
-def test_the_comparison_fails_where_one_side_is_perturbed(side, perturbation):
+def _the_comparison_fails_where_one_side_is_perturbed(side, perturbation):
     # On a CPU the suite compares the CPU with itself, which passes whatever the checks do: here
     # the same comparison sees one side changed in one place, in either order.
-    assert [c.name for c in gpu_checks.compare(side, side) if not c.passed] == []
     perturb, failing = PERTURBATIONS[perturbation]
     other = perturb(side)
     for accel, cpu in ((other, side), (side, other)):
         checks = gpu_checks.compare(accel, cpu)
-        assert [c.name for c in checks if not c.passed] == failing
-        assert all(c.detail != "equal bit for bit" for c in checks if c.name in failing)
+        assert [c.name for c in checks if not c.passed] == failing, perturbation
+        assert all(c.detail != "equal bit for bit" for c in checks if c.name in failing), perturbation
 
 
-def test_a_large_change_fails_the_statistical_checks(side):
+def _a_large_change_fails_the_statistical_checks(side):
     # Every seed's regret of one grid point raised by 6 standard errors of the difference of two
     # means (the mean check's tolerance is 5): the mean check fails, and so does the bitwise one.
     regret = np.array(side.sweep.regret)
