@@ -30,40 +30,38 @@ os.environ.setdefault("HTB_JAX_THREADS", "1")
 
 getcontext().prec = 60
 
-# The slowest items, slowest first (seconds on 2 cores, a whole run of the suite, 2026-11-26):
-# pytest-xdist hands out items in collection order, so these start first and the two workers
-# finish together instead of one of them running a long item alone at the end.  A prefix of a
-# node id matches every parametrisation.  pytest_configure makes the handing out one item at a
-# time (xdist's --maxschedchunk 1, unless given): by default each worker first takes a quarter of
-# its share as one consecutive run, which would give every slow item to the first worker.
+# The files, slowest first (seconds of one worker, a whole run of the suite on 2 cores,
+# 2026-11-26); the others follow in collection order.  pytest-xdist (``--dist loadfile``) hands
+# out whole files in the order of their first items, two to each worker at the start and then one
+# to whichever finishes first: the long files start first, the short ones fill the end, and the
+# two workers finish together.  A file's tests run in one worker, so that the programs and the
+# cached runs they share are compiled and computed once.
 SLOWEST_FIRST = (
-    "tests/test_reproducibility.py::",  # 45
-    # each worker starts with two consecutive items: the first worker's second one is short
-    "tests/test_proxy.py::test_soft_commit_converges_to_exact_regret_as_tau_shrinks",  # 1
-    "tests/test_notebooks.py::test_notebook_installs_htb_jax_and_reproduces_its_tables",  # 34 (with the venv), 7, 24, 18
-    "tests/test_gpu_suite.py::test_toy_suite_runs_every_part_and_passes_its_checks",  # 23
-    "tests/test_tuning.py::test_polish_is_three_passes_of_the_exact_objective",  # 17, 7
-    "tests/test_distributed.py::test_sweep_in_two_processes_killed_then_resumed_equals_one",  # 15
-    "tests/test_sharding.py::test_four_devices_equal_one",  # 15
-    "tests/test_stable.py::test_order_statistic_law_small_blocks_and_common_numbers",  # 13
-    "tests/test_simulate.py::test_run_on_rewards_jit_equals_eager",  # 12
-    "tests/test_readme_snippets.py::test_block_outputs_are_current[2]",  # 11
-    "tests/test_empirical_etc.py::test_fast_path_and_engine_equal_the_reference",  # 11
-    "tests/test_stable.py::test_median_of_means_law_against_the_per_pull_sampler",  # 11
-    "tests/test_simulate.py::test_two_point_commit_frequency_is_the_exact_binomial_law",  # 10
-    "tests/test_anytime_adar_etc.py::test_commits_compile_block_sums_only_up_to_the_largest_epoch_block",  # 10
-    "tests/test_distributed.py::test_simulate_in_two_processes_equals_one",  # 10
-    "tests/test_mom.py::test_traced_blocks_and_lengths_one_program",  # 9
-    "tests/test_readme_snippets.py::test_block_outputs_are_current[3]",  # 9
-    "tests/test_proxy.py::test_grad_under_jit_and_vmap",  # 9
-    "tests/test_frontier.py::test_runs_do_not_depend_on_the_seed_chunk",  # 9
-    "tests/test_tuning.py::test_vmap_over_lam_equals_separate_runs",  # 8
+    "tests/test_notebooks.py::",  # 89
+    "tests/test_simulate.py::",  # 64
+    "tests/test_readme_snippets.py::",  # 64
+    "tests/test_tuning.py::",  # 59
+    "tests/test_engine.py::",  # 39
+    "tests/test_reproducibility.py::",  # 38
+    "tests/test_proxy.py::",  # 31
+    "tests/test_distributed.py::",  # 31
+    "tests/test_gpu_suite.py::",  # 30
+    "tests/test_mom.py::",  # 28
+    "tests/test_stable.py::",  # 27
+    "tests/test_distributions.py::",  # 26
+    "tests/test_anytime_adar_etc.py::",  # 24
+    "tests/test_binomial.py::",  # 23
+    "tests/test_own_code.py::",  # 23
+    "tests/test_memory.py::",  # 22
+    "tests/test_smoothing.py::",  # 21
+    "tests/test_cuda_export.py::",  # 18
+    "tests/test_frontier_measure.py::",  # 14
+    "tests/test_frontier.py::",  # 14
+    "tests/test_stable_frontier.py::",  # 13
+    "tests/test_lee_lim.py::",  # 11
+    "tests/test_sharding.py::",  # 10
+    "htb_jax/_src/smoothing.py::",  # 10 (doctests)
 )
-
-
-def pytest_configure(config):
-    if getattr(config.option, "maxschedchunk", "") is None:
-        config.option.maxschedchunk = 1
 
 
 def pytest_unconfigure(config):
