@@ -57,6 +57,13 @@ def reductions() -> dict[str, np.ndarray]:
     return {name: np.asarray(v) for name, v in values.items()}
 
 
+def load(path) -> tuple[dict[str, np.ndarray], str]:
+    """The outputs a run of this script wrote to ``path``, and the jax version it ran."""
+    with np.load(path) as data:
+        outputs = {name: data[name] for name in data.files}
+    return outputs, str(outputs.pop("jax_version"))
+
+
 def shown(values: np.ndarray) -> list[str]:
     """``values`` as the README shows such numbers: to ``SIGNIFICANT_DIGITS`` significant digits."""
     return [f"{v:.{SIGNIFICANT_DIGITS}g}" for v in np.ravel(values)]
