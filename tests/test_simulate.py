@@ -122,9 +122,9 @@ def test_seed_chunks_and_offsets_are_bitwise_identical(pareto_instance):
     halves = [htb.simulate(key, policy, pareto_instance, _LAYOUT_HORIZONS, 8, first_seed=f, seed_chunk=1,
                            sampler="per_pull") for f in (0, 8)]
     assert not np.array_equal(halves[0].estimates, halves[1].estimates)
-    for field in ("regret", "estimates", "committed"):
-        np.testing.assert_array_equal(getattr(whole, field), np.concatenate([getattr(h, field) for h in halves], -2
-                                      if field == "estimates" else -1), err_msg=field)
+    for field, seed_axis in (("regret", -1), ("estimates", -2), ("committed", -1)):
+        joined = np.concatenate([getattr(h, field) for h in halves], seed_axis)
+        np.testing.assert_array_equal(getattr(whole, field), joined, err_msg=field)
 
 
 @functools.cache

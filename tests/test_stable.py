@@ -155,11 +155,9 @@ def test_abs_moment_against_the_characteristic_function():
     # independent route: the characteristic function's integral (scipy quad, relative 1e-9).  Also
     # at 1 + eps close to alpha (r = 1.45, a = 1.5), where the moment is large and the outer tail
     # carries it.  alpha = 2: N(loc, 2 scale^2), against the Gaussian family.  Every case is a lane
-    # of one batch (one compiled quadrature): the three above, alpha = 2, r = alpha (inf) and the
-    # three arms of the instance whose intrinsic scale is checked last.
-    # Every case is a lane of one batch: rows of three arms with one eps per row, the shape that
-    # intrinsic_scale (max over the arms of a row) compiles, so both read one quadrature program.
-    # Row 0 is equal_gap(Stable(0, 1.5), 3, 0.5) at eps = 0.3; r = alpha at row 1's middle is inf.
+    # of one batch: rows of three arms with one eps per row, the shape that intrinsic_scale (max
+    # over the arms of a row) compiles, so both read one quadrature program.  Row 0 is
+    # equal_gap(Stable(0, 1.5), 3, 0.5) at eps = 0.3; r = alpha at row 1's middle is inf.
     eps = np.array([0.3, 0.5, 0.2, 0.45])
     rows = [[(1.5, 0.0, 0.5, 1.0), (1.5, 0.0, 0.0, 1.0), (1.5, 0.0, 0.0, 1.0)],  # (alpha, beta, loc, scale)
             [(1.8, 0.5, 0.8, 0.7), (1.5, 0.0, 0.0, 1.0), (1.7, -0.3, 0.5, 2.0)],
