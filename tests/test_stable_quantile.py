@@ -214,9 +214,14 @@ def test_a_new_equal_table_does_not_retrace():
     assert len(traces) == 1
 
 
-@pytest.mark.parametrize("alpha, beta", [(1.0, 0.0), (2.5, 0.0), (1.5, 1.5), (math.nan, 0.0)])
-def test_bad_parameters_are_refused(alpha, beta):
-    with pytest.raises(ValueError, match="alpha|beta"):
+@pytest.mark.parametrize("alpha, beta, message", [
+    (1.0, 0.0, r"alpha must lie in \(1, 2\]; got alpha=1.0\."),
+    (2.5, 0.0, r"alpha must lie in \(1, 2\]; got alpha=2.5\."),
+    (math.nan, 0.0, r"alpha must lie in \(1, 2\]; got alpha=nan\."),
+    (1.5, 1.5, r"beta must lie in \[-1, 1\]; got beta=1.5\."),
+])
+def test_bad_parameters_are_refused(alpha, beta, message):
+    with pytest.raises(ValueError, match=message):
         sq.stable_cdf(np.array([0.0]), alpha, beta)
-    with pytest.raises(ValueError, match="alpha|beta"):
+    with pytest.raises(ValueError, match=message):
         sq.quantile_table(alpha, beta)
