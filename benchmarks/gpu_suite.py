@@ -75,6 +75,7 @@ import bench_scale  # noqa: E402
 import bench_sweep  # noqa: E402
 import peer_frontier  # noqa: E402
 from gpu_checks import Check, check_against_cpu, on_the_cpu_alone  # noqa: E402
+from progress import note  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import frontier  # noqa: E402
@@ -217,6 +218,7 @@ def measure_peers(size: Size) -> tuple[list, dict, float]:
             )
             claims.update({(m.name, m.eps): entry.claim(m.eps) for m in found})
             measurements += found
+            note(f"peers: {entry.name}" + ("" if assumed is None else f", assumed eps {assumed}"))
     measurements.sort(key=lambda m: -m.eps)  # stable: the peers' order within each eps
     return measurements, claims, time.perf_counter() - started
 
@@ -295,7 +297,11 @@ def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence
 
     def stable():
         stable_size = (size_name, size.stable_seeds, min(size.stable_chunk, size.stable_seeds))
-        return [frontier.run_t_frontier(config, progress=False) for _, config in stable_configs(*stable_size)]
+        runs = []
+        for a, config in stable_configs(*stable_size):
+            runs.append(frontier.run_t_frontier(config, progress=False))
+            note(f"stable: index {a:g}, eps {config.eps_values[0]:g}")
+        return runs
 
     def peers():
         return measure_peers(size)
