@@ -7,10 +7,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from reference_policies import robust_ucb
+from reference_policies import _catoni_root, robust_ucb
 
 import htb_jax as htb
 from conftest import engine_arms
+from htb_jax._src.policy_protocol import EngineSpec, RoundContext
 
 NU = htb.equal_gap(htb.Pareto(loc=0.0, shape=3.0), num_arms=3, gap=0.4)
 HORIZON = 400
@@ -84,6 +85,62 @@ def test_moment_bound_far_below_the_truth_fails_linearly():
     # True u: the spike arm is found and the regret per round falls (0.50 -> 0.32 here).
     assert mean[1, -1] + 5 * se[1, -1] < 0.5
     assert mean[1, -1] + 5 * se[1, -1] < mean[1, -2] - 5 * se[1, -2]
+
+
+def _catoni_kernel():
+    """Catoni's kernel at v = 2 for K = 2 arms and up to 256 pulls, driven by hand below."""
+    return htb.RobustUCB(1.0, v=2.0, estimator="catoni").kernel(EngineSpec(2, 256, 256, 8))
+
+
+def _catoni_scale(s, t, v=2.0):
+    """Catoni's ``a`` (Lemma 3) for ``s`` samples at round ``t``, from the definition, valid ``s``."""
+    big_l = 2 * math.log(t)
+    return math.sqrt(2 * big_l / (s * (v + 2 * v * big_l / (s - 2 * big_l))))
+
+
+def test_catoni_root_is_solved_to_float64_resolution_each_round():
+    # One update at round t = 200.  Both arms hold the same 60 samples (quantiles of Pareto(3) less
+    # its mean 1.5; valid: 60 > 8 log 200 = 42.4) and start from their root of round 200, bisected
+    # here; arm 0 is pulled and gets 10^6, which moves its root from -0.02 to 1.25.  Each new root
+    # (a of 61 and 60 samples at round 201) must equal Catoni's root bisected in Python floats
+    # (reference_policies) to float64 resolution: the rounding of f's float64 sum, (s - 1) 2^-53
+    # sum|psi| for the sum plus a few 2^-53 per term, below (s + 4) 2^-52 sum|psi| here
+    # (sum|psi| = 51 and 8), over the slope |f'| = a sum psi' (4e-14 at arm 0, 180 float64
+    # spacings of its root), plus one spacing for the bisection.  From this start the 4 safeguarded
+    # Newton steps leave 0; 3 steps would leave 3e-11 and 2 steps 3e-5 (fewer steps fail).
+    t, v = 200, 2.0
+    base = ((1.0 - (np.arange(1, 61) - 0.5) / 60) ** (-1 / 3) - 1.5).astype(np.float32).astype(np.float64)
+    start = _catoni_root(base.tolist(), _catoni_scale(60, t, v))
+    x = np.zeros((2, 256))
+    x[:, :60] = base
+    kernel = _catoni_kernel()
+    ctx = RoundContext(jnp.int64(t), jnp.array([60, 60], jnp.int64), jnp.int64(256), None)
+    state = (jnp.array(x), jnp.array([start, start]))
+    _, roots = jax.jit(kernel.update)(state, ctx, jnp.int32(0), jnp.float32(1e6))
+    for arm, samples in ((0, [*base, 1e6]), (1, list(base))):
+        s = len(samples)
+        a = _catoni_scale(s, t + 1, v)
+        want = _catoni_root(samples, a)
+        y = a * (np.array(samples) - want)
+        psi, slope = np.log1p(np.abs(y) + 0.5 * y * y), (1 + np.abs(y)) / (1 + np.abs(y) + 0.5 * y * y)
+        tolerance = (s + 4) * 2.0**-52 * psi.sum() / (a * slope.sum()) + np.spacing(want)
+        assert abs(float(roots[arm]) - want) <= tolerance, (arm, float(roots[arm]) - want, tolerance)
+    assert float(roots[0]) - start > 1.2  # the 10^6 moved the root far (the other arm's moves with a)
+
+
+def test_catoni_is_valid_only_above_four_log_inverse_delta():
+    # Valid for s > 4 log(1/delta) = 8 log t, strictly.  8 log t is a whole number only through
+    # float64 rounding: at t = 167164588018521, log t = 32.75 + 3e-5 float64 spacings, so the float64
+    # log is 262/8 exactly (asserted; the smallest such t on this machine is 7.3e12, beyond any
+    # simulation).  There, s = 262 is invalid (index +inf, so the arm is played; summary NaN) and
+    # s = 263 valid: an engine testing s >= 4 log(1/delta) plays arm 1 and reports arm 0's root.
+    t = jnp.int64(167164588018521)
+    assert 8 * float(jnp.log(t.astype(jnp.float64))) == 262.0
+    kernel = _catoni_kernel()
+    ctx = RoundContext(t, jnp.array([262, 263], jnp.int64), t, None)
+    state = (jnp.zeros((2, 256)), jnp.array([0.0, 1.0]))
+    assert int(jax.jit(kernel.act)(state, ctx)) == 0
+    np.testing.assert_array_equal(jax.jit(kernel.summary)(state, ctx).estimates, [np.nan, 1.0])
 
 
 @pytest.mark.parametrize(
