@@ -196,3 +196,29 @@ def engine_arms(policy, instance, horizon, num_seeds, key):
     tables = np.stack([np.asarray(htb_jax.reward_table(keys[s], instance, horizon)) for s in range(num_seeds)])
     del jax
     return out, np.asarray(out.arms), tables
+
+
+def assert_grid_equals_reversed(grid, key, policy, instance, horizon, num_seeds):
+    """Asserts that a grid of policies run as one program equals the same grid reversed, bit for bit.
+
+    ``grid`` is ``simulate(key, policy, instance, horizon, num_seeds, record_arms=True)`` (as
+    :func:`engine_arms` runs it) for a ``policy`` whose batch shape is the grid.  This runs the
+    policy with every parameter reversed along every grid axis: the same shapes, so the same
+    compiled program (a new value never recompiles).  Every field of the outcome (regret, curve,
+    pulls, estimates, arms, ...), flipped back along the grid axes, must equal the grid's.
+
+    Catches a grid point reading another point's parameters (a parameter indexed with a shifted
+    index where the grid is cut into points), or depending on its position in the grid.  Not a
+    point reading the parameters of its mirror image through the grid's centre (the reversal maps
+    that reading onto itself): the comparisons of each point with a reference catch that one.
+    """
+    import dataclasses
+
+    import jax
+
+    flipped = htb_jax.simulate(key, jax.tree.map(lambda p: np.flip(np.asarray(p)), policy), instance, horizon,
+                               num_seeds, record_arms=True)
+    axes = tuple(range(len(policy.batch_shape)))
+    for field in dataclasses.fields(grid):
+        np.testing.assert_array_equal(getattr(grid, field.name), np.flip(np.asarray(getattr(flipped, field.name)), axes),
+                                      err_msg=field.name)

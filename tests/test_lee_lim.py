@@ -21,7 +21,7 @@ import pytest
 from reference_lee_lim import lee_lim
 
 import htb_jax as htb
-from conftest import engine_arms
+from conftest import assert_grid_equals_reversed, engine_arms
 from htb_jax._src import round_stream
 from htb_jax._src.policies.ape2 import APE2
 from htb_jax._src.policies.mr_ape import MRAPE
@@ -98,9 +98,7 @@ def test_mr_ucb_grid_equals_reference_and_reversed_grid():
     # gives every point the same outputs bit for bit wherever it sits (a point reading another
     # point's parameters, or its position, fails).
     assert grid_out.regret.shape == (2, 2, SEEDS)
-    flipped = htb.simulate(key, MRUCB(p[::-1], c[::-1]), NU, T, SEEDS, record_arms=True)
-    for field in ("regret", "regret_curve", "arms"):
-        np.testing.assert_array_equal(getattr(grid_out, field), getattr(flipped, field)[::-1, ::-1], err_msg=field)
+    assert_grid_equals_reversed(grid_out, key, MRUCB(p, c), NU, T, SEEDS)
 
 
 def test_mr_ape_uniform():
