@@ -20,10 +20,13 @@ constants of the paper's Lemmas 1-3 and Proposition 1:
 The estimators are exact: the truncation level of every sample and Catoni's
 ``a`` change with ``t``, so ``"truncated"`` and ``"catoni"`` recompute from all
 samples each round, reading the columns up to ``t`` (O(K t) per round).
-Catoni's root is re-solved to float64 resolution each round by 4
-safeguarded Newton steps started from the previous round's root (O(4 K t));
-roots are tracked from an arm's first sample on, so they have converged
-long before the arm becomes valid.
+Catoni's root is re-solved each round by 4 safeguarded Newton steps
+started from the previous round's root (O(4 K t)), which reach float64
+resolution where the root moves little from one round to the next (a
+10^6 reward among 60 samples is absorbed in one round); roots are tracked
+from an arm's first sample on, so they have converged long before the arm
+becomes valid (with 5 samples, a reward of 1000 leaves 3e-7 after one
+round, while ``s > 4 L`` is still far).
 ``"mom"`` keeps float64 prefix sums and caches each arm's estimate: a round
 recomputes the pulled arm (O(k log) with ``k <= 1 + 16 log t``), and all arms
 only in the rounds where ``floor(1 + 16 log t)`` changes (about ``16 log T``
