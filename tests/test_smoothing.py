@@ -149,7 +149,7 @@ def test_bad_input_errors():
         smoothed_regret(key, policy, nu, T, S, 0.01, instance_width=2.0)
     with pytest.raises(ValueError, match="sampler='order_statistic' needs a family with closed-form"):
         smoothed_regret(key, policy, nu, T, S, sampler="order_statistic")
-    with pytest.raises(ValueError, match="sampler must be one of auto, per_pull, order_statistic"):
+    with pytest.raises(ValueError, match="sampler must be one of auto, per_pull, block_sums, order_statistic; got sampler='exact'"):
         smoothed_regret(key, policy, nu, T, S, sampler="exact")
     with pytest.raises(TypeError, match="AdaRETC"):
         smoothed_regret(key, htb.UCB1(), nu, T, S)

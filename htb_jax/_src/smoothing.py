@@ -95,10 +95,8 @@ from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, expl
 from htb_jax._src.proxy import MAX_TABLE_BYTES, _check_horizon, static_blocks
 from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys, standard_words
 from htb_jax._src.rounding import snapped_ceil
-from htb_jax._src.simulate.fast_path import auto_sampler
-from htb_jax._src.validation import check_integer, check_interval, check_policy, concrete
-
-SAMPLERS = ("auto", "per_pull", "order_statistic", "block_sums")
+from htb_jax._src.simulate.fast_path import SAMPLERS, auto_sampler
+from htb_jax._src.validation import check_choice, check_integer, check_interval, check_policy, concrete
 
 
 def exploration_of(params: jax.Array, num_arms: int, horizon: int) -> jax.Array:
@@ -331,8 +329,7 @@ def _check_table_size(holds: str, num_seeds: int, k: int, num_pulls: Any, lower:
 
 
 def _check_sampler(sampler: Any, instance: Distribution) -> str:
-    if not isinstance(sampler, str) or sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}.")
+    check_choice("sampler", sampler, SAMPLERS)
     family = type(instance)
     if sampler == "auto":
         sampler = auto_sampler(family)  # simulate's default, so the two see the same numbers

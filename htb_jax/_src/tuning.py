@@ -86,7 +86,8 @@ from htb_jax._src.proxy import (
     proxy_table,
 )
 from htb_jax._src.reward_table import as_threefry_key
-from htb_jax._src.smoothing import SAMPLERS, smoothed_regret
+from htb_jax._src.simulate.fast_path import SAMPLERS
+from htb_jax._src.smoothing import smoothed_regret
 from htb_jax._src.validation import check_choice, check_flag, check_integer, check_interval, given, real_array
 
 MARGIN = 1e-6  # relative distance of every iterate from the ends of the admissible ranges

@@ -23,7 +23,14 @@ from htb_jax._src.policies import adar_etc as adar_etc_lib
 from htb_jax._src.reward_table import MAX_SEEDS, as_threefry_key
 from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.simulate.schedule import MAX_PULL_CHUNK
-from htb_jax._src.validation import check_devices, check_flag, check_integer, check_policy_instance, concrete
+from htb_jax._src.validation import (
+    check_choice,
+    check_devices,
+    check_flag,
+    check_integer,
+    check_policy_instance,
+    concrete,
+)
 
 
 def _horizons(horizon) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -107,8 +114,7 @@ def check_simulation(
     check_memory_budget(memory_budget)
     for name, flag in (("engine", engine), ("record_arms", record_arms)):
         check_flag(name, flag)
-    if not isinstance(sampler, str) or sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}.")
+    check_choice("sampler", sampler, SAMPLERS)
     check_float32_resolution(instance)
     check_devices("devices", devices)
     devices = tuple(jax.devices() if devices is None else devices)
