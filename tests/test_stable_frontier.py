@@ -62,18 +62,41 @@ def _simulate(key, num_seeds):
             for field in ("regret", "exploration")}  # [G, F+1, H, S]
 
 
-def test_wrong_commits_of_the_fixed_instance_match_simulate_within_four_standard_errors():
-    # The probability the prediction uses, against the fraction of seeds whose regret exceeds the
-    # exploration's: both schedules at every horizon (p from 0.33 to 0.43; blocks of 1 to 5500
-    # pulls), 192 seeds.  A wrong block scale s^(1 - 1/a) or tail constant moves p by far more.
-    seeds = 192
-    out = _simulate(3, seeds)
-    regret, length = out["regret"][:, 3], out["exploration"][:, 3, :, 0]  # the fixed instance
+def _assert_wrong_commits_match_the_prediction(regret, length):
+    """The fixed instance's fraction of seeds whose regret (f64[G, F+1, H, S]) exceeds the exploration's
+    (``L_T``: i64[G, H]), against the probability the prediction uses, within 4 standard errors: both
+    schedules at every horizon."""
+    regret = regret[:, 3]  # the fixed instance
+    seeds = regret.shape[-1]
     for g in range(2):
         wrong = (regret[g] > 0.03 * (length[g] - length[g] // 2)[:, None] + 1e-6).mean(-1)
         p = FAMILY.wrong_commit_probability(np.array(HORIZONS), length[g])
         assert np.all((p > 0.05) & (p < 0.5)), p
         assert np.all(np.abs(wrong - p) <= 4.0 * np.sqrt(p * (1 - p) / seeds)), (g, wrong, p)
+
+
+def test_wrong_commits_of_the_fixed_instance_match_simulate_within_four_standard_errors():
+    # p from 0.33 to 0.43 (blocks of 1 to 5500 pulls), 192 seeds.  A wrong block scale s^(1 - 1/a) or
+    # tail constant moves p by far more.
+    out = _simulate(3, 192)
+    _assert_wrong_commits_match_the_prediction(out["regret"], out["exploration"][:, 3, :, 0])
+
+
+def test_run_family_draws_the_estimates_by_the_sampler_it_is_given():
+    # sampler="order_statistic": run_family's regrets are simulate's with that sampler, chunk for
+    # chunk (run_family dropping it would run the block sums: other numbers), and they have the
+    # prediction's law, as the block sums above (192 seeds, 4 standard errors).
+    runs = htb.frontier.run_family(POLICY, FAMILY, HORIZONS, 192, key=3, seed_chunk=96, progress=False,
+                                   sampler="order_statistic")
+    second = htb.simulate(jax.random.key(3), POLICY, FAMILY.instances(), list(HORIZONS), 96, first_seed=96,
+                          sampler="order_statistic")
+    np.testing.assert_array_equal(runs.regret[..., 96:], second.regret)
+    _assert_wrong_commits_match_the_prediction(runs.regret, runs.exploration)
+    with pytest.raises(ValueError, match=r"sampler must be one of auto, per_pull, block_sums, order_statistic; "
+                                         r"got sampler='exact' \(str\)\."):
+        htb.frontier.run_family(POLICY, FAMILY, HORIZONS, 4, sampler="exact")
+    with pytest.raises(ValueError, match=r"sampler must be one of .*; got sampler='exact' \(str\)\."):
+        htb.frontier.TFrontierConfig(sampler="exact").validate()
 
 
 @pytest.fixture(scope="module")
@@ -122,11 +145,17 @@ def test_cli_family_stable_prints_the_stable_table_and_resumes(tmp_path, capsys)
     assert main(argv) == 0
     second = capsys.readouterr()
     assert "resumed: 2 of 2 chunks" in second.err and second.out == first.out
+    # The sampler is part of the configuration: the same directory refuses another one, before any run.
+    assert main(argv + ["--sampler", "order_statistic"]) == 2
+    refused = capsys.readouterr().err
+    assert refused.count("\n") == 1 and "sampler" in refused, refused
 
 
 def test_cli_stable_alpha_needs_family_stable(tmp_path, capsys):
     assert main(["frontier", "--stable-alpha", "1.5", "--out", str(tmp_path / "o")]) == 2
     assert "--stable-alpha is for --family stable" in capsys.readouterr().err
+    assert main(["frontier", "--policy", "m:P()", "--sampler", "order_statistic", "--out", str(tmp_path / "o")]) == 2
+    assert "--sampler is for AdaR-ETC's schedules" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 

@@ -16,6 +16,7 @@ import htb_jax  # noqa: F401  (enables x64 before anything is traced)
 from htb_jax._src import distributed, resumable
 from htb_jax._src import frontier as frontier_lib
 from htb_jax._src import sweep as sweep_lib
+from htb_jax._src.simulate.fast_path import SAMPLERS
 
 
 def _number(token: str) -> float | int:
@@ -264,6 +265,12 @@ def _frontier_parser(sub) -> None:
                    help=f"with --family stable: the arms' stability index a in (1, 2], above 1 + eps for every eps "
                    f"(default {_STABLE.index:g})")
     p.add_argument(
+        "--sampler", choices=SAMPLERS, default="auto",
+        help="how the schedules' estimates are drawn (simulate's sampler): with --family stable, order_statistic "
+        "draws each as one order statistic, the same law as the default block sums at a cost that does not grow "
+        "with T (default %(default)s)",
+    )
+    p.add_argument(
         "--policy", metavar="MODULE:EXPRESSION", default=None,
         help="measure this policy instead of AdaR-ETC's schedules: MODULE is imported (the current directory "
         "is on the path) and EXPRESSION evaluated in its namespace, e.g. 'mypolicies:MyUCB(c=2.0)'; "
@@ -415,6 +422,8 @@ def _run_frontier(args) -> int:
     if args.policy is not None:
         if stable:
             raise ValueError("--family stable runs AdaR-ETC's schedules; --policy measures on the two-point family.")
+        if args.sampler != "auto":
+            raise ValueError("--sampler is for AdaR-ETC's schedules; --policy measures with simulate's default.")
         return _run_policy(args)
     d = frontier_lib.TFrontierConfig()
     family = d.family
@@ -430,6 +439,7 @@ def _run_frontier(args) -> int:
         seed_chunk=args.seed_chunk,
         key=args.key,
         family=family,
+        sampler=args.sampler,
     )
     # Everything is checked before anything is printed or written (the directory first: it is quick).
     _check_output_dir(args.out)

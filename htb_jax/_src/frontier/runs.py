@@ -16,10 +16,12 @@ from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, _check_fam
 from htb_jax._src.instances import intrinsic_scale
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.resumable import ChunkStore, check_root_key, run_chunks, seed_chunks
+from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.simulate.program import simulate
 from htb_jax._src.sweep import progress_bar
 from htb_jax._src.sweep import write_csv as _write_csv
 from htb_jax._src.validation import (
+    check_choice,
     check_flag,
     check_instance_type,
     check_integer,
@@ -84,12 +86,17 @@ def run_family(
     seed_chunk: int = 8,
     progress: bool = True,
     store: ChunkStore | None = None,
+    sampler: str = "auto",
 ) -> FamilyRuns:
     """Simulates a flat batch of schedules (grid shape ``(G,)``) on the family, chunk of seeds by chunk.
 
     Seed ``s`` draws from ``fold_in(key, s)`` alone, so the chunking changes nothing.
 
     Args:
+      sampler: ``simulate``'s sampler of the exploration rewards, one of ``"auto"``, ``"per_pull"``,
+        ``"block_sums"``, ``"order_statistic"``.  On a :class:`StableFamily`, ``"auto"`` takes the
+        block sums (``B_T`` standard draws per arm and horizon); ``"order_statistic"`` draws each
+        estimate as one order statistic, the same law at a cost that does not grow with ``T``.
       store: if given (its layout ``seed_chunks(num_seeds, seed_chunk)``), every finished chunk is
         written there atomically and intact chunks already there are read back
         instead of recomputed: a killed run started again resumes.
@@ -103,13 +110,14 @@ def run_family(
     check_root_key(key)
     check_integer("seed_chunk", seed_chunk, 1)
     check_flag("progress", progress)
+    check_choice("sampler", sampler, SAMPLERS)
     if store is not None:
         check_instance_type("store", store, ChunkStore, "None or a ChunkStore")
     instances = family.instances()
     root = jax.random.key(key)
 
     def compute(first: int, count: int) -> dict[str, np.ndarray]:
-        out = simulate(root, policy, instances, list(horizons), count, first_seed=first)
+        out = simulate(root, policy, instances, list(horizons), count, first_seed=first, sampler=sampler)
         return {"regret": np.asarray(out.regret), "exploration": np.asarray(out.exploration[:, 0, :, 0])}
 
     started = time.perf_counter()

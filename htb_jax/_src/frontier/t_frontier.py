@@ -21,8 +21,10 @@ from htb_jax._src.resumable import (
     root_key_data,
     seed_chunks,
 )
+from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.simulate.program import memory_plan
 from htb_jax._src.validation import (
+    check_choice,
     check_flag,
     check_instance_type,
     check_integer,
@@ -47,6 +49,9 @@ class TFrontierConfig:
         :class:`StableFamily` (whose index must exceed ``1 + eps`` for every
         ``eps``, or be 2, for ``U_eps`` to be finite; ``d theory`` is then
         :meth:`StableFamily.free_theory`).
+      sampler: ``simulate``'s sampler of the exploration rewards (:func:`run_family`): ``"auto"``,
+        or ``"order_statistic"`` to draw a stable family's estimates as one order statistic each
+        (the same law as the default block sums, at a cost that does not grow with ``T``).
     """
 
     eps_values: tuple[float, ...] = (1.0, 0.5, 0.25)
@@ -58,6 +63,7 @@ class TFrontierConfig:
     seed_chunk: int = 16
     key: int = 0
     family: SpikeFamily | StableFamily = SpikeFamily()
+    sampler: str = "auto"
 
     def validate(self) -> None:
         for name in ("eps_values", "horizons"):
@@ -75,6 +81,7 @@ class TFrontierConfig:
         check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS)
         check_layout(self.num_seeds, self.seed_chunk)
         check_root_key(self.key)
+        check_choice("sampler", self.sampler, SAMPLERS)
         _fit_mask(np.asarray(self.horizons), self.fit_from)
         check_instance_type("family", self.family, (SpikeFamily, StableFamily), "a SpikeFamily or StableFamily")
         self.family.validate()
@@ -84,7 +91,7 @@ class TFrontierConfig:
         # What simulate would refuse, refused now (nothing is compiled).
         memory_plan(
             jax.random.key(int(self.key)), t_frontier_policy(self), self.family.instances(), list(self.horizons),
-            min(self.seed_chunk, self.num_seeds),
+            min(self.seed_chunk, self.num_seeds), sampler=self.sampler,
         )
 
     def grid(self) -> tuple[np.ndarray, np.ndarray]:
@@ -132,15 +139,18 @@ def run_t_frontier(config: TFrontierConfig, *, progress: bool = True, out_dir: s
                            seed_chunks(config.num_seeds, config.seed_chunk))
     runs = run_family(
         t_frontier_policy(config), config.family, config.horizons, config.num_seeds,
-        key=config.key, seed_chunk=config.seed_chunk, progress=progress, store=store,
+        key=config.key, seed_chunk=config.seed_chunk, progress=progress, store=store, sampler=config.sampler,
     )
     return fit_t_frontier(config, runs)
 
 
 def frontier_identity(config: TFrontierConfig) -> dict:
-    """What must match for a stored T-frontier run to resume: the configuration but the chunking."""
+    """What must match for a stored T-frontier run to resume: the configuration but the chunking (and
+    the sampler where it is the default ``"auto"``, so that runs stored before it was a setting resume)."""
     identity = dataclasses.asdict(config)
     identity.pop("seed_chunk")  # in the chunk layout, checked separately
+    if identity["sampler"] == "auto":
+        identity.pop("sampler")
     return {"experiment": "t_frontier", **identity}
 
 
