@@ -282,7 +282,9 @@ class Stable(Distribution):
         ``w``); the outer integral over ``delta`` in ``(0, pi/2)`` (density ``1/pi`` per side)
         runs on ``(1/4, pi/2)`` by tanh-sinh and on ``(0, 1/4)`` over ``y = -log delta``,
         where the integrand decays like ``exp(-(1 - r/a) y)`` (``K ~ delta^(-1/a)``), with
-        that rate: accurate up to the divergence at ``r = a``.  For ``beta != 0``, ``K`` vanishes
+        that rate: accurate up to the divergence at ``r = a`` (there the tail reaches ``delta`` of
+        ``e^-10000``, so ``|scale K|^r`` is factored out of the inner integral before it overflows).
+        For ``beta != 0``, ``K`` vanishes
         inside one side, at ``V = gamma / a``: the tanh-sinh part is split there (and the tail
         starts below it), since at ``loc = 0`` the integrand has a kink ``|delta - delta_0|^r``
         (unsplit, ``1e-6`` relative off at ``a = 1.3, beta = -1``; split, within ``1e-13`` of the
@@ -312,12 +314,16 @@ class Stable(Distribution):
             has_root = (c0 * sign_k < 0)
             kink = jnp.where(has_root, jnp.exp(jnp.minimum(log_root, 700.0)), 1.0)
 
+            # |scale K|^r factored out where it exceeds 1: it overflows float64 as delta -> 0 (near r = a
+            # the outer tail reaches y = -log delta of 10^4), which would drop those nodes.
+            shift = r_ * jnp.maximum(log_k, 0.0)  # [..., n]
+
             def log_integrand(v, side):
                 return (r_[..., None] * quadrature.log_abs_affine(c0[..., None], log_k[..., None] + k_[..., None] * v,
-                                                                  sign_k[..., None]) - jnp.exp(v))
+                                                                  sign_k[..., None]) - jnp.exp(v) - shift[..., None])
 
             value = _abs_moment_by_quadrature(log_integrand, kink, 0.0, jnp.ones_like(kink))
-            return jnp.log(value)
+            return jnp.log(value) + shift
 
         total = jnp.zeros(shape, _F64)
         rate = (a - r) * c["inv_a"]
