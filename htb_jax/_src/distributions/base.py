@@ -159,8 +159,11 @@ class Distribution:
         """Raw absolute moment ``E|X|^(1+eps)`` (Section 2), f64[broadcast(eps, batch)].
 
         Closed form for :class:`TwoPoint`; tanh-sinh quadrature otherwise
-        (relative accuracy about 1e-12, also close to the divergence);
-        ``inf`` where ``1 + eps`` reaches the tail index.
+        (relative accuracy about 1e-12, also close to the divergence; for
+        :class:`Stable` arms with ``loc != 0``, whose quadrature is nested,
+        up to 2.4e-8, measured at ``alpha = 1.2, beta = 0.5, loc = 2,
+        eps = 0.1``, 3e-11 typically); ``inf`` where ``1 + eps`` reaches the
+        tail index.
         """
         return _abs_moment(self, eps)
 
