@@ -37,30 +37,34 @@ getcontext().prec = 60
 # two workers finish together.  A file's tests run in one worker, so that the programs and the
 # cached runs they share are compiled and computed once.
 SLOWEST_FIRST = (
-    "tests/test_notebooks.py::",  # 89
-    "tests/test_simulate.py::",  # 64
-    "tests/test_readme_snippets.py::",  # 64
-    "tests/test_tuning.py::",  # 59
-    "tests/test_engine.py::",  # 39
-    "tests/test_reproducibility.py::",  # 38
+    "tests/test_notebooks.py::",  # 88
+    "tests/test_simulate.py::",  # 67
+    "tests/test_readme_snippets.py::",  # 58
+    "tests/test_tuning.py::",  # 55
+    "tests/test_reproducibility.py::",  # 39
+    "tests/test_engine.py::",  # 38
     "tests/test_proxy.py::",  # 31
-    "tests/test_distributed.py::",  # 31
-    "tests/test_gpu_suite.py::",  # 30
-    "tests/test_mom.py::",  # 28
-    "tests/test_stable.py::",  # 27
-    "tests/test_distributions.py::",  # 26
-    "tests/test_anytime_adar_etc.py::",  # 24
-    "tests/test_binomial.py::",  # 23
+    "tests/test_mom.py::",  # 30
+    "tests/test_distributed.py::",  # 29
+    "tests/test_stable.py::",  # 28
+    "tests/test_gpu_suite.py::",  # 28
+    "tests/test_distributions.py::",  # 28
+    "tests/test_stable_frontier.py::",  # 24
     "tests/test_own_code.py::",  # 23
-    "tests/test_memory.py::",  # 22
+    "tests/test_binomial.py::",  # 23
     "tests/test_smoothing.py::",  # 21
+    "tests/test_anytime_adar_etc.py::",  # 20
+    "tests/test_memory.py::",  # 20
     "tests/test_cuda_export.py::",  # 18
-    "tests/test_frontier_measure.py::",  # 14
-    "tests/test_frontier.py::",  # 14
-    "tests/test_stable_frontier.py::",  # 13
+    "tests/test_frontier_measure.py::",  # 15
+    "tests/test_frontier.py::",  # 13
     "tests/test_lee_lim.py::",  # 11
     "tests/test_sharding.py::",  # 10
-    "htb_jax/_src/smoothing.py::",  # 10 (doctests)
+    "tests/test_robust_ucb.py::",  # 10
+    "tests/test_empirical_etc.py::",  # 10
+    "tests/test_stable_quantile.py::",  # 9
+    "tests/test_resumable.py::",  # 8
+    "htb_jax/_src/smoothing.py::",  # 8 (doctests)
 )
 
 

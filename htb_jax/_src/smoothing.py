@@ -223,11 +223,13 @@ def regret_at_lengths(
         ``sampler``, or a per-pull table above :data:`htb_jax._src.proxy.MAX_TABLE_BYTES`.
 
     Examples:
-      >>> import jax, htb_jax as htb
+      >>> import jax, jax.numpy as jnp, htb_jax as htb
       >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=2, gap=0.5)
       >>> policy = htb.AdaRETC(eps=0.5, alpha=0.8, q=0.0)
       >>> length = int(policy.exploration_length(2, 1000))
-      >>> r = htb.regret_at_lengths(jax.random.key(0), nu, 1000, 4, [length, length + 1], sampler="per_pull")
+      >>> at = jax.jit(lambda lengths: htb.regret_at_lengths(  # traced lengths: the table's length given
+      ...     jax.random.key(0), nu, 1000, 4, lengths, sampler="per_pull", num_pulls=500))  # T / K: any L
+      >>> r = at(jnp.array([length, length + 1]))
       >>> sim = htb.simulate(jax.random.key(0), policy, nu, 1000, 4, sampler="per_pull")
       >>> r.shape, bool(r[0] == sim.regret.mean())
       ((2,), True)
