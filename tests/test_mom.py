@@ -152,12 +152,12 @@ def _exact_sum(samples):
     return math.fsum(samples)
 
 
-@partial(jax.jit, static_argnums=(3, 4, 5, 6))
-def _stream_sums(x, size, blocks, chunk, steps, max_blocks, bound=None):
-    """mom.stream_block_sums over ``steps`` chunks of ``x`` f[..., A, N]: the two tests below give it
+@partial(jax.jit, static_argnums=(3, 4, 5, 6, 7))
+def _stream_sums(x, size, blocks, chunk, steps, max_blocks, bound=None, lowest=1):
+    """mom.stream_block_sums over ``steps`` chunks of ``x`` f[..., A, N]: the tests below give it
     the same shapes, so that they share the unbounded program."""
     return mom.stream_block_sums(lambda j: jax.lax.dynamic_slice_in_dim(x, j * chunk, chunk, -1), steps,
-                                 size, blocks, chunk, max_blocks, bound)
+                                 size, blocks, chunk, max_blocks, bound, lowest)
 
 
 def test_stream_block_sums_static_and_prefix_routes():
@@ -239,6 +239,22 @@ def test_a_static_bound_on_block_sizes_compiles_fewer_branches_and_equals_any_si
     for a, g in np.ndindex(3, 3):  # and the documented additions (blocks of 4 and 6 straddle chunks)
         want = _chunked_block_sums(np.asarray(x[0, a], np.float64), size[a, g], blocks[a, g], chunk)
         np.testing.assert_array_equal(unbounded[: blocks[a, g], a, g, 0], want, err_msg=f"{a, g}")
+
+
+def test_a_static_lower_bound_compiles_no_static_route_and_equals_any_size():
+    # Where every nonzero block is longer than STATIC_BLOCK_SIZES (the empirical mean's one block),
+    # simulate compiles no static branch: the sums must equal the unbounded program's, bit for bit
+    # (the shapes of test_stream_block_sums_static_and_prefix_routes, whose program this is; blocks
+    # straddle the 37-sample chunks, empty layouts).  A bound of 33 where a block of 32 occurs would
+    # send it to the empty branch: the rounding keeps 1 there.
+    assert [mom.static_smallest_block_size(s) for s in (0, 1, 32, 33, 10**6)] == [1, 1, 1, 33, 33]
+    size = np.array([[33, 40, 0], [57, 0, 35], [148, 74, 36]])
+    blocks = np.array([[4, 3, 1], [2, 1, 4], [1, 2, 4]])
+    x = jnp.asarray(np.random.default_rng(7).standard_cauchy((2, 3, 4 * 37)), jnp.float32)
+    unbounded = np.asarray(_stream_sums(x, jnp.asarray(size), jnp.asarray(blocks), 37, 4, 56))
+    np.testing.assert_array_equal(np.asarray(_stream_sums(x, jnp.asarray(size), jnp.asarray(blocks), 37, 4, 56,
+                                                          None, 33)), unbounded)
+    assert np.all(unbounded[:, 0, 2] == 0.0) and np.all(unbounded[0, 2, 0] != 0.0)
 
 
 @pytest.mark.parametrize("blocks", [7, 8])

@@ -135,8 +135,16 @@ def static_block_sizes(largest: int) -> int | None:
     return next((b for b in (4, 8, 16, STATIC_BLOCK_SIZES) if largest <= b), None)
 
 
+def static_smallest_block_size(smallest: int) -> int:
+    """The static lower bound on nonzero block sizes a program is compiled for: ``STATIC_BLOCK_SIZES
+    + 1`` where every nonzero block is longer than :data:`STATIC_BLOCK_SIZES` (no static route is
+    compiled: the empirical mean's single block, long blocks at large ``T``), else 1."""
+    return STATIC_BLOCK_SIZES + 1 if smallest > STATIC_BLOCK_SIZES else 1
+
+
 def stream_block_sums(
-    draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int, max_block_size: int | None = None
+    draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int, max_block_size: int | None = None,
+    min_block_size: int = 1,
 ):
     """Streams chunks of pulls into Median-of-Means block sums, block axis first.
 
@@ -156,6 +164,9 @@ def stream_block_sums(
       max_block_size: static bound on every ``s`` (see :func:`static_block_sizes`):
         branches are compiled for sizes up to it only, and the prefix-sum route
         only above :data:`STATIC_BLOCK_SIZES`; ``None``: any size.
+      min_block_size: static lower bound on every nonzero ``s`` (see
+        :func:`static_smallest_block_size`): static branches are compiled from it on.  Each ``s``
+        takes the same route whatever the bounds, so the sums do not depend on them.
 
     Returns:
       f64[max_blocks, A, G, ...] block sums (entries ``b >= B`` are meaningless).
@@ -167,10 +178,11 @@ def stream_block_sums(
     size = jnp.asarray(block_size, jnp.int64).reshape(-1)  # [A G]
     static_sizes = STATIC_BLOCK_SIZES if max_block_size is None else min(max_block_size, STATIC_BLOCK_SIZES)
     long_route = max_block_size is None or max_block_size > STATIC_BLOCK_SIZES
-    branch = jnp.where((size >= 1) & (size <= static_sizes), size, 0).astype(jnp.int32)
+    lowest = max(int(min_block_size), 1)
+    branch = jnp.where((size >= lowest) & (size <= static_sizes), size - lowest + 1, 0).astype(jnp.int32)
     long_blocks = size > static_sizes
     branches = [lambda x, offset: jnp.zeros((max_blocks, rows), jnp.float64)]
-    branches += [_static_size_sums(s, chunk, max_blocks) for s in range(1, static_sizes + 1)]
+    branches += [_static_size_sums(s, chunk, max_blocks) for s in range(lowest, static_sizes + 1)]
 
     def step(j, sums):
         x = draw_chunk(j)
@@ -183,7 +195,8 @@ def stream_block_sums(
             current = jax.lax.dynamic_slice(sums, (start, r, 0), (max_blocks, 1, rows))
             return jax.lax.dynamic_update_slice(sums, current + part[:, None], (start, r, 0))
 
-        sums = jax.lax.fori_loop(0, arms * layouts, row, sums)
+        if len(branches) > 1:  # else every row is empty or long: nothing but +0.0 to add here
+            sums = jax.lax.fori_loop(0, arms * layouts, row, sums)
 
         def add_long_blocks(sums):
             long_sums = chunk_block_sums(flat, offset, block_size, num_blocks, max_blocks)  # [L, Bmax, A, G]
@@ -201,11 +214,13 @@ def stream_block_sums(
 
 
 def stream_block_means(
-    draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int, max_block_size: int | None = None
+    draw_chunk, steps, block_size, num_blocks, chunk: int, max_blocks: int, max_block_size: int | None = None,
+    min_block_size: int = 1,
 ):
     """:func:`stream_block_sums` divided by the block sizes: f64[max_blocks, A, G, ...] block means
     (0 for an empty layout; entries ``b >= B`` are meaningless)."""
-    sums = stream_block_sums(draw_chunk, steps, block_size, num_blocks, chunk, max_blocks, max_block_size)
+    sums = stream_block_sums(draw_chunk, steps, block_size, num_blocks, chunk, max_blocks, max_block_size,
+                             min_block_size)
     size = jnp.maximum(jnp.asarray(block_size, jnp.int64), 1).astype(jnp.float64)
     return sums / size.reshape(*size.shape, *([1] * (sums.ndim - 3)))
 

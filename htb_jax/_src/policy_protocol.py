@@ -51,6 +51,9 @@ class EngineSpec:
         Median-of-Means (:func:`~htb_jax._src.mom.static_block_sizes`), so that
         the commit compiles only the block-sum routes it can take; ``None``:
         any size.
+      min_block_size: static lower bound on the nonzero block sizes of such a
+        commit (:func:`~htb_jax._src.mom.static_smallest_block_size`): 1, or
+        above the static routes' sizes, where none of them is compiled.
     """
 
     num_arms: int
@@ -58,6 +61,7 @@ class EngineSpec:
     pull_chunk: int
     max_blocks: int
     max_block_size: int | None = None
+    min_block_size: int = 1
 
 
 class RoundContext(NamedTuple):

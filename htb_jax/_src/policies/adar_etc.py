@@ -209,7 +209,7 @@ def commit_estimates(policy: ExploreThenCommit, table, first_pulls, exploration,
       first_pulls: i64[K] (or scalar) index of each arm's first exploration pull.
       exploration: i64[] ``L`` of this run.
       horizon: i64[] the horizon the schedule was computed for.
-      spec: static engine sizes (``pull_chunk``, ``max_blocks``, ``max_block_size``).
+      spec: static engine sizes (``pull_chunk``, ``max_blocks``, ``max_block_size``, ``min_block_size``).
 
     Returns:
       f32[K]: Median-of-Means (or mean) of each arm's ``n_i`` exploration
@@ -226,7 +226,7 @@ def commit_estimates(policy: ExploreThenCommit, table, first_pulls, exploration,
 
     means = mom.stream_block_means(
         draw_chunk, steps, block_size, jnp.reshape(blocks, (1,)), spec.pull_chunk, spec.max_blocks,
-        spec.max_block_size,
+        spec.max_block_size, spec.min_block_size,
     )
     return mom.median_of_blocks(means, blocks, jnp.float32)[:, 0]
 

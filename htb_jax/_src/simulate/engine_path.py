@@ -37,6 +37,15 @@ def _commit_block_size_bound(policy: Any, horizons: np.ndarray, num_arms: int) -
     return mom.static_block_sizes(int(_schedule_maxima(policy, commits, num_arms)[2]))
 
 
+def _commit_smallest_block_size(policy: Any, horizons: np.ndarray, num_arms: int) -> int:
+    """The engine's static lower bound on an ETC commit's nonzero block sizes
+    (``EngineSpec.min_block_size``, :func:`~htb_jax._src.mom.static_smallest_block_size`)."""
+    if not isinstance(policy, ExploreThenCommit):
+        return 1
+    commits = policy.commit_horizons(horizons)
+    return mom.static_smallest_block_size(int(_schedule_maxima(policy, commits, num_arms)[3]))
+
+
 def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan, Any]:
     """The engine's program for a validated simulation (see
     :func:`~htb_jax._src.simulate.program.prepare`).
@@ -54,7 +63,8 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
     k = r.num_arms
     check_integer("horizon (T)", r.horizons, 1, maximum=MAX_ENGINE_HORIZON)
     spec = engine_lib.EngineSpec(k, int(r.horizons.max()), r.pull_chunk, r.max_blocks,
-                                 _commit_block_size_bound(r.flat, r.horizons, k))
+                                 _commit_block_size_bound(r.flat, r.horizons, k),
+                                 _commit_smallest_block_size(r.flat, r.horizons, k))
     program, args, plan = engine_lib.prepare_engine(
         r.key, r.flat, r.flat_instance, r.horizons, r.num_seeds, spec=spec, num_checkpoints=r.num_checkpoints,
         first_seed=r.first_seed, seed_chunk=r.seed_chunk, devices=r.devices, memory_budget=r.memory_budget,

@@ -65,6 +65,7 @@ class _Static:
     sampler: str = "per_pull"
     num_layouts: int = 1  # per arm: the distinct (B, s) block layouts streamed (see _distinct_layouts)
     max_block_size: int | None = None  # static bound on the block sizes (mom.static_block_sizes)
+    min_block_size: int = 1  # static lower bound on the nonzero ones (mom.static_smallest_block_size)
     quantile_tables: tuple = ()  # Stable's order statistic: the standard quantile per (alpha, beta)
 
 
@@ -78,7 +79,7 @@ def _streamed_estimates(draw_chunk, steps, block_size, blocks, static):
     distinct layout of each arm."""
     size, count, index = _distinct_layouts(block_size, blocks, static.num_layouts)
     means = mom.stream_block_means(draw_chunk, steps, size, count, static.pull_chunk, static.max_blocks,
-                                   static.max_block_size)
+                                   static.max_block_size, static.min_block_size)
     lead = means.shape[3:]
     expand = (slice(None), slice(None)) + (None,) * len(lead)
     medians = mom.median_of_blocks(means, count[expand], jnp.float32)  # [K, U, ..., F]
@@ -284,7 +285,7 @@ def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
     r = request
     k, flat, horizons, pull_chunk, devices = r.num_arms, r.flat, r.horizons, r.pull_chunk, r.devices
     chosen = auto_sampler(type(r.instance)) if sampler == "auto" else sampler
-    needed, distinct, largest = (0, 1, 1) if chosen != "per_pull" else (
+    needed, distinct, largest, smallest = (0, 1, 1, 1) if chosen != "per_pull" else (
         int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k)
     )
     if math.ceil(needed / pull_chunk) * pull_chunk > MAX_PULLS:
@@ -298,7 +299,7 @@ def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
     tables = r.instance.quantile_tables() if chosen == "order_statistic" and type(r.instance).tabulated_quantile else ()
     static = _Static(k, pull_chunk, r.max_blocks, r.num_checkpoints, sampler=chosen,
                      num_layouts=num_layouts(distinct, configs), max_block_size=mom.static_block_sizes(largest),
-                     quantile_tables=tables)
+                     min_block_size=mom.static_smallest_block_size(smallest), quantile_tables=tables)
     preferred = _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES
     plan = plan_seed_chunk(
         math.ceil(r.num_seeds / len(devices)),

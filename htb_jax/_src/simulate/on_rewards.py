@@ -113,13 +113,14 @@ def run_on_rewards(
     _check_pull_chunk(pull_chunk)
     rewards = jnp.asarray(rewards)  # a device array once every argument is checked
     flat = _flatten(policy)
-    needed, distinct, largest = (int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k))
+    needed, distinct, largest, smallest = (int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k))
     if needed > total:
         raise ValueError(f"the reward table has {total} pulls per arm but the schedule needs {needed}.")
     chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
     configs = flat.eps.shape[0] * horizons.shape[0]
     static = _Static(k, chunk, max_blocks(k, horizons), num_checkpoints,
-                     num_layouts=num_layouts(distinct, configs), max_block_size=mom.static_block_sizes(largest))
+                     num_layouts=num_layouts(distinct, configs), max_block_size=mom.static_block_sizes(largest),
+                     min_block_size=mom.static_smallest_block_size(smallest))
     parts = _run_on_rewards_program(
         flat, rewards.astype(jnp.float32), jnp.asarray(means), jnp.asarray(horizons), static=static
     )

@@ -68,8 +68,11 @@ def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
 @jax.jit(static_argnames=("num_arms",))
 def _schedule_maxima(policy: ExploreThenCommit, horizons: jax.Array, num_arms: int):
     """The most exploration pulls of an arm, the most distinct block layouts ``(B, s)`` of an arm
-    over the configurations (see :func:`~htb_jax._src.simulate.layouts._distinct_layouts`), and the largest block size ``s``."""
+    over the configurations (see :func:`~htb_jax._src.simulate.layouts._distinct_layouts`), the
+    largest block size ``s`` and the smallest nonzero one (``0`` if every ``s`` is 0)."""
     blocks, _, pulls, _ = _schedule(policy, num_arms, horizons)
     sizes = (pulls // blocks[:, None]).T
     codes = jnp.sort(_layout_codes(sizes, blocks), axis=-1)
-    return jnp.max(pulls), jnp.max(1 + jnp.sum(codes[:, 1:] != codes[:, :-1], axis=-1)), jnp.max(sizes)
+    smallest = jnp.min(jnp.where(sizes > 0, sizes, jnp.iinfo(sizes.dtype).max))
+    return (jnp.max(pulls), jnp.max(1 + jnp.sum(codes[:, 1:] != codes[:, :-1], axis=-1)), jnp.max(sizes),
+            jnp.where(jnp.any(sizes > 0), smallest, 0))
