@@ -56,11 +56,11 @@ def test_commits_compile_block_sums_only_up_to_the_largest_epoch_block(monkeypat
         start, epoch = start + length, epoch + 1
     assert max(sizes) == 5
     flat = schedule._flatten(policy)
-    assert engine_path._commit_block_size_bound(flat, np.array([horizon]), k) == 8
+    assert engine_path._commit_block_size_bounds(flat, np.array([horizon]), k) == (8, 1)
 
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=k, gap=0.3)
     bounded = htb.simulate(jax.random.key(14), policy, nu, horizon, 2, record_arms=True)
-    monkeypatch.setattr(engine_path, "_commit_block_size_bound", lambda *args: None)
+    monkeypatch.setattr(engine_path, "_commit_block_size_bounds", lambda *args: (None, 1))
     every_size = htb.simulate(jax.random.key(14), policy, nu, horizon, 2, record_arms=True)
     for field in ("estimates", "committed", "arms", "regret"):
         np.testing.assert_array_equal(getattr(bounded, field), getattr(every_size, field), err_msg=field)

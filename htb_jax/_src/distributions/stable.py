@@ -284,11 +284,10 @@ class Stable(Distribution):
         where the integrand decays like ``exp(-(1 - r/a) y)`` (``K ~ delta^(-1/a)``), with
         that rate: accurate up to the divergence at ``r = a`` (there the tail reaches ``delta`` of
         ``e^-10000``, so ``|scale K|^r`` is factored out of the inner integral before it overflows).
-        For ``beta != 0``, ``K`` vanishes
-        inside one side, at ``V = gamma / a``: the tanh-sinh part is split there (and the tail
-        starts below it), since at ``loc = 0`` the integrand has a kink ``|delta - delta_0|^r``
-        (unsplit, ``1e-6`` relative off at ``a = 1.3, beta = -1``; split, within ``1e-13`` of the
-        closed form ``E|Z|^r`` of a centred law, ``tests/test_stable.py``).
+        For ``beta != 0``, ``K`` vanishes inside one side, at ``V = gamma / a``: the tanh-sinh part
+        is split there (and the tail starts below it), since at ``loc = 0`` the integrand has a kink
+        ``|delta - delta_0|^r`` (unsplit, ``1e-6`` relative off at ``a = 1.3, beta = -1``; split,
+        within ``1e-13`` of the closed form ``E|Z|^r`` of a centred law, ``tests/test_stable.py``).
         """
         r = 1.0 + _f64(eps)
         shape = jnp.broadcast_shapes(jnp.shape(r), self.batch_shape)
@@ -337,10 +336,10 @@ class Stable(Distribution):
 
             # On the side of gamma's sign, K = 0 at delta_0 = pi/2 - |gamma| / a inside (0, pi/2): a
             # kink of the integrand at loc = 0, a sharp bend near it for small |loc|.
-            kink = 0.5 * math.pi - (gamma_a if upper else -gamma_a)
-            inside = kink < 0.5 * math.pi
-            start = jnp.where(inside, jnp.minimum(_TAIL_START, 0.5 * kink), _TAIL_START)
-            split = jnp.where(inside, kink, 0.5 * math.pi)
+            delta_0 = 0.5 * math.pi - (gamma_a if upper else -gamma_a)
+            inside = delta_0 < 0.5 * math.pi
+            start = jnp.where(inside, jnp.minimum(_TAIL_START, 0.5 * delta_0), _TAIL_START)
+            split = jnp.where(inside, delta_0, 0.5 * math.pi)
             total = total + quadrature.integrate_interval(finite, start, split)
             total = total + quadrature.integrate_interval(finite, split, 0.5 * math.pi)
             total = total + quadrature.integrate_log_tail(tail, -jnp.log(start), jnp.maximum(rate, 1e-300))

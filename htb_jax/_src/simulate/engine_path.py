@@ -27,23 +27,16 @@ from htb_jax._src.validation import check_integer
 MAX_ENGINE_HORIZON = 2**31 - 1
 
 
-def _commit_block_size_bound(policy: Any, horizons: np.ndarray, num_arms: int) -> int | None:
-    """The engine's static bound on an ETC commit's block sizes (``EngineSpec.max_block_size``):
-    the largest block size over the flat policy's ``commit_horizons``, rounded by
-    :func:`~htb_jax._src.mom.static_block_sizes`; ``None`` for a policy without such commits."""
+def _commit_block_size_bounds(policy: Any, horizons: np.ndarray, num_arms: int) -> tuple[int | None, int]:
+    """The engine's static bounds on an ETC commit's block sizes over the flat policy's
+    ``commit_horizons`` (``EngineSpec.max_block_size`` and ``min_block_size``): the largest, rounded
+    by :func:`~htb_jax._src.mom.static_block_sizes`, and the smallest nonzero one, rounded by
+    :func:`~htb_jax._src.mom.static_smallest_block_size`; ``(None, 1)`` (any size) for a policy
+    without such commits."""
     if not isinstance(policy, ExploreThenCommit):
-        return None
-    commits = policy.commit_horizons(horizons)
-    return mom.static_block_sizes(int(_schedule_maxima(policy, commits, num_arms)[2]))
-
-
-def _commit_smallest_block_size(policy: Any, horizons: np.ndarray, num_arms: int) -> int:
-    """The engine's static lower bound on an ETC commit's nonzero block sizes
-    (``EngineSpec.min_block_size``, :func:`~htb_jax._src.mom.static_smallest_block_size`)."""
-    if not isinstance(policy, ExploreThenCommit):
-        return 1
-    commits = policy.commit_horizons(horizons)
-    return mom.static_smallest_block_size(int(_schedule_maxima(policy, commits, num_arms)[3]))
+        return None, 1
+    _, _, largest, smallest = _schedule_maxima(policy, policy.commit_horizons(horizons), num_arms)
+    return mom.static_block_sizes(int(largest)), mom.static_smallest_block_size(int(smallest))
 
 
 def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan, Any]:
@@ -63,8 +56,7 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
     k = r.num_arms
     check_integer("horizon (T)", r.horizons, 1, maximum=MAX_ENGINE_HORIZON)
     spec = engine_lib.EngineSpec(k, int(r.horizons.max()), r.pull_chunk, r.max_blocks,
-                                 _commit_block_size_bound(r.flat, r.horizons, k),
-                                 _commit_smallest_block_size(r.flat, r.horizons, k))
+                                 *_commit_block_size_bounds(r.flat, r.horizons, k))
     program, args, plan = engine_lib.prepare_engine(
         r.key, r.flat, r.flat_instance, r.horizons, r.num_seeds, spec=spec, num_checkpoints=r.num_checkpoints,
         first_seed=r.first_seed, seed_chunk=r.seed_chunk, devices=r.devices, memory_budget=r.memory_budget,
