@@ -26,6 +26,14 @@ def test_two_setup_commands_main_job_then_tests():
     assert second == 'python -m pip install ".[test]" && python -m pytest'
 
 
+def test_tests_run_each_file_in_one_worker_slowest_files_first(pytestconfig):
+    # As the README says (and conftest.SLOWEST_FIRST orders): without --no-loadscope-reorder,
+    # pytest-xdist hands out the files with the most tests first, and the two workers of a run on
+    # 2 cores ended 31 s apart (2026-11-26).
+    assert pytestconfig.getoption("dist") == "loadfile" or pytestconfig.getoption("numprocesses") in (0, None)
+    assert pytestconfig.getoption("loadscopereorder") is False
+
+
 def test_ci_runs_exactly_the_readme_commands():
     assert "pip install" not in (ROOT / ".ci" / "run").read_text()  # nothing of its own
     printed = subprocess.run(
