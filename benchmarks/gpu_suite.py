@@ -47,9 +47,14 @@ the device's streams).
 all by default), so that a suite longer than one call's time limit can be
 split across calls.  With ``--out``, the block so far is written to the file
 after every part, so a run stopped midway keeps the parts it finished.
+``--store DIR`` keeps the frontier, stable and peers parts' finished seed chunks in
+``DIR`` (one resumable store per run, as ``htb-jax frontier --out``): the same
+command started again after a time limit stopped it reads them back and computes
+the rest; the block then says how many chunks were read back, and those parts'
+walls cover only the chunks computed.
 
     python benchmarks/gpu_suite.py [--size auto|toy|full] [--parts P,..] [--frontier-seeds N] [--out FILE]
-                                   [--profile DIR]
+                                   [--profile DIR] [--store DIR]
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -191,7 +197,7 @@ def peer_entries(names: Sequence[str] = PEERS) -> list[peer_frontier.Entry]:
     return [entries[name] for name in names]
 
 
-def measure_peers(size: Size) -> tuple[list, dict, float]:
+def measure_peers(size: Size, store_dir: str | None = None) -> tuple[list, dict, float, tuple[int, int]]:
     """The peers ``size.peers`` measured by ``htb.frontier.measure`` on Theorem 1's two-point family (arm 0
     pays ``Delta = 1``, the fixed member's spike probability is peer_frontier's) at eps = 1 and 0.5.
 
@@ -199,28 +205,47 @@ def measure_peers(size: Size) -> tuple[list, dict, float]:
     decade) from ``size.peers_fit_from`` on; MR-UCB and MR-APE, which read ``T``, run once per horizon
     at ``size.peers_per_decade`` horizons per decade.
 
+    With ``store_dir``, each measurement's seed chunks are kept in a store of its own there (see
+    :func:`store_path`), and read back by a run started again.
+
     Returns:
-      ``(measurements, claims, seconds)``: the measurements by eps (1 first; ``size.peers``' order within each), the sources' claimed
-      ``(d, c)`` keyed by ``(name, eps)``, and the wall time (compilation included).
+      ``(measurements, claims, seconds, (read_back, chunks))``: the measurements by eps (1 first;
+      ``size.peers``' order within each), the sources' claimed ``(d, c)`` keyed by ``(name, eps)``,
+      the wall time (compilation included), and the seed chunks read back from ``store_dir`` out of
+      all the measurements' chunks.
     """
     started = time.perf_counter()
     family = dataclasses.replace(peer_frontier.FAMILY, spike_probs=tuple(size.peers_spike_probs))
     anytime = htb.frontier.checkpoint_horizons(size.peers_horizon, size.peers_fit_from)
     per_horizon = htb.frontier.checkpoint_horizons(size.peers_horizon, size.peers_fit_from, size.peers_per_decade)
-    measurements, claims = [], {}
+    measurements, claims, read_back, chunks = [], {}, 0, 0
+    seed_chunk = min(size.peers_chunk, size.peers_seeds)
     for entry in peer_entries(size.peers):
         horizons = per_horizon if entry.knows.endswith("T") else anytime
         for assumed in (peer_frontier.EPS if entry.needs_eps else (None,)):
+            label = "peers " + entry.name + ("" if assumed is None else f" eps {assumed}")
             found = htb.frontier.measure(
                 entry.make(assumed), peer_frontier.EPS if assumed is None else (assumed,), horizons,
                 size.peers_seeds, family=family, name=entry.name, family_name="two-point",
-                anytime=entry.anytime, seed_chunk=min(size.peers_chunk, size.peers_seeds),
+                anytime=entry.anytime, seed_chunk=seed_chunk, store=store_path(store_dir, label),
             )
+            read_back += found[0].resumed_chunks  # one run per call, whatever the number of eps
+            chunks += -(-size.peers_seeds // seed_chunk)
             claims.update({(m.name, m.eps): entry.claim(m.eps) for m in found})
             measurements += found
             note(f"peers: {entry.name}" + ("" if assumed is None else f", assumed eps {assumed}"))
     measurements.sort(key=lambda m: -m.eps)  # stable: the peers' order within each eps
-    return measurements, claims, time.perf_counter() - started
+    return measurements, claims, time.perf_counter() - started, (read_back, chunks)
+
+
+def store_path(store_dir: str | None, label: str) -> str | None:
+    """The store of one run under ``store_dir`` (``None`` without one), named after ``label``:
+    ``"stable index 1.55 eps 0.5"`` -> ``store_dir/stable-index-1.55-eps-0.5``."""
+    if store_dir is None:
+        return None
+    path = os.path.join(store_dir, re.sub(r"[^A-Za-z0-9.]+", "-", label).strip("-"))
+    os.makedirs(path, exist_ok=True)
+    return path
 
 
 # -- the suite ---------------------------------------------------------------------------------
@@ -245,8 +270,11 @@ def cpu_2core_sweep(seeds: int, horizon: int, repeats: int) -> float | None:
 
 def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence[str] = PARTS,
               on_part: Callable[[str], None] | None = None,
-              profile_dir: str | None = None) -> tuple[str, list[Check]]:
+              profile_dir: str | None = None, store_dir: str | None = None) -> tuple[str, list[Check]]:
     """Runs ``parts`` (in the order of :data:`PARTS`) at size ``size_name``.
+
+    With ``store_dir``, the frontier, stable and peers parts keep their finished seed chunks there
+    (:func:`store_path`), and read them back when run again.
 
     With ``profile_dir``, the sweep (at most ``bench_sweep.PROFILE_SEEDS`` seeds) and the engine's
     UCB1 each run one more call under the JAX profiler: the block gets their top operations, and ``profile_dir`` their traces
@@ -293,18 +321,19 @@ def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence
                                          engine_horizon=size.budget_engine_horizon, budgets=size.budgets))
 
     def frontier_part():
-        return frontier.run_t_frontier(config, progress=False)
+        return frontier.run_t_frontier(config, progress=False, out_dir=store_path(store_dir, "frontier"))
 
     def stable():
         stable_size = (size_name, size.stable_seeds, min(size.stable_chunk, size.stable_seeds))
         runs = []
         for a, config in stable_configs(*stable_size):
-            runs.append(frontier.run_t_frontier(config, progress=False))
+            label = f"stable index {a:g} eps {config.eps_values[0]:g}"
+            runs.append(frontier.run_t_frontier(config, progress=False, out_dir=store_path(store_dir, label)))
             note(f"stable: index {a:g}, eps {config.eps_values[0]:g}")
         return runs
 
     def peers():
-        return measure_peers(size)
+        return measure_peers(size, store_dir)
 
     def checks():
         runs = results["frontier"].runs if "frontier" in results else None
@@ -319,11 +348,11 @@ def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence
         walls["total"] = time.perf_counter() - started
         print(f"  {name} done ({walls[name]:.0f} s)", file=sys.stderr, flush=True)
         if on_part is not None:
-            on_part(render(size_name, size, config, results, walls, profile_dir))
-    return render(size_name, size, config, results, walls, profile_dir), results.get("checks", [])
+            on_part(render(size_name, size, config, results, walls, profile_dir, store_dir))
+    return render(size_name, size, config, results, walls, profile_dir, store_dir), results.get("checks", [])
 
 
-def _command(size_name: str, size: Size, parts, profile_dir: str | None = None) -> str:
+def _command(size_name: str, size: Size, parts, profile_dir: str | None = None, store_dir: str | None = None) -> str:
     command = f"python benchmarks/gpu_suite.py --size {size_name}"
     if tuple(parts) != PARTS:
         command += f" --parts {','.join(parts)}"
@@ -331,11 +360,23 @@ def _command(size_name: str, size: Size, parts, profile_dir: str | None = None) 
         command += f" --frontier-seeds {size.frontier_seeds}"
     if profile_dir is not None:
         command += f" --profile {profile_dir}"
+    if store_dir is not None:
+        command += f" --store {store_dir}"
     return command
 
 
+def _read_back(read: int, chunks: int) -> str:
+    """A part's note where some of its ``chunks`` seed chunks were read back from the store."""
+    return f" ({read} of {chunks} seed chunks read back from the store: the wall is the rest's)" if read else ""
+
+
+def _frontier_chunks(result) -> tuple[int, int]:
+    """``(read back, all)`` seed chunks of a T-frontier run."""
+    return result.runs.resumed_chunks, -(-result.config.num_seeds // result.config.seed_chunk)
+
+
 def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results: dict, walls: dict,
-           profile_dir: str | None = None) -> str:
+           profile_dir: str | None = None, store_dir: str | None = None) -> str:
     """The Markdown block of the parts in ``results`` (the ones finished so far)."""
     dev = jax.devices()[0]
     import jaxlib
@@ -348,7 +389,7 @@ def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results
         f"{os.cpu_count()} host cores ({platform.machine()})",
         "",
         "```",
-        _command(size_name, size, [p for p in PARTS if p in results], profile_dir),
+        _command(size_name, size, [p for p in PARTS if p in results], profile_dir, store_dir),
         "```",
         "",
         f"Total wall time {walls.get('total', 0.0):.0f} s ({timing}).",
@@ -379,15 +420,18 @@ def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results
         if "smpy_rate" in engine:
             lines.append(f"| engine: UCB1 / SMPyBandits 0.9.7 UCB (same run) | {engine['ratio_smpy']:.0f}x | >= 1000 |")
     if "frontier" in results:
-        lines.append(f"| T-frontier: {config.num_seeds} seeds, T to {max(config.horizons):.0e}, wall (s) "
-                     f"| {results['frontier'].runs.seconds:.1f} | |")
+        lines.append(f"| T-frontier: {config.num_seeds} seeds, T to {max(config.horizons):.0e}, wall (s)"
+                     f"{_read_back(*_frontier_chunks(results['frontier']))} | {results['frontier'].runs.seconds:.1f} | |")
     if "stable" in results:
         seconds = sum(r.runs.seconds for r in results["stable"])
+        read, chunks = np.sum([_frontier_chunks(r) for r in results["stable"]], axis=0)
         lines.append(f"| stable T-frontier: {len(results['stable'])} families, {size.stable_seeds} seeds, "
-                     f"T to {max(results['stable'][0].config.horizons):.0e}, wall (s) | {seconds:.1f} | |")
+                     f"T to {max(results['stable'][0].config.horizons):.0e}, wall (s){_read_back(read, chunks)} "
+                     f"| {seconds:.1f} | |")
     if "peers" in results:
         lines.append(f"| peers whose round costs O(t): {len(size.peers)} policies, {size.peers_seeds} seeds, "
-                     f"T to {size.peers_horizon:.0e}, wall (s) | {results['peers'][2]:.1f} | |")
+                     f"T to {size.peers_horizon:.0e}, wall (s){_read_back(*results['peers'][3])} "
+                     f"| {results['peers'][2]:.1f} | |")
     if "sweep" in results:
         lines += ["", "Sweep:", "", "```", bench_sweep.report(results["sweep"][0]), "```"]
     if "engine" in results:
@@ -403,7 +447,7 @@ def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results
         for result in results["stable"]:
             lines += ["", frontier.t_frontier_table(result)]
     if "peers" in results:
-        measurements, claims, _ = results["peers"]
+        measurements, claims = results["peers"][:2]
         lines += ["", "Peers whose round costs O(t), on Theorem 1's two-point family (claims: the sources'):", "",
                   htb.frontier.measurement_table(measurements, claims)]
     if "checks" in results:
@@ -433,6 +477,9 @@ def main(argv=None) -> int:
                         help=f"comma-separated parts to run, of {','.join(PARTS)} (default all)")
     parser.add_argument("--frontier-seeds", type=int, default=None, help="seeds of the T-frontier run")
     parser.add_argument("--out", default=None, help="also write the block to this file (after every part)")
+    parser.add_argument("--store", default=None, metavar="DIR",
+                        help="keep the frontier, stable and peers parts' seed chunks in DIR: the same command "
+                             "started again reads them back")
     parser.add_argument("--profile", default=None, metavar="DIR",
                         help="profile one call of the sweep and of the engine: top operations in the block, "
                              "traces in DIR")
@@ -445,14 +492,25 @@ def main(argv=None) -> int:
     if args.frontier_seeds is not None and args.frontier_seeds < 1:
         print(f"gpu_suite: --frontier-seeds must be a positive integer; got {args.frontier_seeds}", file=sys.stderr)
         return 2
+    if args.store is not None:
+        try:
+            os.makedirs(args.store, exist_ok=True)
+        except OSError as e:
+            print(f"gpu_suite: --store must be a directory that exists or can be made; got {args.store!r} ({e.strerror})",
+                  file=sys.stderr)
+            return 2
     size = args.size if args.size != "auto" else ("full" if jax.default_backend() == "gpu" else "toy")
 
     def write(block: str) -> None:
         with open(args.out, "w") as f:
             f.write(block + "\n")
 
-    block, checks = run_suite(size, args.frontier_seeds, parts, on_part=write if args.out else None,
-                              profile_dir=args.profile)
+    try:
+        block, checks = run_suite(size, args.frontier_seeds, parts, on_part=write if args.out else None,
+                                  profile_dir=args.profile, store_dir=args.store)
+    except ValueError as e:  # a store holding another run (another --frontier-seeds, another size)
+        print(f"gpu_suite: {e}", file=sys.stderr)
+        return 2
     print(block)
     failed = [c for c in checks if not c.passed]
     for c in failed:

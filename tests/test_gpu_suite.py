@@ -138,6 +138,40 @@ def test_the_block_says_when_the_checks_cannot_fail(monkeypatch, on_cpu):
     assert "| c | pass | d |" in block
 
 
+def test_a_stopped_run_resumes_from_its_store(tmp_path, capsys):
+    # The frontier, stable and peers parts keep their seed chunks in --store: a run stopped by a
+    # time limit (here: one of the frontier's two chunks lost) and started again reads back what
+    # was finished, computes the rest, says so per part, and ends with the same tables.  The toy
+    # programs are the ones the toy suite compiled above (8 frontier seeds: two chunks of 4).
+    cpu_devices()
+    store, first, second = tmp_path / "store", tmp_path / "first.md", tmp_path / "second.md"
+    args = ["--size", "toy", "--parts", "frontier,stable,peers", "--frontier-seeds", "8", "--store", str(store)]
+    assert gpu_suite.main([*args, "--out", str(first)]) == 0
+    assert "read back" not in first.read_text()
+    assert sorted(p.name for p in store.iterdir()) == [
+        "frontier", "peers-AdaR-UCB", "peers-Robust-UCB-true-u-eps-0.5", "peers-Robust-UCB-true-u-eps-1.0",
+        "stable-index-1.8-eps-0.5"]
+    (store / "frontier" / "chunks" / "chunk-00001.npz").unlink()
+    assert gpu_suite.main([*args, "--out", str(second)]) == 0
+    block = second.read_text()
+    assert f"--store {store}" in block
+    assert "T to 1e+05, wall (s) (1 of 2 seed chunks read back from the store: the wall is the rest's) |" in block
+    assert "wall (s) (1 of 1 seed chunks read back from the store: the wall is the rest's) |" in block  # stable
+    assert "wall (s) (3 of 3 seed chunks read back from the store: the wall is the rest's) |" in block  # peers
+
+    def tables(text):  # every line but the timings and the command
+        return [line for line in text.splitlines() if "wall" not in line.lower() and "--store" not in line]
+
+    assert tables(block) == tables(first.read_text())
+    # Another configuration in the same store is refused in one line, before its part computes.
+    assert gpu_suite.main([*args[:-4], "--frontier-seeds", "4", "--store", str(store)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("gpu_suite: ") and str(store / "frontier") in err
+    (tmp_path / "file").write_text("")
+    assert gpu_suite.main([*args[:-1], str(tmp_path / "file")]) == 2
+    assert "--store must be a directory that exists or can be made; got" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("parts", ["sweep,gpu", "", " , "])
 def test_bad_parts_are_refused_in_one_line(parts, capsys):
     assert gpu_suite.main(["--size", "toy", "--parts", parts]) == 2
