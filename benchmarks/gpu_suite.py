@@ -85,6 +85,7 @@ from progress import note  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import frontier  # noqa: E402
+from htb_jax._src.resumable import seed_chunks  # noqa: E402
 
 MiB = 2**20
 ENGINE_TARGET = 1e9  # UCB1 seed-rounds/s on one H100/H200 (issue 12)
@@ -230,7 +231,7 @@ def measure_peers(size: Size, store_dir: str | None = None) -> tuple[list, dict,
                 anytime=entry.anytime, seed_chunk=seed_chunk, store=store_path(store_dir, label),
             )
             read_back += found[0].resumed_chunks  # one run per call, whatever the number of eps
-            chunks += -(-size.peers_seeds // seed_chunk)
+            chunks += len(seed_chunks(size.peers_seeds, seed_chunk))
             claims.update({(m.name, m.eps): entry.claim(m.eps) for m in found})
             measurements += found
             note(f"peers: {entry.name}" + ("" if assumed is None else f", assumed eps {assumed}"))
@@ -372,7 +373,7 @@ def _read_back(read: int, chunks: int) -> str:
 
 def _frontier_chunks(result) -> tuple[int, int]:
     """``(read back, all)`` seed chunks of a T-frontier run."""
-    return result.runs.resumed_chunks, -(-result.config.num_seeds // result.config.seed_chunk)
+    return result.runs.resumed_chunks, len(seed_chunks(result.config.num_seeds, result.config.seed_chunk))
 
 
 def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results: dict, walls: dict,
