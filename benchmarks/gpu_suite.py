@@ -85,7 +85,7 @@ from progress import note  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import frontier  # noqa: E402
-from htb_jax._src.resumable import seed_chunks  # noqa: E402
+from htb_jax._src.resumable import ForeignStoreError, seed_chunks  # noqa: E402
 
 MiB = 2**20
 ENGINE_TARGET = 1e9  # UCB1 seed-rounds/s on one H100/H200 (issue 12)
@@ -509,7 +509,7 @@ def main(argv=None) -> int:
     try:
         block, checks = run_suite(size, args.frontier_seeds, parts, on_part=write if args.out else None,
                                   profile_dir=args.profile, store_dir=args.store)
-    except ValueError as e:  # a store holding another run (another --frontier-seeds, another size)
+    except ForeignStoreError as e:  # a store holding another run (another --frontier-seeds, another size)
         print(f"gpu_suite: {e}", file=sys.stderr)
         return 2
     print(block)

@@ -172,6 +172,18 @@ def test_a_stopped_run_resumes_from_its_store(tmp_path, capsys):
     assert "--store must be a directory that exists or can be made; got" in capsys.readouterr().err
 
 
+def test_an_error_inside_a_part_keeps_its_traceback(monkeypatch):
+    # Only a store holding another run is met with one line and status 2; any other ValueError from
+    # a part is a bug, and must surface with its traceback (a main that caught every ValueError,
+    # as it once did, fails here).
+    def broken(*args, **kwargs):
+        raise ValueError("a bug inside the peers part")
+
+    monkeypatch.setattr(gpu_suite, "measure_peers", broken)
+    with pytest.raises(ValueError, match="a bug inside the peers part"):
+        gpu_suite.main(["--size", "toy", "--parts", "peers"])
+
+
 @pytest.mark.parametrize("parts", ["sweep,gpu", "", " , "])
 def test_bad_parts_are_refused_in_one_line(parts, capsys):
     assert gpu_suite.main(["--size", "toy", "--parts", parts]) == 2

@@ -198,6 +198,12 @@ def _jaxlib_version() -> str | None:
         return None
 
 
+class ForeignStoreError(ValueError):
+    """A store that holds another sweep, or a manifest that cannot be read: one line, naming the
+    directory and what differs. A ``ValueError``, so that whatever refuses bad input refuses it too;
+    its own class, so that a caller can refuse it alone and let any other error show its traceback."""
+
+
 def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None:
     """The manifest in ``directory`` (``None`` if there is none), checked against a sweep.
 
@@ -208,7 +214,7 @@ def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None
       layout: ``[(first_seed, num_seeds), ...]``.
 
     Raises:
-      ValueError: one line, if the manifest cannot be read or describes
+      ForeignStoreError: one line, if the manifest cannot be read or describes
         another configuration, chunk layout or root key.
     """
     path = os.path.join(directory, MANIFEST)
@@ -219,7 +225,7 @@ def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None
             old = json.load(f)
         old_config, old_layout = old["config"], old["chunks"]
     except (OSError, ValueError, KeyError, TypeError):
-        raise ValueError(
+        raise ForeignStoreError(
             f"{path} is not a readable htb-jax sweep manifest; remove the directory or give another --out"
         ) from None
     config = json.loads(json.dumps(config))
@@ -233,7 +239,7 @@ def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None
     if not changed and old.get("root_key") != [int(x) for x in np.asarray(root_key).ravel()]:
         changed = ["root key"]
     if changed:
-        raise ValueError(
+        raise ForeignStoreError(
             f"the output directory {directory!r} holds a sweep with another configuration "
             f"({'; '.join(changed)}); give a new --out or remove that directory"
         )
@@ -254,7 +260,7 @@ class ChunkStore:
       stream: where notes on recomputed chunks go (stderr).
 
     Raises:
-      ValueError: if ``directory`` holds a manifest of another sweep, or one
+      ForeignStoreError: if ``directory`` holds a manifest of another sweep, or one
         that cannot be read.
     """
 
