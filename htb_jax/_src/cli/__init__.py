@@ -1,0 +1,37 @@
+"""The ``htb-jax`` command line: ``frontier`` (:mod:`.frontier_command`) and ``sweep``
+(:mod:`.sweep_command`), their argument types (:mod:`.arguments`) and output directory
+(:mod:`.output_dir`)."""
+
+from __future__ import annotations
+
+import sys
+
+import htb_jax  # noqa: F401  (enables x64 before anything is traced)
+from htb_jax._src import distributed
+from htb_jax._src.cli.arguments import Parser
+from htb_jax._src.cli.frontier_command import add_frontier_parser, run_frontier
+from htb_jax._src.cli.sweep_command import add_sweep_parser, run_sweep
+
+
+def main(argv=None) -> int:
+    parser = Parser(
+        prog="htb-jax",
+        description="htb_jax: simulate heavy-tailed bandits and the AdaR-ETC regret frontier.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_frontier_parser(sub)
+    add_sweep_parser(sub)
+    args = parser.parse_args(argv)
+    if args.command is None:  # usage errors are one line on stderr, status 2
+        print("htb-jax: error: give a command: frontier (the T-frontier, the main job) or sweep "
+              "(see 'htb-jax --help')", file=sys.stderr)
+        return 2
+    try:
+        # Joining the other processes comes first: checking a configuration already uses the devices.
+        if distributed.check_arguments(args.coordinator, args.num_processes, args.process_id):
+            distributed.initialize(args.coordinator, args.num_processes, args.process_id)
+        return run_frontier(args) if args.command == "frontier" else run_sweep(args)
+    except (ValueError, TypeError, OSError) as e:
+        message = f"{e.filename or ''}: {e.strerror or e}" if isinstance(e, OSError) else str(e)
+        print(f"htb-jax: error: {message}", file=sys.stderr)
+        return 2

@@ -1,0 +1,84 @@
+"""The command line's argument types: numbers, lists of numbers, byte sizes, and a parser whose
+usage errors are one line."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def number(token: str) -> float | int:
+    """``"0.8"``, ``"2/3"``, ``"1e6"`` or ``"1000"`` as a number (an int where the token is one)."""
+    t = token.strip()
+    try:
+        if "/" in t:
+            num, den = t.split("/")
+            den_value = float(den)
+            if den_value == 0.0:
+                raise argparse.ArgumentTypeError(f"division by zero in {token!r}")
+            return float(num) / den_value
+        try:
+            return int(t)
+        except ValueError:
+            return float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {token!r} (e.g. 0.8, 2/3 or 1e6)") from None
+
+
+def numbers(text: str) -> tuple[float | int, ...]:
+    """Comma-separated numbers, at least one; ranges are checked by the configuration's ``validate``."""
+    tokens = [t for t in text.split(",") if t.strip()]
+    if not tokens:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, at least one; got {text!r}")
+    return tuple(number(t) for t in tokens)
+
+
+def floats(text: str) -> tuple[float, ...]:
+    return tuple(float(x) for x in numbers(text))
+
+
+def integral(x: float | int) -> float | int:
+    """An integral float as an int; anything else as it is (for ``validate`` to refuse)."""
+    return int(x) if isinstance(x, float) and x.is_integer() else x
+
+
+def ints(text: str) -> tuple[float | int, ...]:
+    """Comma-separated integers (``1e6`` allowed); a fractional or infinite entry is kept for
+    ``validate`` to refuse with the admissible range, never truncated."""
+    return tuple(integral(x) for x in numbers(text))
+
+
+def integer(text: str) -> float | int:
+    values = ints(text)
+    if len(values) != 1:
+        raise argparse.ArgumentTypeError(f"expected one integer; got {text!r}")
+    return values[0]
+
+
+def byte_size(text) -> int:
+    """``1073741824``, ``512MiB``, ``1GiB``, ``2e9`` or ``500MB`` as bytes."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        t = str(text).strip()
+        units = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "kb": 10**3, "mb": 10**6,
+                 "gb": 10**9, "tb": 10**12, "b": 1}
+        factor = 1
+        for unit, size in units.items():
+            if t.lower().endswith(unit):
+                t, factor = t[: -len(unit)].strip(), size
+                break
+        try:
+            value = float(t) * factor
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of bytes: {text!r} (e.g. 512MiB, 2GiB)") from None
+    if not math.isfinite(value) or value != math.floor(value):
+        raise argparse.ArgumentTypeError(f"not a whole number of bytes: {text!r}")
+    return int(value)
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors as one line (and exit status 2), like every other input error."""
+
+    def error(self, message):
+        self.exit(2, f"htb-jax: error: {message} (see '{self.prog} --help')\n")
