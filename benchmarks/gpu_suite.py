@@ -18,7 +18,7 @@ One command runs, on the default JAX backend,
 6. the peers whose round costs O(t) by definition (``experiments/peer_frontier.py``'s
    AdaR-UCB, APE2 p=2, MR-UCB p=2, MR-APE p=2 and Robust UCB told the true
    ``u``), measured by ``htb.frontier.measure`` on Theorem 1's two-point
-   family at eps = 1 and 0.5 to T = 10^5 at 256 seeds (anytime policies read
+   family at eps = 1 and 0.5 to T = 3 x 10^4 at 256 seeds (anytime policies read
    at the checkpoints from 10^3 on, MR-UCB and MR-APE run at two horizons per
    decade; at the toy size AdaR-UCB and Robust UCB told each member's u),
 
@@ -154,7 +154,11 @@ SIZES = {
         budget_seeds=10**5, budget_engine_seeds=4096, budget_horizon=10**5, budget_engine_horizon=2000,
         budgets=(32 * MiB, 512 * MiB, 8192 * MiB, None),
         frontier_seeds=10**5, frontier_chunk=10**4, stable_seeds=10**5, stable_chunk=10**4,
-        peers=PEERS, peers_seeds=256, peers_chunk=256, peers_horizon=10**5, peers_fit_from=10**3, peers_per_decade=2,
+        # AdaR-UCB reads its whole state, 20 K T bytes a seed and member, every round: at T = 10^5, 256 seeds
+        # and 12 members that is 1.2e15 bytes a run, over 6 minutes at an H100's 3.35 TB/s, and no
+        # 256-seed chunk finished within 185 s there (2026-11-26); at 3 x 10^4, 1.1e14 bytes (33 s at
+        # that rate). Chunks of 128 seeds, so that a store keeps progress within one call's limit.
+        peers=PEERS, peers_seeds=256, peers_chunk=128, peers_horizon=3 * 10**4, peers_fit_from=10**3, peers_per_decade=2,
         peers_spike_probs=peer_frontier.SPIKE_PROBS, check_seeds=256, cpu_2core=True,
     ),
 }
