@@ -37,7 +37,8 @@ objective computed by ``simulate`` on a grid, ``T = 10^4 .. 10^7``),
 alpha*(1)`` (``tuned_vs_grid_balanced.csv``, ``alpha_vs_T_balanced.png``, ``balanced.md``);
 ``--trend`` at weights just above it, ``T = 10^4 .. 10^18``, on a family reaching spike
 probability 1e-16, with the finite-T indifference weight ``lam_T`` measured at each ``T``
-(``tuned_vs_grid_trend.csv``, ``alpha_vs_T_trend.png``, ``trend.md``).
+(``tuned_vs_grid_trend.csv``, ``alpha_vs_T_trend.png``, ``trend.md``).  Those three parts are in
+``tune_smoothed.py``.
 
     python experiments/tune_frontier.py             # both parts
     python experiments/tune_frontier.py --smoothed  # the smoothed proxy only
