@@ -78,7 +78,9 @@ def measure_peers(size: Size, store_dir: str | None = None) -> tuple[list, dict,
     at ``size.peers_per_decade`` horizons per decade.
 
     With ``store_dir``, each measurement's seed chunks are kept in a store of its own there (see
-    :func:`store_path`), and read back by a run started again.
+    :func:`store_path`), and read back by a run started again.  Each run prints a progress line per
+    seed chunk on stderr (seeds done, elapsed time, ETA), so a run stopped by a time limit still says
+    how far it got.
 
     Returns:
       ``(measurements, claims, seconds, (read_back, chunks))``: the measurements by eps (1 first;
@@ -99,7 +101,7 @@ def measure_peers(size: Size, store_dir: str | None = None) -> tuple[list, dict,
             found = htb.frontier.measure(
                 entry.make(assumed), peer_frontier.EPS if assumed is None else (assumed,), horizons,
                 size.peers_seeds, family=family, name=entry.name, family_name="two-point",
-                anytime=entry.anytime, seed_chunk=seed_chunk, store=store_path(store_dir, label),
+                anytime=entry.anytime, seed_chunk=seed_chunk, store=store_path(store_dir, label), progress=True,
             )
             read_back += found[0].resumed_chunks  # one run per call, whatever the number of eps
             chunks += len(seed_chunks(size.peers_seeds, seed_chunk))
