@@ -151,10 +151,11 @@ SIZES = {
         budget_seeds=10**5, budget_engine_seeds=4096, budget_horizon=10**5, budget_engine_horizon=2000,
         budgets=(32 * MiB, 512 * MiB, 8192 * MiB, None),
         frontier_seeds=10**5, frontier_chunk=10**4, stable_seeds=10**5, stable_chunk=10**4,
-        # AdaR-UCB reads its whole state, 20 K T bytes a seed and member, every round: at T = 10^5, 256 seeds
-        # and 12 members that is 1.2e15 bytes a run, over 6 minutes at an H100's 3.35 TB/s, and no
-        # 256-seed chunk finished within 185 s there (2026-11-26); at 3 x 10^4, 1.1e14 bytes (33 s at
-        # that rate). Chunks of 128 seeds, so that a store keeps progress within one call's limit.
+        # Every second round AdaR-UCB inserts a pair into the pulled arm's sorted rows (20 T bytes read
+        # and written a seed and member): at T = 10^5, 256 seeds and 12 members a run moves 6.1e14 bytes,
+        # 184 s at an H100's peak 3.35 TB/s, and no 256-seed chunk finished within 185 s there
+        # (2026-11-26); at 3 x 10^4, 5.5e13 bytes (16 s at that peak). Chunks of 128 seeds, so that a
+        # store keeps progress within one call's limit.
         peers=PEERS, peers_seeds=256, peers_chunk=128, peers_horizon=3 * 10**4, peers_fit_from=10**3, peers_per_decade=2,
         peers_spike_probs=peer_frontier.SPIKE_PROBS, check_seeds=256, cpu_2core=True,
     ),
