@@ -5,8 +5,8 @@ StableHLO a GPU would compile without a GPU, and raises where an operation has n
 lowering or lowers to a host callback.  Each test exports one program at a tiny size
 (the cost is tracing; the operations traced are those of any size) and scans the
 module for custom calls, failing on a CPU-only one (LAPACK, ``xla_cpu_*``, the CPU
-callbacks): the programs of ``simulate`` (the fast path with each sampler, the engine,
-the arm record), ``smoothed_regret`` and ``regret_proxy`` with their gradients,
+callbacks): the programs of ``simulate`` (the fast path with each sampler, the engine
+with a family's instances side by side as on a GPU, the arm record), ``smoothed_regret`` and ``regret_proxy`` with their gradients,
 ``tune_schedule`` and the T-frontier's searches.
 
 ``simulate``'s program is the one it builds for one device and one execution
@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
-from htb_jax._src import frontier
+from htb_jax._src import engine, frontier
 from htb_jax._src.sharding import exporting_for, seed_sharded_program
 from htb_jax._src.simulate import _prepare  # simulate's program builder: (plan, run), run.lower()
 
@@ -76,8 +76,10 @@ def export_simulate(policy, instance, horizon, num_seeds: int = SEEDS, **options
 
 @pytest.fixture(autouse=True)
 def traced_as_on_a_gpu(monkeypatch):
-    """``jax.default_backend()`` answers ``"gpu"`` while the programs are traced."""
+    """``jax.default_backend()`` answers ``"gpu"`` while the programs are traced, and the engine runs
+    a family's instances side by side, as on a GPU."""
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    monkeypatch.setattr(engine, "instances_side_by_side", lambda device: True)
 
 
 def _pareto(num_arms=3):
@@ -106,6 +108,7 @@ SIMULATE_CASES = {
     "engine-ape2": lambda: (htb.APE2(p=1.5), _pareto(), 200, {}),
     "engine-adar_etc": lambda: (_ADAR, _pareto(), 200, dict(engine=True)),
     "engine-ucb1-record_arms": lambda: (htb.UCB1(), _gaussian(), 200, dict(record_arms=True)),
+    "engine-adar_ucb-family": lambda: (htb.AdaRUCB(), _two_point(), [100, 200], {}),
 }
 
 

@@ -188,3 +188,29 @@ def test_student_t_reads_in_a_short_scalar_loop_differ_in_the_last_bit_at_most()
     differ = got != want
     assert differ.mean() <= 0.02, differ.mean()  # 1024 reads: at most 20
     assert np.all(np.abs(got[differ] - want[differ]) <= 2 * np.spacing(np.abs(want[differ])))
+
+
+def test_instances_side_by_side_give_the_same_numbers(monkeypatch):
+    # On an accelerator the engine runs a family's instances side by side with the seeds (one vmap)
+    # instead of one after another; a CPU test forces it.  Every output must be the one-after-another
+    # run's, bit for bit: 2 grid points x 3 instances x 2 horizons (distinct lengths, so that
+    # instance and horizon axes swapped in the reassembly fail), 5 seeds in chunks of 2 (the last
+    # padded: a seed's place mixed up across chunks or instances fails), and the arm record.  A
+    # family member simulated with another member's arms or gaps fails on the regret and estimates.
+    from htb_jax._src import engine
+    from htb_jax._src.simulate import _prepare
+
+    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=jnp.array([1.3, 2.0, 4.0])), num_arms=3, gap=jnp.array([0.2, 0.5, 0.9]))
+    policy = htb.ForceMoM(rho=jnp.array([0.5, 0.7]))
+    run = lambda: htb.simulate(jax.random.key(21), policy, nu, [300, 700], 5, seed_chunk=2, record_arms=True)  # noqa: E731
+    apart = run()
+    plan_apart = _prepare(jax.random.key(21), policy, nu, [300, 700], 5, seed_chunk=2)[0]
+    monkeypatch.setattr(engine, "instances_side_by_side", lambda device: True)
+    together = run()
+    assert together.regret.shape == (2, 3, 2, 5)
+    for field in (*FIELDS, "arms"):
+        np.testing.assert_array_equal(getattr(together, field), getattr(apart, field), err_msg=field)
+    assert len(np.unique(np.asarray(apart.regret)[0, :, 1, 0])) == 3  # the members differ
+    # The memory plan counts a seed's three runs.
+    plan_together = _prepare(jax.random.key(21), policy, nu, [300, 700], 5, seed_chunk=2)[0]
+    assert plan_together.bytes_per_seed == 3 * plan_apart.bytes_per_seed
