@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from htb_jax._src.adaptive_threshold import EstimationList, ThresholdList
+from htb_jax._src.adaptive_threshold import EstimationList, ThresholdList, _leading
 
 SIZE = 48  # buffer slots
 
@@ -66,6 +66,19 @@ def _roots(x, n, budgets):
     by_sorting = ThresholdList.from_samples(x, n)
     at = lambda lst: jax.vmap(lst.root, (None, 0))(n, budgets)  # noqa: E731
     return by_sorting, inserted, at(by_sorting), at(inserted)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_the_bisection_counts_every_leading_run(backend, monkeypatch):
+    # _leading, looped (a CPU) and unrolled (traced as for a GPU), at every n in 0..size and every
+    # run length 0..n, for sizes 1, 2, 7, 8 and 48: catches a step too few (bit_length(size) - 1
+    # misses a run of size at size = 8) and a midpoint rounded down (never reaches hi), in either
+    # form.
+    monkeypatch.setattr(jax, "default_backend", lambda: backend)
+    for size in (1, 2, 7, 8, 48):
+        n, run = np.array([(n, r) for n in range(size + 1) for r in range(n + 1)]).T
+        count = jax.vmap(lambda n, r, size=size: _leading(lambda k: k <= r, n, size))(n, run)
+        np.testing.assert_array_equal(count, run, err_msg=f"size {size}")
 
 
 def test_root_against_bisection():

@@ -47,7 +47,13 @@ _F64 = jnp.float64
 def _leading(holds: Callable[[jax.Array], jax.Array], n: jax.Array, size: int) -> jax.Array:
     """i64[]: how many of ``k = 1..n`` satisfy ``holds(k)``, for a predicate that holds up to
     some ``k`` and fails after: bisection in ``bit_length(size)`` steps, one ``holds`` (a
-    gather or two) each."""
+    gather or two) each.
+
+    The steps are a loop on a CPU and unrolled elsewhere (the same operations, so the same
+    numbers): a GPU runs a loop inside the engine's round loop as a loop of its own, every step
+    waiting for the host to read the condition, while the unrolled steps can run as one kernel.
+    On a 2-core CPU, unrolled, AdaR-UCB compiled in about 1.7 times as long and ran 1.2 times as
+    long (12 instances, 16 seeds, T = 2000)."""
 
     def halve(_, bounds):  # holds(lo) (lo = 0: by convention); fails above hi
         lo, hi = bounds
@@ -56,7 +62,8 @@ def _leading(holds: Callable[[jax.Array], jax.Array], n: jax.Array, size: int) -
         return jnp.where((lo < hi) & up, mid, lo), jnp.where((lo < hi) & ~up, mid - 1, hi)
 
     steps = max(int(size).bit_length(), 1)
-    return jax.lax.fori_loop(0, steps, halve, (jnp.int64(0), jnp.asarray(n, jnp.int64)))[0]
+    unroll = jax.default_backend() != "cpu"
+    return jax.lax.fori_loop(0, steps, halve, (jnp.int64(0), jnp.asarray(n, jnp.int64)), unroll=unroll)[0]
 
 
 def _insertion_point(keys: jax.Array, n: jax.Array, key: jax.Array) -> jax.Array:
