@@ -18,7 +18,7 @@ One command runs, on the default JAX backend,
 6. the peers whose round costs O(t) by definition (``experiments/peer_frontier.py``'s
    AdaR-UCB, APE2 p=2, MR-UCB p=2, MR-APE p=2 and Robust UCB told the true
    ``u``), measured by ``htb.frontier.measure`` on Theorem 1's two-point
-   family at eps = 1 and 0.5 to T = 3 x 10^4 at 256 seeds (anytime policies read
+   family at eps = 1 and 0.5 to T = 10^4 at 1024 seeds (anytime policies read
    at the checkpoints from 10^3 on, MR-UCB and MR-APE run at two horizons per
    decade; at the toy size AdaR-UCB and Robust UCB told each member's u);
    parts 4 to 6 are configured in ``gpu_experiments.py``,
@@ -151,12 +151,13 @@ SIZES = {
         budget_seeds=10**5, budget_engine_seeds=4096, budget_horizon=10**5, budget_engine_horizon=2000,
         budgets=(32 * MiB, 512 * MiB, 8192 * MiB, None),
         frontier_seeds=10**5, frontier_chunk=10**4, stable_seeds=10**5, stable_chunk=10**4,
-        # Every second round AdaR-UCB inserts a pair into the pulled arm's sorted rows (20 T bytes read
-        # and written a seed and member): at T = 10^5, 256 seeds and 12 members a run moves 6.1e14 bytes,
-        # 184 s at an H100's peak 3.35 TB/s, and no 256-seed chunk finished within 185 s there
-        # (2026-11-26); at 3 x 10^4, 5.5e13 bytes (16 s at that peak). Chunks of 128 seeds, so that a
-        # store keeps progress within one call's limit.
-        peers=PEERS, peers_seeds=256, peers_chunk=128, peers_horizon=3 * 10**4, peers_fit_from=10**3, peers_per_decade=2,
+        # On a GPU the engine's round costs about the same whatever its lanes (ForceMoM on an H100: 0.6 to
+        # 0.8 ms at 93, 1623 and 4096 seeds, 2026-11-26), so horizons, not seeds, set the part's time: at
+        # T = 3 x 10^4 no 128-seed chunk of AdaR-UCB (then 12 members one after another) finished within
+        # 300 s. The members now run side by side, one pass of rounds a run: at T = 10^4 the part is about
+        # 31 passes of 10^4 rounds (AdaR-UCB 1, APE2 1, MR-UCB and MR-APE 1.4 each at T = 1e3, 3e3, 1e4,
+        # and Robust UCB told each member's u 26: 13 members one at a time, at two eps).
+        peers=PEERS, peers_seeds=1024, peers_chunk=512, peers_horizon=10**4, peers_fit_from=10**3, peers_per_decade=2,
         peers_spike_probs=peer_frontier.SPIKE_PROBS, check_seeds=256, cpu_2core=True,
     ),
 }

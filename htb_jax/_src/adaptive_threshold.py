@@ -62,8 +62,13 @@ def _leading(holds: Callable[[jax.Array], jax.Array], n: jax.Array, size: int) -
         return jnp.where((lo < hi) & up, mid, lo), jnp.where((lo < hi) & ~up, mid - 1, hi)
 
     steps = max(int(size).bit_length(), 1)
-    unroll = jax.default_backend() != "cpu"
-    return jax.lax.fori_loop(0, steps, halve, (jnp.int64(0), jnp.asarray(n, jnp.int64)), unroll=unroll)[0]
+    return jax.lax.fori_loop(0, steps, halve, (jnp.int64(0), jnp.asarray(n, jnp.int64)), unroll=_unrolled())[0]
+
+
+def _unrolled() -> bool:
+    """Whether :func:`_leading` unrolls its steps: off a CPU (``benchmarks/bench_engine_rounds.py``
+    times both forms)."""
+    return jax.default_backend() != "cpu"
 
 
 def _insertion_point(keys: jax.Array, n: jax.Array, key: jax.Array) -> jax.Array:
