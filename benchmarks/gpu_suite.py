@@ -153,7 +153,7 @@ SIZES = {
         frontier_seeds=10**5, frontier_chunk=10**4, stable_seeds=10**5, stable_chunk=10**4,
         # On a GPU the engine's round costs about the same whatever its lanes (ForceMoM on an H100: 0.6 to
         # 0.8 ms at 93, 1623 and 4096 seeds, 2026-11-26), so horizons, not seeds, set the part's time: at
-        # T = 3 x 10^4 no 128-seed chunk of AdaR-UCB (then 12 members one after another) finished within
+        # T = 3 x 10^4 no 128-seed chunk of AdaR-UCB (then 13 instances one after another) finished within
         # 300 s. The members now run side by side, one pass of rounds a run: at T = 10^4 the part is about
         # 31 passes of 10^4 rounds (AdaR-UCB 1, APE2 1, MR-UCB and MR-APE 1.4 each at T = 1e3, 3e3, 1e4,
         # and Robust UCB told each member's u 26: 13 members one at a time, at two eps).
