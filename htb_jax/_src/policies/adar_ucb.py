@@ -94,8 +94,9 @@ class AdaRUCB:
     dominates); 512 seeds at T = 2000, 4.3 to 4.7 ms a round at K = 2, 4
     and 8 (a round touches the pulled arm's rows alone).  State: five float64 rows of ``floor(T/2)`` (+1) slots per
     arm, about ``20 K T`` bytes.  A run moves at least ``20 T^2`` bytes a
-    seed, whatever the device: at ``T = 10^5``, 3072 seeds take 184 s at an
-    H100's peak memory bandwidth.
+    seed, whatever the device (at ``T = 10^5``, 3072 seeds: 184 s at an
+    H100's peak memory bandwidth); on a GPU the round's latency, about the
+    same for any number of seeds, bounds a run first (``T`` rounds).
 
     Usage: ``htb.simulate(key, AdaRUCB(), instance, horizon, num_seeds)``
     (one engine program per number of arms and largest horizon; the test
