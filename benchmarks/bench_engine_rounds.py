@@ -3,7 +3,9 @@
 On a GPU the engine's round costs about the same whatever its number of lanes (seeds): the
 round loop waits on kernel launches and on the host reading each loop condition, not on memory.
 Two choices follow, each timed here against its alternative in the same run, on the same
-device, with the same reward tables (the outputs are checked equal):
+device, with the same reward tables (the share of runs whose regrets are equal is printed: 1 on a
+CPU; on a GPU two programs may round a draw differently, README "The same numbers on another
+machine"):
 
 1. **A family's instances side by side** with the seeds (one ``vmap``: one pass of rounds for
    ``F`` instances) against one after another (``F`` passes): ForceMoM and AdaR-UCB on ``F``
@@ -14,11 +16,11 @@ device, with the same reward tables (the outputs are checked equal):
    CPU (``adaptive_threshold._unrolled``).
 
 Prints a Markdown table: per program and variant, the first call (compilation included), the
-best of ``--repeats`` calls, milliseconds per round, and the ratio of the alternative's time
-to the chosen one's.  ``--size auto`` is ``full`` on a GPU (1024 seeds, F = 12, T = 2000)
+best of ``--repeats`` calls, milliseconds per round, the ratio of the alternative's time
+to the chosen one's, and the share of equal regrets.  ``--size auto`` is ``full`` on a GPU (1024 seeds, F = 12, T = 1000)
 and ``toy`` elsewhere (8 seeds, F = 3, T = 200: seconds on a CPU).
 
-    python benchmarks/bench_engine_rounds.py [--size auto|toy|full] [--repeats 3]
+    python benchmarks/bench_engine_rounds.py [--size auto|toy|full] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import numpy as np
 import htb_jax as htb
 from htb_jax._src import adaptive_threshold, engine
 
-SIZES = {"toy": dict(seeds=8, members=3, horizon=200), "full": dict(seeds=1024, members=12, horizon=2000)}
+SIZES = {"toy": dict(seeds=8, members=3, horizon=200), "full": dict(seeds=1024, members=12, horizon=1000)}
 
 
 @contextlib.contextmanager
@@ -68,7 +70,7 @@ def timed(policy, family, horizon: int, seeds: int, repeats: int) -> tuple[float
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", choices=("auto", "toy", "full"), default="auto")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args(argv)
     size = SIZES[("full" if jax.default_backend() == "gpu" else "toy") if args.size == "auto" else args.size]
     seeds, horizon = size["seeds"], size["horizon"]
@@ -83,19 +85,19 @@ def main(argv=None) -> None:
          htb.AdaRUCB()),
         ("AdaR-UCB", "bisections unrolled", "looped", adaptive_threshold, "_unrolled", True, htb.AdaRUCB()),
     ]
-    print("| program | variant | first call (s) | best (s) | ms per round | alternative / chosen |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("| program | variant | first call (s) | best (s) | ms per round | alternative / chosen | equal regrets |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for program, chosen, alternative, module, name, value, policy in cases:
         results = {}
         for label, setting in ((chosen, value), (alternative, not value)):
             with choice(module, name, setting):
                 results[label] = timed(policy, family, horizon, seeds, args.repeats)
-        if not np.array_equal(results[chosen][2], results[alternative][2], equal_nan=True):
-            raise SystemExit(f"{program}: '{chosen}' and '{alternative}' gave different regrets")
+        equal = np.mean(results[chosen][2] == results[alternative][2])
         for label in (chosen, alternative):
             first, best, _ = results[label]
             ratio = f"{results[alternative][1] / results[chosen][1]:.2f}x" if label == chosen else ""
-            print(f"| {program} | {label} | {first:.2f} | {best:.3f} | {1e3 * best / horizon:.3f} | {ratio} |")
+            same = f"{equal:.3f}" if label == chosen else ""
+            print(f"| {program} | {label} | {first:.2f} | {best:.3f} | {1e3 * best / horizon:.3f} | {ratio} | {same} |")
 
 
 if __name__ == "__main__":
