@@ -102,8 +102,8 @@ def _engine_kernel(key, policy, instance, gaps, horizons, first_seed, *, static:
     Grid points and horizons run one after another (``lax.map``), so a branch on the policy's
     parameters or on ``T`` stays a branch.  Instances run one after another too, or with
     ``static.side_by_side`` side by side with the seeds (``vmap``; a branch on the rewards is
-    already a select across seeds, and one on ``t`` or ``T`` stays a branch): the same numbers,
-    see :func:`instances_side_by_side`.
+    already a select across seeds, and one on ``t`` or ``T`` stays a branch): see
+    :func:`instances_side_by_side`.
     """
     spec = static.spec
     grid = jax.tree.leaves(policy)[0].shape[0] if jax.tree.leaves(policy) else 1
@@ -142,8 +142,10 @@ def _engine_kernel(key, policy, instance, gaps, horizons, first_seed, *, static:
 
 def instances_side_by_side(device: jax.Device) -> bool:
     """Whether the engine runs a family's instances side by side with the seeds on ``device``: on an
-    accelerator, not on a CPU.  The numbers are the same either way (each run is the same per-lane
-    program); what differs is speed.  A GPU's round costs about the same for any number of lanes
+    accelerator, not on a CPU.  Each run is the same per-lane program either way, so the numbers
+    are the same up to how the compiler rounds a draw in a differently shaped program (as at
+    another seed chunk: README, "The same numbers on another machine"; on a CPU, ForceMoM on three
+    Pareto instances gives the same bits, ``tests/test_engine.py``); what differs is speed.  A GPU's round costs about the same for any number of lanes
     (ForceMoM on an H100: 0.6 to 0.8 ms a round at 93, 1623 and 4096 seeds), so a family of ``F``
     instances takes one pass of rounds instead of ``F``.  A CPU's round costs about its lanes' work,
     and ``F`` times the working set can leave its caches: on 2 cores, 12 instances of UCB1 (64 seeds,
@@ -201,7 +203,7 @@ def prepare_engine(
     record = spec.max_pulls if record_arms else 0
     grid = jax.tree.leaves(policy)[0].shape[0] if jax.tree.leaves(policy) else 1
     configs = grid * instance.batch_shape[0] * len(horizons)
-    side_by_side = instances_side_by_side(devices[0])
+    side_by_side = instance.batch_shape[0] > 1 and instances_side_by_side(devices[0])
     lanes = instance.batch_shape[0] if side_by_side else 1  # runs a seed holds at once
     plan = memory_lib.plan_seed_chunk(
         per_device,
