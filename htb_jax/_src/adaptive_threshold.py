@@ -52,8 +52,8 @@ def _leading(holds: Callable[[jax.Array], jax.Array], n: jax.Array, size: int) -
     The steps are a loop on a CPU and unrolled elsewhere (the same operations, so the same
     numbers): a GPU runs a loop inside the engine's round loop as a loop of its own, every step
     waiting for the host to read the condition, while the unrolled steps can run as one kernel.
-    On a 2-core CPU, unrolled, AdaR-UCB compiled in about 1.7 times as long and ran 1.2 times as
-    long (12 instances, 16 seeds, T = 2000)."""
+    On a 2-core CPU, unrolled, AdaR-UCB ran 1.27 times as long (12 instances, 1024 seeds,
+    T = 1000: ``benchmarks/bench_engine_rounds.py``, HISTORY.md)."""
 
     def halve(_, bounds):  # holds(lo) (lo = 0: by convention); fails above hi
         lo, hi = bounds
