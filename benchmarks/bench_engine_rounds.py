@@ -17,8 +17,9 @@ machine"):
 
 Prints a Markdown table: per program and variant, the first call (compilation included), the
 best of ``--repeats`` calls, milliseconds per round, the ratio of the alternative's time
-to the chosen one's, and the share of equal regrets.  ``--size auto`` is ``full`` on a GPU (1024 seeds, F = 12, T = 1000)
-and ``toy`` elsewhere (8 seeds, F = 3, T = 200: seconds on a CPU).
+to the chosen one's, and the share of equal regrets (``bench_scale.timed``).  ``--size auto`` is
+``full`` on a GPU (1024 seeds, F = 12, T = 1000) and ``toy`` elsewhere (8 seeds, F = 3, T = 200:
+seconds on a CPU).
 
     python benchmarks/bench_engine_rounds.py [--size auto|toy|full] [--repeats 2]
 """
@@ -27,11 +28,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from bench_scale import timed
 
 import htb_jax as htb
 from htb_jax._src import adaptive_threshold, engine
@@ -53,18 +54,17 @@ def choice(module, name: str, value: bool):
         jax.clear_caches()
 
 
-def timed(policy, family, horizon: int, seeds: int, repeats: int) -> tuple[float, float, np.ndarray]:
-    """``(first call s, best call s, regret)`` of ``htb.simulate`` on the default device."""
-    run = lambda: htb.simulate(jax.random.key(0), policy, family, horizon, seeds)  # noqa: E731
-    started = time.perf_counter()
-    regret = np.asarray(run().regret)
-    first = time.perf_counter() - started
-    best = np.inf
-    for _ in range(repeats):
-        started = time.perf_counter()
-        jax.block_until_ready(run().regret)
-        best = min(best, time.perf_counter() - started)
-    return first, best, regret
+def run_timed(policy, family, horizon: int, seeds: int, repeats: int) -> tuple[float, float, np.ndarray]:
+    """``(first call s, best call s, regret)`` of ``htb.simulate`` on the default device (the
+    regret of the last call)."""
+    last = {}
+
+    def call():
+        last["out"] = htb.simulate(jax.random.key(0), policy, family, horizon, seeds)
+        return last["out"]
+
+    first, best = timed(call, repeats)
+    return first, best, np.asarray(last["out"].regret)
 
 
 def main(argv=None) -> None:
@@ -91,7 +91,7 @@ def main(argv=None) -> None:
         results = {}
         for label, setting in ((chosen, value), (alternative, not value)):
             with choice(module, name, setting):
-                results[label] = timed(policy, family, horizon, seeds, args.repeats)
+                results[label] = run_timed(policy, family, horizon, seeds, args.repeats)
         equal = np.mean(results[chosen][2] == results[alternative][2])
         for label in (chosen, alternative):
             first, best, _ = results[label]

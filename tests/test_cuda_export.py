@@ -6,8 +6,8 @@ lowering or lowers to a host callback.  Each test exports one program at a tiny 
 (the cost is tracing; the operations traced are those of any size) and scans the
 module for custom calls, failing on a CPU-only one (LAPACK, ``xla_cpu_*``, the CPU
 callbacks): the programs of ``simulate`` (the fast path with each sampler, the engine
-with a family's instances side by side as on a GPU, the arm record), ``smoothed_regret`` and ``regret_proxy`` with their gradients,
-``tune_schedule`` and the T-frontier's searches.
+with a family's instances side by side as on a GPU, the arm record), ``smoothed_regret``
+and ``regret_proxy`` with their gradients, ``tune_schedule`` and the T-frontier's searches.
 
 ``simulate``'s program is the one it builds for one device and one execution
 (``devices=jax.devices()[:1], threads=1``, as on a GPU), exported through
