@@ -135,6 +135,12 @@ LIBRARY = {
                 lambda: htb.simulate(KEY, POLICY, NU, 100, 2, sampler="exact")),
     "engine": (TypeError, r"engine must be True or False; got engine='yes'",
                lambda: htb.simulate(KEY, POLICY, NU, 100, 2, engine="yes")),
+    "paired shapes": (ValueError, r"paired=True runs grid point i on instance i alone: the policy's batch shape must "
+                      r"equal the instances' batch shape without K; got policy batch shape \(2,\) and instance batch "
+                      r"shape \(3,\) \(K = 3\)\.",
+                      lambda: htb.simulate(KEY, htb.RobustUCB(1.0, u=np.ones(2)), NU, 100, 2, paired=True)),
+    "paired str": (TypeError, r"paired must be True or False; got paired='yes'",
+                   lambda: htb.simulate(KEY, POLICY, NU, 100, 2, paired="yes")),
     # run_on_rewards
     "rewards NaN": (ValueError, r"rewards must not hold NaN.*got NaN at rewards\[1, 2\]",
                     lambda: htb.run_on_rewards(POLICY, REWARDS_NAN, np.zeros(3), 100)),
@@ -514,7 +520,7 @@ SURFACE = {
     "default_memory_budget": (htb.default_memory_budget, dict(device=jax.devices()[0]), ("device",)),
     "simulate": (htb.simulate, dict(**SIM, first_seed=0, engine=False, record_arms=False, num_checkpoints=16,
                                     pull_chunk=256, seed_chunk=2, devices=jax.devices()[:1], sampler="auto",
-                                    memory_budget=2**30, threads=1),
+                                    memory_budget=2**30, threads=1, paired=False),
                  ("pull_chunk", "seed_chunk", "devices", "memory_budget", "threads")),
     "memory_plan": (htb.memory_plan, dict(**SIM, measure=False), ()),
     "run_on_rewards": (htb.run_on_rewards, dict(policy=ETC, rewards=np.zeros((3, 500), np.float32), means=np.zeros(3),

@@ -109,6 +109,8 @@ SIMULATE_CASES = {
     "engine-adar_etc": lambda: (_ADAR, _pareto(), 200, dict(engine=True)),
     "engine-ucb1-record_arms": lambda: (htb.UCB1(), _gaussian(), 200, dict(record_arms=True)),
     "engine-adar_ucb-family": lambda: (htb.AdaRUCB(), _two_point(), [100, 200], {}),
+    "engine-robust_ucb-paired": lambda: (htb.RobustUCB(1.0, u=jnp.array([1.0, 30.0])), _two_point(), [100, 200],
+                                         dict(paired=True)),
 }
 
 

@@ -214,3 +214,35 @@ def test_instances_side_by_side_give_the_same_numbers(monkeypatch):
     # The memory plan counts a seed's three runs.
     plan_together = _prepare(jax.random.key(21), policy, nu, [300, 700], 5, seed_chunk=2)[0]
     assert plan_together.bytes_per_seed == 3 * plan_apart.bytes_per_seed
+
+
+def test_paired_runs_are_the_products_diagonal(monkeypatch):
+    # simulate(..., paired=True) runs grid point i on instance i alone: Robust UCB told each member's
+    # own u, as htb.frontier.measure runs a per-member policy.  Each pair must be the product's
+    # (i, i) run bit for bit, one after another (a CPU) and side by side (forced, as on a GPU): 3
+    # members x 2 horizons of distinct lengths (pair and horizon axes swapped fail), 5 seeds in
+    # chunks of 2 (the last padded), and the arm record.  A pair run with another grid point or
+    # another member fails: both matter here (the asserts on the product).
+    from htb_jax._src import engine
+    from htb_jax._src.simulate import _prepare
+
+    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=jnp.array([1.8, 2.5, 4.0])), num_arms=3, gap=jnp.array([0.2, 0.5, 0.9]))
+    told = htb.RobustUCB(eps=0.5, u=nu.abs_moment(0.5).max(axis=-1) * jnp.array([1.0, 30.0, 1000.0]))
+    args = (jax.random.key(21), told, nu, [300, 700], 5)
+    product = htb.simulate(*args, seed_chunk=2, record_arms=True)
+    assert product.regret.shape == (3, 3, 2, 5)
+    regret = np.asarray(product.regret)
+    assert not np.array_equal(regret[0, 1], regret[1, 1]) and not np.array_equal(regret[1, 0], regret[1, 1])
+    diagonal = {f: np.asarray(getattr(product, f))[np.arange(3), np.arange(3)] for f in (*FIELDS, "arms")}
+    plans = {}
+    for side_by_side in (False, True):
+        monkeypatch.setattr(engine, "instances_side_by_side", lambda device, side=side_by_side: side)
+        paired = htb.simulate(*args, seed_chunk=2, record_arms=True, paired=True)
+        assert paired.regret.shape == (3, 2, 5)
+        for field in (*FIELDS, "arms"):
+            np.testing.assert_array_equal(getattr(paired, field), diagonal[field], err_msg=f"{field} {side_by_side}")
+        plans[side_by_side] = _prepare(*args, seed_chunk=2, paired=True)[0]
+    # Side by side, a seed holds the three pairs' runs; the results are the pairs' alone (a third
+    # of the product's).
+    assert plans[True].bytes_per_seed == 3 * plans[False].bytes_per_seed
+    assert 3 * plans[False].output_bytes == _prepare(*args, seed_chunk=2)[0].output_bytes

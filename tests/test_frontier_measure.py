@@ -112,6 +112,43 @@ def test_adar_etc_runs_per_horizon_with_its_schedule_prediction():
     assert m.block_share == pytest.approx(share[-1])
 
 
+def _told_u(member):
+    return htb.RobustUCB(1.0, u=jnp.max(member.abs_moment(1.0)))
+
+
+def _told_m(member):
+    return ExploreFirstGreedy(m=jnp.float64(2.0) + jnp.round(jnp.max(member.high)))
+
+
+def _mixed(member):
+    return htb.UCB1() if float(member.p[0, 1]) < 0.01 else _told_u(member)
+
+
+@pytest.mark.parametrize("factory, anytime, programs", [(_told_u, True, 1), (_told_m, False, 5), (_mixed, True, 5)])
+def test_a_policy_told_each_members_parameter_equals_each_member_run_alone(monkeypatch, factory, anytime, programs):
+    # measure(member -> policy): each member's regret must be that member's run alone, bit for bit.
+    # Robust UCB told each member's u stacks into one grid that runs paired with the members (one
+    # simulate for the family, read at the checkpoints of one run); a user's policy whose batch_shape
+    # is fixed at () (told a member-dependent m, a run per horizon) and policies of two classes
+    # (UCB1, Robust UCB) run one member at a time.  Catches a member run with another member's policy (the u and m differ)
+    # or with the product's rows in place of its pairs, and a per-member policy that does not stack
+    # sent to the paired run.
+    measure_lib = sys.modules["htb_jax._src.frontier.measure"]  # the module (the package exports the function)
+    calls = []
+    monkeypatch.setattr(measure_lib, "simulate", lambda *a, **k: calls.append(k["paired"]) or htb.simulate(*a, **k))
+    instances = FAMILY.instances()
+    members = instances.batch_shape[0]
+    alone = lambda f: jax.tree.map(lambda p: p[f : f + 1], instances)  # noqa: E731
+    horizons = htb.frontier.checkpoint_horizons(300, 100) if anytime else [100, 300]
+    (m,) = htb.frontier.measure(factory, 1.0, horizons, 4, family=FAMILY, key=KEY, anytime=anytime)
+    assert m.anytime == anytime and m.regret.shape == (members, len(horizons), 4)
+    assert calls == [programs == 1] * programs
+    for f in range(members):
+        out = htb.simulate(jax.random.key(KEY), factory(alone(f)), alone(f), [int(h) for h in horizons], 4)
+        np.testing.assert_array_equal(m.regret[f], np.asarray(out.regret)[0], err_msg=str(f))
+    assert not np.array_equal(m.regret[1], m.regret[2])
+
+
 def test_a_user_policy_through_measure_resumes_from_its_store(tmp_path):
     policy = ExploreFirstGreedy(m=jnp.float64(3.0))
     horizons = [100, 200, 400]

@@ -152,6 +152,26 @@ def test_instance_family_output_axes():
     assert not np.array_equal(out.estimates[:, :, 0], out.estimates[:, :, 1])
 
 
+def test_paired_grid_points_on_the_fast_path_are_the_products_diagonal():
+    # simulate(..., paired=True) on the fast path computes the whole product (its draws are shared)
+    # and keeps grid point i on instance i: a grid [2, 3] of eps paired with a family [2, 3] of
+    # Gaussian instances of distinct scales.  Catches the diagonal read along the wrong axes (a
+    # transposed pairing, a row or column instead of the diagonal) and the pairs' axes misplaced.
+    scale = jnp.array([[3.0, 1.0, 0.3], [2.0, 0.5, 0.1]])
+    family = htb.equal_gap(htb.Gaussian(loc=0.0, scale=scale), num_arms=K, gap=1.0)
+    policy = htb.AdaRETC(eps=jnp.array([[0.5, 0.6, 0.7], [0.8, 0.9, 1.0]]), alpha=0.9, q=0.0)
+    product = htb.simulate(jax.random.key(5), policy, family, HORIZONS, num_seeds=5)
+    paired = htb.simulate(jax.random.key(5), policy, family, HORIZONS, num_seeds=5, paired=True)
+    assert product.regret.shape == (2, 3, 2, 3, 2, 5) and paired.regret.shape == (2, 3, 2, 5)
+    i, j = np.unravel_index(np.arange(6), (2, 3))
+    for field in ("regret", "pulls", "committed", "exploration", "estimates", "regret_curve"):
+        np.testing.assert_array_equal(getattr(paired, field)[i, j], getattr(product, field)[i, j, i, j],
+                                      err_msg=field)
+    estimates = np.asarray(product.estimates)
+    assert not np.array_equal(estimates[0, 1, 0, 1], estimates[0, 1, 1, 0])  # the member matters
+    assert not np.array_equal(np.asarray(product.exploration)[0, 1], np.asarray(product.exploration)[1, 0])
+
+
 def test_easy_instance_always_commits_to_the_best_arm():
     _, out = _gaussian_family_runs()  # Gaussian arms of scale 0.1, gap 1
     horizons = np.array(HORIZONS)[:, None]

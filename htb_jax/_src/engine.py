@@ -94,50 +94,68 @@ class _Static:
     seed_chunk: int
     record: int
     side_by_side: bool  # instances vmapped with the seeds (else mapped one after another)
+    paired: bool = False  # grid point i runs on instance i alone
 
 
 def _engine_kernel(key, policy, instance, gaps, horizons, first_seed, *, static: _Static):
-    """Outputs ``[G, F, H, S, ...]`` for a flat policy [G], instances [F, K] and their gaps f64[F, K].
+    """Outputs ``[G, F, H, S, ...]`` for a flat policy [G], instances [F, K] and their gaps f64[F, K]
+    (``static.paired``: ``[G, 1, H, S, ...]``, grid point ``i`` on instance ``i``, ``G = F``).
 
     Grid points and horizons run one after another (``lax.map``), so a branch on the policy's
     parameters or on ``T`` stays a branch.  Instances run one after another too, or with
     ``static.side_by_side`` side by side with the seeds (``vmap``; a branch on the rewards is
     already a select across seeds, and one on ``t`` or ``T`` stays a branch): see
-    :func:`instances_side_by_side`.
+    :func:`instances_side_by_side`.  Paired, the pairs run as the instances do: one after another,
+    or side by side, where a branch on the policy's parameters becomes a select.
     """
     spec = static.spec
     grid = jax.tree.leaves(policy)[0].shape[0] if jax.tree.leaves(policy) else 1
     num_instances, num_horizons = instance.batch_shape[0], horizons.shape[0]
-    shape = (grid, 1 if static.side_by_side else num_instances, num_horizons)  # the lax.map's configs
+    paired, side = static.paired, static.side_by_side
+    # the lax.map's configs: (grid points, instances, horizons), an axis of 1 where it is vmapped or paired
+    shape = (1 if paired and side else grid, 1 if paired or side else num_instances, num_horizons)
     g_index, f_index, h_index = jnp.unravel_index(jnp.arange(math.prod(shape)), shape)
     keys = seed_keys(key, static.num_seeds, first_seed).reshape(-1, static.seed_chunk)
 
     def one_config(indices):
         g, f, h = indices
-        params = jax.tree.map(lambda p: p[g], policy)
         horizon = horizons[h]
         checkpoints = log_spaced_rounds(horizon, static.num_checkpoints)
-        kernel = params.kernel(spec)
 
-        def one_run(seed_key, arms, arm_gaps):
-            table = TableReader.create(seed_key, arms)
-            return run_rounds(kernel, table, arm_gaps, horizon, checkpoints, static.record)
+        def seeds(kernel, arms, arm_gaps):  # one chunk of seeds, vmapped
+            def one_run(seed_key):
+                table = TableReader.create(seed_key, arms)
+                return run_rounds(kernel, table, arm_gaps, horizon, checkpoints, static.record)
 
-        if static.side_by_side:  # [chunks, F, chunk, ...] -> [F, S, ...]
-            runs = jax.vmap(jax.vmap(one_run, (0, None, None)), (None, 0, 0))
-            chunks = jax.lax.map(lambda chunk: runs(chunk, instance, gaps), keys)
+            return jax.vmap(one_run)
+
+        if side:  # [chunks, F, chunk, ...] -> [F, S, ...]
+            if paired:  # each lane's kernel from its own grid point
+
+                def runs(chunk):
+                    def pair(params, arms, arm_gaps):
+                        return seeds(params.kernel(spec), arms, arm_gaps)(chunk)
+
+                    return jax.vmap(pair)(policy, instance, gaps)
+            else:
+                kernel = jax.tree.map(lambda p: p[g], policy).kernel(spec)
+
+                def runs(chunk):
+                    return jax.vmap(lambda arms, arm_gaps: seeds(kernel, arms, arm_gaps)(chunk))(instance, gaps)
+            chunks = jax.lax.map(runs, keys)
             flat = lambda a: jnp.moveaxis(a, 0, 1).reshape(a.shape[1], static.num_seeds, *a.shape[3:])  # noqa: E731
         else:  # [chunks, chunk, ...] -> [1, S, ...]
-            arms = jax.tree.map(lambda p: p[f], instance)
-            chunks = jax.lax.map(jax.vmap(lambda seed_key: one_run(seed_key, arms, gaps[f])), keys)
+            f = g if paired else f
+            kernel = jax.tree.map(lambda p: p[g], policy).kernel(spec)
+            chunks = jax.lax.map(seeds(kernel, jax.tree.map(lambda p: p[f], instance), gaps[f]), keys)
             flat = lambda a: a.reshape(1, static.num_seeds, *a.shape[2:])  # noqa: E731
         curve, pulls, summary, played = jax.tree.map(flat, chunks)
         checkpoints = jnp.broadcast_to(checkpoints, (*curve.shape[:2], static.num_checkpoints))
         return (curve, pulls, *summary, checkpoints, played)
 
     out = jax.lax.map(one_config, (g_index, f_index, h_index))  # [G * (1 or F) * H, F or 1, S, ...]
-    return [a.reshape(*shape, *a.shape[1:]).swapaxes(2, 3).reshape(grid, num_instances, num_horizons, *a.shape[2:])
-            for a in out]
+    target = (grid, 1 if paired else num_instances, num_horizons)
+    return [a.reshape(*shape, *a.shape[1:]).swapaxes(2, 3).reshape(*target, *a.shape[2:]) for a in out]
 
 
 def instances_side_by_side(device: jax.Device) -> bool:
@@ -189,13 +207,15 @@ def prepare_engine(
     memory_budget: int,
     record_arms: bool = False,
     threads: int | None = None,
+    paired: bool = False,
 ):
-    """The engine program for a flat policy grid [G] on instances [F, K] and horizons [H].
+    """The engine program for a flat policy grid [G] on instances [F, K] and horizons [H]
+    (``paired``: grid point ``i`` on instance ``i`` alone, ``G = F``).
 
     Returns:
       ``(program, args, plan)``: ``program(*args)`` gives ``[curve, pulls,
       committed, exploration, estimates, checkpoints, arms]``, each with leading
-      axes ``(G, F, H, S_padded)`` (``arms`` has a trailing ``max_pulls`` axis
+      axes ``(G, F, H, S_padded)`` (``(G, 1, H, S_padded)`` paired; ``arms`` has a trailing ``max_pulls`` axis
       when ``record_arms``, else length 0); ``plan`` is the
       :class:`~htb_jax._src.memory.MemoryPlan`; ``threads`` concurrent executions
       per device (``None``: :func:`~htb_jax._src.memory.default_threads`).
@@ -203,9 +223,9 @@ def prepare_engine(
     per_device = math.ceil(num_seeds / len(devices))
     record = spec.max_pulls if record_arms else 0
     grid = jax.tree.leaves(policy)[0].shape[0] if jax.tree.leaves(policy) else 1
-    configs = grid * instance.batch_shape[0] * len(horizons)
+    configs = grid * (1 if paired else instance.batch_shape[0]) * len(horizons)
     side_by_side = instance.batch_shape[0] > 1 and instances_side_by_side(devices[0])
-    lanes = instance.batch_shape[0] if side_by_side else 1  # runs a seed holds at once
+    lanes = instance.batch_shape[0] if side_by_side else 1  # runs a seed holds at once (instances or pairs)
     plan = memory_lib.plan_seed_chunk(
         per_device,
         lanes * (_bytes_per_seed(policy, instance, spec) + 4 * record),
@@ -216,7 +236,8 @@ def prepare_engine(
         threads,
         devices,
     )
-    static = _Static(spec, num_checkpoints, plan.seeds_per_thread, plan.seed_chunk, record, side_by_side)
+    static = _Static(spec, num_checkpoints, plan.seeds_per_thread, plan.seed_chunk, record, side_by_side,
+                     paired)
     options = compiler_options_lib.known(devices[0], _CPU_COMPILER_OPTIONS)
     program = seed_sharded_program(_engine_kernel, static, tuple(devices), 3, plan.threads, options)
     return program, program_args(key, policy, instance, horizons, first_seed), plan

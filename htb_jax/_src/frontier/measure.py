@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src.distributions import Distribution
@@ -205,6 +206,29 @@ def _member(instances: Distribution, f: int) -> Distribution:
     return jax.tree.map(lambda p: p[f : f + 1], instances)
 
 
+def _per_member(factory, instances: Distribution) -> list[tuple[Any, Distribution, bool]]:
+    """The runs of a policy told each member's parameter: ``(policy, instances, paired)`` each.
+
+    The policies ``factory(member)`` that differ only in their parameters' values, and whose
+    ``batch_shape`` follows their parameters, stack into one grid [F] that runs paired with the
+    members (``simulate(..., paired=True)``): one program for the family.  Others (a ``batch_shape``
+    fixed at ``()``, policies of different classes) run one member at a time, with the same numbers.
+    """
+    members = instances.batch_shape[0]
+    policies = [factory(_member(instances, f)) for f in range(members)]
+    for i, p in enumerate(policies):
+        check_policy_instance(f"policy(member {i})", p, "measure")
+        if p.batch_shape != ():
+            raise ValueError(
+                f"policy(member {i}) must be one policy (batch shape ()); got batch shape {p.batch_shape}."
+            )
+    if len({jax.tree.structure(p) for p in policies}) == 1:
+        stacked = jax.tree.map(lambda *leaves: jnp.stack([jnp.asarray(x) for x in leaves]), *policies)
+        if stacked.batch_shape == (members,):
+            return [(stacked, instances, True)]
+    return [(p, _member(instances, f), False) for f, p in enumerate(policies)]
+
+
 def measure(
     policy: Any,
     eps: float | Sequence[float],
@@ -233,7 +257,11 @@ def measure(
         with ``kernel(spec)`` and ``batch_shape``), or a function ``member ->
         policy`` called once per member (a distribution of batch shape ``(1,
         K)``): a policy told each member's own parameter, such as Robust UCB's
-        ``u``.
+        ``u``.  Policies that differ only in their parameters' values, with a
+        ``batch_shape`` that follows their parameters (as the built-ins'),
+        run as one grid paired with the members (``simulate(...,
+        paired=True)``: one program for the family); others one member at a
+        time, with the same numbers.
       eps: the true tail exponent(s) in ``(0, 1]``, one :class:`Measurement` each.
       horizons: the fitted horizons (at least two, increasing); for an anytime
         run, rounds it records (see :func:`checkpoint_horizons`).
@@ -313,25 +341,20 @@ def measure(
         columns = np.searchsorted(rounds, t)
     name = name or (getattr(factory, "__name__", "policy") if factory is not None else type(policy).__name__)
     family_name = family_name or kind
-    members = instances.batch_shape[0]
-    units = (
-        [(policy, instances)] if factory is None else [(factory(_member(instances, f)), _member(instances, f))
-                                                       for f in range(members)]
-    )
-    for i, (p, _) in enumerate(units):
-        check_policy_instance("policy" if factory is None else f"policy(member {i})", p, "measure")
+    runs = [(policy, instances, False)] if factory is None else _per_member(factory, instances)
     root = jax.random.key(int(key))
+    row = 0 if factory is None else -1  # whose schedule is reported: the fixed instance's for a per-member policy
 
     def compute(first: int, num: int) -> dict[str, np.ndarray]:
         regrets, exploration = [], np.full(t.size, -1, np.int64)
-        for p, inst in units:
+        for p, inst, paired in runs:
             if anytime:
-                out = simulate(root, p, inst, int(t[-1]), num, first_seed=first, num_checkpoints=count)
+                out = simulate(root, p, inst, int(t[-1]), num, first_seed=first, num_checkpoints=count, paired=paired)
                 regrets.append(np.moveaxis(np.asarray(out.regret_curve)[..., columns], -1, -2))  # [F', H, S]
             else:
-                out = simulate(root, p, inst, t.tolist(), num, first_seed=first)
+                out = simulate(root, p, inst, t.tolist(), num, first_seed=first, paired=paired)
                 regrets.append(np.asarray(out.regret))  # [F', H, S]
-                exploration = np.asarray(out.exploration)[0, :, 0].astype(np.int64)
+                exploration = np.asarray(out.exploration)[row, :, 0].astype(np.int64)
         return {"regret": np.concatenate(regrets, axis=0), "exploration": exploration}
 
     chunk_store = None

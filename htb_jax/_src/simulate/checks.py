@@ -76,6 +76,7 @@ def check_simulation(
     sampler: str,
     memory_budget: int | None,
     threads: int | None,
+    paired: bool = False,
 ) -> tuple[jax.Array, int, np.ndarray, tuple[int, ...], tuple[jax.Device, ...]]:
     """Checks the arguments of :func:`~htb_jax._src.simulate.program.simulate` (the same names).
 
@@ -112,8 +113,14 @@ def check_simulation(
             )
     _check_pull_chunk(pull_chunk)
     check_memory_budget(memory_budget)
-    for name, flag in (("engine", engine), ("record_arms", record_arms)):
+    for name, flag in (("engine", engine), ("record_arms", record_arms), ("paired", paired)):
         check_flag(name, flag)
+    if paired and tuple(policy.batch_shape) != tuple(instance.batch_shape[:-1]):
+        raise ValueError(
+            f"paired=True runs grid point i on instance i alone: the policy's batch shape must equal the "
+            f"instances' batch shape without K; got policy batch shape {tuple(policy.batch_shape)} and "
+            f"instance batch shape {tuple(instance.batch_shape)} (K = {k})."
+        )
     check_choice("sampler", sampler, SAMPLERS)
     check_float32_resolution(instance)
     check_devices("devices", devices)

@@ -50,7 +50,7 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
 
     Returns:
       ``(plan, run)``: the :class:`MemoryPlan`; ``run()`` gives the Outcome
-      with leading axes ``G + I + H + (S,)``, ``run.lower()`` the lowered program.
+      with leading axes ``G + I + H + (S,)`` (``G + H + (S,)`` paired), ``run.lower()`` the lowered program.
     """
     r = request
     k = r.num_arms
@@ -60,7 +60,7 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
     program, args, plan = engine_lib.prepare_engine(
         r.key, r.flat, r.flat_instance, r.horizons, r.num_seeds, spec=spec, num_checkpoints=r.num_checkpoints,
         first_seed=r.first_seed, seed_chunk=r.seed_chunk, devices=r.devices, memory_budget=r.memory_budget,
-        record_arms=record_arms, threads=r.threads,
+        record_arms=record_arms, threads=r.threads, paired=r.paired,
     )
 
     def run_engine():

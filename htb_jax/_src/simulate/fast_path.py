@@ -280,7 +280,9 @@ def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
 
     Returns:
       ``(plan, run)``: the :class:`MemoryPlan`; ``run()`` gives the Outcome
-      with leading axes ``G + I + H + (S,)``, ``run.lower()`` the lowered program.
+      with leading axes ``G + I + H + (S,)``, ``run.lower()`` the lowered program.  Paired, every
+      grid point still runs on every instance (the draws are shared) and the Outcome keeps the
+      pairs: ``G + H + (S,)``.
     """
     r = request
     k, flat, horizons, pull_chunk, devices = r.num_arms, r.flat, r.horizons, r.pull_chunk, r.devices
@@ -319,7 +321,7 @@ def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
 
     def run_fast():
         return _arrange_fast_path(gather(program(*args)), r.policy.batch_shape, r.instance.batch_shape[:-1],
-                                  r.horizon_shape, (r.num_seeds,))
+                                  r.horizon_shape, (r.num_seeds,), r.paired)
 
     run_fast.lower = lambda: program.lower(*args)
     return plan, run_fast

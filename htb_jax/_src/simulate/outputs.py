@@ -17,10 +17,11 @@ import numpy as np
 from htb_jax._src.outcome import Outcome
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
-def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_shape):
+@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4, 5))
+def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_shape, paired=False):
     """[*seed, F, G*H, ...] arrays -> grid + instance + horizon + seed (+ trailing), one program (a
-    padded seed axis is cut to ``seed_shape`` here too, rather than by one slicing program per output)."""
+    padded seed axis is cut to ``seed_shape`` here too, rather than by one slicing program per output);
+    ``paired``: grid + horizon + seed, grid point ``i`` on instance ``i`` (``G = F``)."""
     lead = len(seed_shape)
     f = int(np.prod(instance_shape, dtype=int))
     g = int(np.prod(grid_shape, dtype=int))
@@ -33,6 +34,8 @@ def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_sh
         a = a.reshape(*seed_shape, f, g, h, *trailing)
         order = (lead + 1, lead, lead + 2, *range(lead), *range(lead + 3, a.ndim))
         a = jnp.transpose(a, order)
+        if paired:
+            return a[jnp.arange(g), jnp.arange(f)].reshape(*grid_shape, *horizon_shape, *seed_shape, *trailing)
         return a.reshape(*grid_shape, *instance_shape, *horizon_shape, *seed_shape, *trailing)
 
     return Outcome(*(arrange(a) for a in parts))

@@ -43,6 +43,7 @@ def simulate(
     sampler: str = "auto",
     memory_budget: int | None = None,
     threads: int | None = None,
+    paired: bool = False,
 ) -> Outcome:
     """Simulates a policy over seeds, its parameter grid, an instance family and horizons.
 
@@ -106,9 +107,17 @@ def simulate(
         round or a seed chunk on one core, so on a CPU these threads are
         what puts the other cores to work; the budget is shared out over
         them.  The results are bitwise the same for every ``threads``.
+      paired: run grid point ``i`` on instance ``i`` alone, instead of every
+        grid point on every instance: for a policy told each instance's own
+        parameter, such as Robust UCB's ``u``.  The policy's batch shape ``G``
+        must equal the instances' ``I``; the outputs lose the instance axes.
+        The engine runs only the pairs (in one program, as it runs a family);
+        the fast path, whose draws every grid point shares, computes every
+        grid point on every instance and keeps the pairs.  Each pair's numbers
+        are those of the unpaired run's grid point ``i`` on instance ``i``.
 
     Returns:
-      Outcome with leading axes ``G + I + H + (S,)``.
+      Outcome with leading axes ``G + I + H + (S,)`` (``paired``: ``G + H + (S,)``).
 
     Examples:
       >>> import jax, htb_jax as htb
@@ -116,12 +125,21 @@ def simulate(
       >>> out = htb.simulate(jax.random.key(0), htb.AdaRETC.order_free(), nu, 10**5, num_seeds=100)
       >>> out.regret.shape
       (100,)
+
+      Robust UCB told each member's own moment bound ``u``, one run per member:
+
+      >>> import jax.numpy as jnp
+      >>> family = htb.equal_gap(htb.Pareto(loc=0.0, shape=jnp.array([1.8, 2.5, 4.0])), num_arms=2, gap=0.5)
+      >>> u = family.abs_moment(0.5).max(axis=-1)  # E|X|^(1 + eps) of each member's heaviest arm
+      >>> told = htb.RobustUCB(eps=0.5, u=u)
+      >>> htb.simulate(jax.random.key(0), told, family, 1000, 8, paired=True).regret.shape
+      (3, 8)
     """
     plan, run = prepare(
         key, policy, instance, horizon, num_seeds, first_seed=first_seed, engine=engine,
         record_arms=record_arms, num_checkpoints=num_checkpoints, pull_chunk=pull_chunk,
         seed_chunk=seed_chunk, devices=devices, sampler=sampler, memory_budget=memory_budget,
-        threads=threads,
+        threads=threads, paired=paired,
     )
     del plan
     return run()
@@ -186,6 +204,7 @@ def prepare(
     sampler: str = "auto",
     memory_budget: int | None = None,
     threads: int | None = None,
+    paired: bool = False,
 ):
     """Validates a simulation and builds its program: ``(plan, run)``, ``run()`` gives the Outcome
     and ``run.lower()`` the lowered program."""
@@ -193,7 +212,7 @@ def prepare(
         key, policy, instance, horizon, num_seeds, first_seed=first_seed, engine=engine,
         record_arms=record_arms, num_checkpoints=num_checkpoints, pull_chunk=pull_chunk,
         seed_chunk=seed_chunk, devices=devices, sampler=sampler, memory_budget=memory_budget,
-        threads=threads,
+        threads=threads, paired=paired,
     )
     budget = default_memory_budget(devices[0]) if memory_budget is None else int(memory_budget)
     flat = _flatten(policy)
@@ -212,7 +231,7 @@ def prepare(
             f"Dirac, Gaussian, Stable); got {family.__name__}."
         )
     request = Request(key, policy, instance, horizons, horizon_shape, num_seeds, flat, flat_instance, chunk, blocks,
-                      num_checkpoints, first_seed, seed_chunk, devices, budget, threads)
+                      num_checkpoints, first_seed, seed_chunk, devices, budget, threads, paired)
     if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
         return prepare_fast_path(request, sampler)
     return prepare_engine_path(request, record_arms)

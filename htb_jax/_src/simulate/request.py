@@ -26,6 +26,7 @@ class Request:
       pull_chunk: static streaming step; max_blocks: static length of the block axis.
       num_checkpoints, first_seed, seed_chunk, devices, threads: as for ``simulate``.
       memory_budget: bytes per device.
+      paired: grid point ``i`` runs on instance ``i`` alone (``G == I``).
     """
 
     key: jax.Array
@@ -44,6 +45,7 @@ class Request:
     devices: tuple[jax.Device, ...]
     memory_budget: int
     threads: int | None
+    paired: bool = False
 
     @property
     def num_arms(self) -> int:
@@ -52,5 +54,6 @@ class Request:
 
     @property
     def output_shape(self) -> tuple[int, ...]:
-        """The leading axes of every output: ``G + I + H + (S,)``."""
-        return (*self.policy.batch_shape, *self.instance.batch_shape[:-1], *self.horizon_shape, self.num_seeds)
+        """The leading axes of every output: ``G + I + H + (S,)``, or ``G + H + (S,)`` paired."""
+        instances = () if self.paired else self.instance.batch_shape[:-1]
+        return (*self.policy.batch_shape, *instances, *self.horizon_shape, self.num_seeds)
