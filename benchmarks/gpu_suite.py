@@ -154,9 +154,11 @@ SIZES = {
         # On a GPU the engine's round costs about the same whatever its lanes (ForceMoM on an H100: 0.6 to
         # 0.8 ms at 93, 1623 and 4096 seeds, 2026-11-26), so horizons, not seeds, set the part's time: at
         # T = 3 x 10^4 no 128-seed chunk of AdaR-UCB (then 13 instances one after another) finished within
-        # 300 s. The members now run side by side, one pass of rounds a run: at T = 10^4 the part is about
-        # 31 passes of 10^4 rounds (AdaR-UCB 1, APE2 1, MR-UCB and MR-APE 1.4 each at T = 1e3, 3e3, 1e4,
-        # and Robust UCB told each member's u 26: 13 members one at a time, at two eps).
+        # 300 s. The members now run side by side, one pass of rounds a run, and Robust UCB told each
+        # member's u runs paired with its members (simulate(..., paired=True)): at T = 10^4 a seed chunk
+        # is about 6.8 passes of 10^4 rounds (AdaR-UCB 1, APE2 1, MR-UCB and MR-APE 1.4 each at T = 1e3,
+        # 3e3, 1e4, Robust UCB 2: at two eps), the part's two chunks 14 (with the 13 members one at a
+        # time, Robust UCB alone took 52).
         peers=PEERS, peers_seeds=1024, peers_chunk=512, peers_horizon=10**4, peers_fit_from=10**3, peers_per_decade=2,
         peers_spike_probs=peer_frontier.SPIKE_PROBS, check_seeds=256, cpu_2core=True,
     ),

@@ -147,7 +147,8 @@ def entries() -> list[Entry]:
 
 
 def _told_u(eps, factor):
-    """``member -> RobustUCB(eps, u)`` with the member's own ``u`` times ``factor`` (one run per member)."""
+    """``member -> RobustUCB(eps, u)`` with the member's own ``u`` times ``factor`` (the members' policies
+    run as one grid paired with the members: one program)."""
 
     def told(member):
         return htb.RobustUCB(eps, u=jnp.float64(_true_u(member, eps)[0] * factor))
