@@ -190,59 +190,40 @@ def test_student_t_reads_in_a_short_scalar_loop_differ_in_the_last_bit_at_most()
     assert np.all(np.abs(got[differ] - want[differ]) <= 2 * np.spacing(np.abs(want[differ])))
 
 
-def test_instances_side_by_side_give_the_same_numbers(monkeypatch):
+def test_instances_side_by_side_and_paired_runs_give_the_same_numbers(monkeypatch):
     # On an accelerator the engine runs a family's instances side by side with the seeds (one vmap)
-    # instead of one after another; a CPU test forces it.  Every output must be the one-after-another
-    # run's, bit for bit: 2 grid points x 3 instances x 2 horizons (distinct lengths, so that
-    # instance and horizon axes swapped in the reassembly fail), 5 seeds in chunks of 2 (the last
-    # padded: a seed's place mixed up across chunks or instances fails), and the arm record.  A
-    # family member simulated with another member's arms or gaps fails on the regret and estimates.
-    from htb_jax._src import engine
-    from htb_jax._src.simulate import _prepare
-
-    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=jnp.array([1.3, 2.0, 4.0])), num_arms=3, gap=jnp.array([0.2, 0.5, 0.9]))
-    policy = htb.ForceMoM(rho=jnp.array([0.5, 0.7]))
-    run = lambda: htb.simulate(jax.random.key(21), policy, nu, [300, 700], 5, seed_chunk=2, record_arms=True)  # noqa: E731
-    apart = run()
-    plan_apart = _prepare(jax.random.key(21), policy, nu, [300, 700], 5, seed_chunk=2)[0]
-    monkeypatch.setattr(engine, "instances_side_by_side", lambda device: True)
-    together = run()
-    assert together.regret.shape == (2, 3, 2, 5)
-    for field in (*FIELDS, "arms"):
-        np.testing.assert_array_equal(getattr(together, field), getattr(apart, field), err_msg=field)
-    assert len(np.unique(np.asarray(apart.regret)[0, :, 1, 0])) == 3  # the members differ
-    # The memory plan counts a seed's three runs.
-    plan_together = _prepare(jax.random.key(21), policy, nu, [300, 700], 5, seed_chunk=2)[0]
-    assert plan_together.bytes_per_seed == 3 * plan_apart.bytes_per_seed
-
-
-def test_paired_runs_are_the_products_diagonal(monkeypatch):
-    # simulate(..., paired=True) runs grid point i on instance i alone: Robust UCB told each member's
-    # own u, as htb.frontier.measure runs a per-member policy.  Each pair must be the product's
-    # (i, i) run bit for bit, one after another (a CPU) and side by side (forced, as on a GPU): 3
-    # members x 2 horizons of distinct lengths (pair and horizon axes swapped fail), 5 seeds in
-    # chunks of 2 (the last padded), and the arm record.  A pair run with another grid point or
-    # another member fails: both matter here (the asserts on the product).
+    # instead of one after another; a CPU test forces it.  And simulate(..., paired=True) runs grid
+    # point i on instance i alone (Robust UCB told each member's own u, as htb.frontier.measure runs
+    # a per-member policy), in either form.  Every output must be the one-after-another product's,
+    # bit for bit (paired: its (i, i) runs): 3 grid points x 3 instances x 2 horizons of distinct
+    # lengths (instance, pair and horizon axes swapped in the reassembly fail), 5 seeds in chunks of
+    # 2 (the last padded: a seed's place mixed up across chunks or instances fails), and the arm
+    # record.  A run with another member's arms or gaps, or another grid point's u, fails: both
+    # matter here (the asserts on the product).
     from htb_jax._src import engine
     from htb_jax._src.simulate import _prepare
 
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=jnp.array([1.8, 2.5, 4.0])), num_arms=3, gap=jnp.array([0.2, 0.5, 0.9]))
     told = htb.RobustUCB(eps=0.5, u=nu.abs_moment(0.5).max(axis=-1) * jnp.array([1.0, 30.0, 1000.0]))
     args = (jax.random.key(21), told, nu, [300, 700], 5)
-    product = htb.simulate(*args, seed_chunk=2, record_arms=True)
-    assert product.regret.shape == (3, 3, 2, 5)
-    regret = np.asarray(product.regret)
-    assert not np.array_equal(regret[0, 1], regret[1, 1]) and not np.array_equal(regret[1, 0], regret[1, 1])
-    diagonal = {f: np.asarray(getattr(product, f))[np.arange(3), np.arange(3)] for f in (*FIELDS, "arms")}
-    plans = {}
+    fields = (*FIELDS, "arms")
+    runs, plans = {}, {}
     for side_by_side in (False, True):
         monkeypatch.setattr(engine, "instances_side_by_side", lambda device, side=side_by_side: side)
-        paired = htb.simulate(*args, seed_chunk=2, record_arms=True, paired=True)
-        assert paired.regret.shape == (3, 2, 5)
-        for field in (*FIELDS, "arms"):
-            np.testing.assert_array_equal(getattr(paired, field), diagonal[field], err_msg=f"{field} {side_by_side}")
-        plans[side_by_side] = _prepare(*args, seed_chunk=2, paired=True)[0]
-    # Side by side, a seed holds the three pairs' runs; the results are the pairs' alone (a third
-    # of the product's).
-    assert plans[True].bytes_per_seed == 3 * plans[False].bytes_per_seed
-    assert 3 * plans[False].output_bytes == _prepare(*args, seed_chunk=2)[0].output_bytes
+        for paired in (False, True):
+            runs[side_by_side, paired] = htb.simulate(*args, seed_chunk=2, record_arms=True, paired=paired)
+            plans[side_by_side, paired] = _prepare(*args, seed_chunk=2, paired=paired)[0]
+    apart = runs[False, False]
+    assert apart.regret.shape == (3, 3, 2, 5) and runs[True, True].regret.shape == (3, 2, 5)
+    regret = np.asarray(apart.regret)
+    assert not np.array_equal(regret[0, 1], regret[1, 1]) and not np.array_equal(regret[1, 0], regret[1, 1])
+    for field in fields:
+        np.testing.assert_array_equal(getattr(runs[True, False], field), getattr(apart, field), err_msg=field)
+        diagonal = np.asarray(getattr(apart, field))[np.arange(3), np.arange(3)]
+        for side_by_side in (False, True):
+            np.testing.assert_array_equal(getattr(runs[side_by_side, True], field), diagonal,
+                                          err_msg=f"{field}, paired, side by side {side_by_side}")
+    # Side by side, a seed holds its three runs; paired, the results are the pairs' alone.
+    for paired in (False, True):
+        assert plans[True, paired].bytes_per_seed == 3 * plans[False, paired].bytes_per_seed
+    assert 3 * plans[False, True].output_bytes == plans[False, False].output_bytes

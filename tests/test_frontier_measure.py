@@ -121,16 +121,16 @@ def _told_m(member):
 
 
 def _mixed(member):
-    return htb.UCB1() if float(member.p[0, 1]) < 0.01 else _told_u(member)
+    return htb.UCB1() if float(member.p[0, 1]) < 0.01 else _told_m(member)
 
 
-@pytest.mark.parametrize("factory, anytime, programs", [(_told_u, True, 1), (_told_m, False, 5), (_mixed, True, 5)])
+@pytest.mark.parametrize("factory, anytime, programs", [(_told_u, True, 1), (_told_m, False, 5), (_mixed, False, 5)])
 def test_a_policy_told_each_members_parameter_equals_each_member_run_alone(monkeypatch, factory, anytime, programs):
     # measure(member -> policy): each member's regret must be that member's run alone, bit for bit.
     # Robust UCB told each member's u stacks into one grid that runs paired with the members (one
     # simulate for the family, read at the checkpoints of one run); a user's policy whose batch_shape
     # is fixed at () (told a member-dependent m, a run per horizon) and policies of two classes
-    # (UCB1, Robust UCB) run one member at a time.  Catches a member run with another member's policy (the u and m differ)
+    # (UCB1 and that policy) run one member at a time.  Catches a member run with another member's policy (the u and m differ)
     # or with the product's rows in place of its pairs, and a per-member policy that does not stack
     # sent to the paired run.
     measure_lib = sys.modules["htb_jax._src.frontier.measure"]  # the module (the package exports the function)
@@ -215,6 +215,15 @@ class RoundRobin:
         return htb.PolicyKernel(init, act, update, summary)
 
 
+def told_u(member):
+    """Robust UCB told the member's own u = max_i E|X_i|^2 (eps = 1): a function member -> policy."""
+    return htb.RobustUCB(1.0, u=jnp.max(member.abs_moment(1.0)))
+
+
+def broken(member):
+    return 1 / 0
+
+
 NOT_A_POLICY = 42
 '''
 
@@ -242,10 +251,29 @@ def test_a_user_policy_through_the_command_line_resumes(tmp_path, capsys, monkey
     assert second.out == first.stdout
 
 
+def test_a_policy_told_each_members_parameter_through_the_command_line(tmp_path, capsys, monkeypatch):
+    # --policy MODULE:FUNCTION, a function member -> policy: the command prints the table measure
+    # gives the same function (its members' policies paired with the members), character for character.
+    (tmp_path / "user_policies.py").write_text(textwrap.dedent(USER_MODULE))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["frontier", "--policy", "user_policies:told_u", "--eps", "1", "--horizons", "100,200", "--fit-from",
+            "100", "--seeds", "4", "--seed-chunk", "2", "--out", str(tmp_path / "out")]
+    assert CLI.load()(argv) == 0
+    printed = capsys.readouterr().out
+    import user_policies
+
+    (m,) = htb.frontier.measure(user_policies.told_u, 1.0, [100, 200], 4, seed_chunk=2, name="told_u")
+    assert not m.anytime  # a function of the member runs per horizon unless told
+    assert printed.strip() == htb.frontier.measurement_table([m]).strip()
+
+
 @pytest.mark.parametrize(
     "spec, message",
     [
         ("no_such_module_xyz:P()", r"--policy: cannot import module 'no_such_module_xyz': ModuleNotFoundError"),
+        ("user_policies:broken", r"--policy: 'broken', a function member -> policy, failed on the family's members: "
+                                 r"ZeroDivisionError: division by zero"),
         ("user_policies:Missing()", r"--policy: 'Missing\(\)' failed in user_policies: NameError"),
         ("user_policies:NOT_A_POLICY", r"--policy takes a policy instance .* lacks kernel and batch_shape"),
         ("user_policies", r"--policy takes MODULE:EXPRESSION"),

@@ -22,16 +22,30 @@ _POLICY_HORIZON = 10**4
 
 
 def load_policy(spec: str):
-    """The policy ``'module:expression'`` names (:func:`~htb_jax._src.user_code.load`).
+    """The policy ``'module:expression'`` names (:func:`~htb_jax._src.user_code.load`): a policy
+    instance, or a function ``member -> policy`` (a policy told each member's own parameter, called
+    here on every member of the family ``measure`` runs, so that its failures come before the run).
 
     Raises:
-      ValueError: one line, when the module cannot be imported, the expression fails, or its value is
-        not a policy instance (an object with ``kernel(spec)`` and ``batch_shape``).
+      ValueError: one line, when the module cannot be imported, the expression fails, its value is
+        neither a policy instance (an object with ``kernel(spec)`` and ``batch_shape``) nor such a
+        function, or the function fails on a member.
     """
     from htb_jax._src import user_code
+    from htb_jax._src.frontier.measure import is_per_member, per_member_runs
     from htb_jax._src.validation import check_policy_instance
 
     policy = user_code.load(spec, "--policy", "mypolicies:MyUCB()")
+    if is_per_member(policy):
+        try:
+            per_member_runs(policy, frontier_lib.SpikeFamily().instances())
+        except Exception as e:  # noqa: BLE001  (any failure of a user's function is one line)
+            expression = spec.split(":", 1)[1].strip()
+            raise ValueError(
+                f"--policy: {expression!r}, a function member -> policy, failed on the family's members: "
+                f"{type(e).__name__}: {e}"
+            ) from None
+        return policy
     try:
         check_policy_instance("policy", policy, "--policy")
     except TypeError as e:
@@ -121,7 +135,8 @@ def add_frontier_parser(sub) -> None:
     p.add_argument(
         "--policy", metavar="MODULE:EXPRESSION", default=None,
         help="measure this policy instead of AdaR-ETC's schedules: MODULE is imported (the current directory "
-        "is on the path) and EXPRESSION evaluated in its namespace, e.g. 'mypolicies:MyUCB(c=2.0)'; "
+        "is on the path) and EXPRESSION evaluated in its namespace, e.g. 'mypolicies:MyUCB(c=2.0)', or a "
+        "function member -> policy told each member's own parameter, e.g. 'mypolicies:told_u'; "
         "writes measure.png, measure.csv and table.md",
     )
     p.add_argument(

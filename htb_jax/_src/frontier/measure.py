@@ -206,7 +206,12 @@ def _member(instances: Distribution, f: int) -> Distribution:
     return jax.tree.map(lambda p: p[f : f + 1], instances)
 
 
-def _per_member(factory, instances: Distribution) -> list[tuple[Any, Distribution, bool]]:
+def is_per_member(policy: Any) -> bool:
+    """Whether ``policy`` is a function ``member -> policy`` (a plain callable, not a policy or a class)."""
+    return callable(policy) and not hasattr(policy, "kernel") and not isinstance(policy, type)
+
+
+def per_member_runs(factory, instances: Distribution) -> list[tuple[Any, Distribution, bool]]:
     """The runs of a policy told each member's parameter: ``(policy, instances, paired)`` each.
 
     The policies ``factory(member)`` that differ only in their parameters' values, and whose
@@ -293,7 +298,7 @@ def measure(
       ([121, 152, 191, 239, 300], (22, 5, 8))
     """
     factory = None
-    if callable(policy) and not hasattr(policy, "kernel") and not isinstance(policy, type):
+    if is_per_member(policy):
         factory = policy
     else:
         check_policy_instance("policy", policy, "measure")
@@ -341,7 +346,7 @@ def measure(
         columns = np.searchsorted(rounds, t)
     name = name or (getattr(factory, "__name__", "policy") if factory is not None else type(policy).__name__)
     family_name = family_name or kind
-    runs = [(policy, instances, False)] if factory is None else _per_member(factory, instances)
+    runs = [(policy, instances, False)] if factory is None else per_member_runs(factory, instances)
     root = jax.random.key(int(key))
     row = 0 if factory is None else -1  # whose schedule is reported: the fixed instance's for a per-member policy
 
