@@ -30,6 +30,12 @@ order statistic where it exists.  The three agree in law, not draw by draw.
 round-by-round loop of :mod:`htb_jax._src.engine`.  AdaR-ETC through the
 engine equals the fast path bit for bit.
 
+**Paired** (``paired=True``): grid point ``i`` runs on instance ``i`` alone, for
+a policy told each instance's own parameter.  The engine maps (or, where it
+runs a family side by side, vmaps) the pairs instead of the product; the fast
+path, whose draws every grid point shares, computes the product and keeps its
+diagonal.
+
 **Modules.**  :mod:`~htb_jax._src.simulate.program` holds ``simulate``,
 ``memory_plan`` and the ``prepare`` they share: it checks the arguments
 (:mod:`~htb_jax._src.simulate.checks`) and hands the validated call (a
