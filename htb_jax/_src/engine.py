@@ -94,7 +94,7 @@ class _Static:
     seed_chunk: int
     record: int
     side_by_side: bool  # instances vmapped with the seeds (else mapped one after another)
-    paired: bool = False  # grid point i runs on instance i alone
+    paired: bool  # grid point i runs on instance i alone
 
 
 def _engine_kernel(key, policy, instance, gaps, horizons, first_seed, *, static: _Static):

@@ -76,7 +76,7 @@ def check_simulation(
     sampler: str,
     memory_budget: int | None,
     threads: int | None,
-    paired: bool = False,
+    paired: bool,
 ) -> tuple[jax.Array, int, np.ndarray, tuple[int, ...], tuple[jax.Device, ...]]:
     """Checks the arguments of :func:`~htb_jax._src.simulate.program.simulate` (the same names).
 

@@ -45,7 +45,7 @@ class Request:
     devices: tuple[jax.Device, ...]
     memory_budget: int
     threads: int | None
-    paired: bool = False
+    paired: bool
 
     @property
     def num_arms(self) -> int:
