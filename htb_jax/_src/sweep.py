@@ -169,7 +169,7 @@ class SweepConfig:
     def describe(self) -> str:
         """The instance in words, e.g. ``K=10 equal-gap Pareto(2.5) arms, gap 0.1``."""
         if user_code.is_spec(self.family):
-            return f"K={self.num_arms} equal-gap {self.family.split(':', 1)[1].strip()} arms, gap {self.gap:g}"
+            return f"K={self.num_arms} equal-gap {user_code.parts(self.family)[1]} arms, gap {self.gap:g}"
         arms = {
             "pareto": f"equal-gap Pareto({self.pareto_shape:g})",
             "student-t": f"equal-gap Student-t({self.df:g})",

@@ -23,6 +23,13 @@ def is_spec(value: Any) -> bool:
     return isinstance(value, str) and ":" in value
 
 
+def parts(spec: str) -> tuple[str, str]:
+    """``spec``'s module and expression, stripped: ``'m : E(1)'`` gives ``('m', 'E(1)')``; the
+    expression keeps any further ``:``."""
+    module_name, expression = spec.split(":", 1)
+    return module_name.strip(), expression.strip()
+
+
 def load(spec: str, option: str, example: str) -> Any:
     """The value ``MODULE:EXPRESSION`` names.
 
@@ -35,9 +42,9 @@ def load(spec: str, option: str, example: str) -> Any:
       ValueError: one line, when ``spec`` is not of the form, the module cannot be
         imported, or the expression fails.
     """
-    if not is_spec(spec) or not all(part.strip() for part in spec.split(":", 1)):
+    if not is_spec(spec) or not all(parts(spec)):
         raise ValueError(f"{option} takes MODULE:EXPRESSION (e.g. {example!r}); got {spec!r}")
-    module_name, expression = (part.strip() for part in spec.split(":", 1))
+    module_name, expression = parts(spec)
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:

@@ -8,7 +8,7 @@ import sys
 
 import jax
 
-from htb_jax._src import distributed, resumable
+from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
 from htb_jax._src.cli.arguments import floats, integer, ints
 from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
@@ -31,7 +31,6 @@ def load_policy(spec: str):
         neither a policy instance (an object with ``kernel(spec)`` and ``batch_shape``) nor such a
         function, or the function fails on a member.
     """
-    from htb_jax._src import user_code
     from htb_jax._src.frontier.measure import is_per_member, per_member_runs
     from htb_jax._src.validation import check_policy_instance
 
@@ -40,7 +39,7 @@ def load_policy(spec: str):
         try:
             per_member_runs(policy, frontier_lib.SpikeFamily().instances())
         except Exception as e:  # noqa: BLE001  (any failure of a user's function is one line)
-            expression = spec.split(":", 1)[1].strip()
+            expression = user_code.parts(spec)[1]
             raise ValueError(
                 f"--policy: {expression!r}, a function member -> policy, failed on the family's members: "
                 f"{type(e).__name__}: {e}"
@@ -64,7 +63,7 @@ def run_policy(args) -> int:
     seeds = _POLICY_SEEDS if args.seeds is None else args.seeds
     check_output_dir(args.out)
     anytime = {"auto": None, "yes": True, "no": False}[args.anytime]
-    name = args.policy.split(":", 1)[1].strip()
+    name = user_code.parts(args.policy)[1]
     print(
         f"{name}: d and c on Theorem 1's two-point family at eps in {list(args.eps)}; T in {horizons[0]}..{horizons[-1]} "
         f"({len(horizons)} horizons); {seeds} seeds in chunks of {args.seed_chunk}; output in {args.out}",
