@@ -134,7 +134,7 @@ SIZES = {
         sweep_seeds=8, sweep_horizon=10**4, numpy_seeds=8, repeats=1,
         engine_seeds=8, engine_horizon=100, robust_seeds=8, robust_ucb=False, loop_seeds=1, smpy_seeds=0,
         scale_max_seeds=1, scale_horizon=10**3, horizon_seeds=4, horizon_exponents=(3, 3),
-        budget_seeds=4, budget_engine_seeds=2, budget_horizon=10**3, budget_engine_horizon=50, budgets=(None,),
+        budget_seeds=1, budget_engine_seeds=2, budget_horizon=10**3, budget_engine_horizon=50, budgets=(None,),
         frontier_seeds=4, frontier_chunk=4, stable_seeds=4, stable_chunk=4,
         # An anytime peer and one told each member's u (measure's per-horizon runs are tested in
         # tests/test_frontier_measure.py): each peer is one more program to compile.
