@@ -12,7 +12,9 @@ from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
 from htb_jax._src.cli.arguments import floats, integer, ints
 from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
+from htb_jax._src.frontier.measure import is_per_member, per_member_runs
 from htb_jax._src.simulate.fast_path import SAMPLERS
+from htb_jax._src.validation import check_policy_instance
 
 _POLICY_SEEDS = 32
 _STABLE = frontier_lib.StableFamily()
@@ -31,9 +33,6 @@ def load_policy(spec: str):
         neither a policy instance (an object with ``kernel(spec)`` and ``batch_shape``) nor such a
         function, or the function fails on a member.
     """
-    from htb_jax._src.frontier.measure import is_per_member, per_member_runs
-    from htb_jax._src.validation import check_policy_instance
-
     policy = user_code.load(spec, "--policy", "mypolicies:MyUCB()")
     if is_per_member(policy):
         try:
