@@ -6,6 +6,7 @@ import inspect
 import io
 import os
 import re
+import tempfile
 
 import jax
 import jax.numpy as jnp
@@ -225,6 +226,12 @@ LIBRARY = {
                    lambda: htb.theory.alpha_range(None)),
     "frontier runs": (TypeError, r"runs must be a FamilyRuns \(from run_family or load_runs\); got runs=None\.",
                       lambda: htb.frontier.dependent_exponent(None, 0, 10**3)),
+    # a store laid out for 2 chunks of 2 seeds, read as 1 chunk of 4: chunk 0 would hold seeds 0 and 1 alone
+    "run_family store layout": (
+        ValueError, r"store must hold the chunk layout of num_seeds=4 in chunks of seed_chunk=4; got a store of 2 "
+                    r"chunks of up to 2 seeds: pass the seed_chunk it was made with\.",
+        lambda: htb.frontier.run_family(ETC, SPIKE_FAMILY, (10**3,), 4, seed_chunk=4, progress=False, store=(
+            resumable.ChunkStore(tempfile.mkdtemp(), {"a": 1}, [0, 0], [(0, 2), (2, 2)])))),
 }
 
 
@@ -363,6 +370,10 @@ def _assert_refused(argv, out, capsys, message):
         (["--family", "stable", "--stable-alpha", "2.5"], "index must lie in (1, 2]; got index=2.5."),
         (["--family", "stable", "--eps", "1"], "eps_values must lie in (0, 0.75) for a StableFamily of index 1.75"),
         (["--family", "cauchy"], "argument --family: invalid choice: 'cauchy'"),
+        # --policy: measure's own checks, before its banner (an anytime run's checkpoints, seeds, chunk)
+        (["--policy", "htb_jax:UCB1()", "--horizons", "100,150"], "an anytime run to T=150 records"),
+        (["--policy", "htb_jax:UCB1()", "--seeds", "1"], "num_seeds must be an integer >= 2; got num_seeds=1."),
+        (["--policy", "htb_jax:UCB1()", "--seed-chunk", "0"], "seed_chunk must be an integer >= 1; got seed_chunk=0."),
     ],
 )
 def test_frontier_refuses_before_printing_or_writing(tmp_path, capsys, extra, message):
@@ -570,7 +581,7 @@ SURFACE = {
                                       sampler="auto"), ()),
     "frontier.run_family": (htb.frontier.run_family, dict(policy=ETC, family=SPIKE_FAMILY, horizons=(10**3, 10**4),
                                                           num_seeds=4, key=0, seed_chunk=4, progress=False,
-                                                          store=None, sampler="auto"), ("store",)),
+                                                          store=None, sampler="auto"), ("seed_chunk", "store")),
     "frontier.free_exponent": (htb.frontier.free_exponent, dict(runs=RUNS, g=0, eps=1.0, fit_from=10**3, key=0,
                                                                 also=()), ()),
     "frontier.dependent_exponent": (htb.frontier.dependent_exponent, dict(runs=RUNS, g=0, fit_from=10**3, key=0), ()),
@@ -587,7 +598,7 @@ SURFACE = {
     "frontier.measure": (htb.frontier.measure, dict(
         policy=htb.UCB1(), eps=1.0, horizons=(100, 126), num_seeds=2, family=SPIKE_FAMILY, key=0, anytime=False,
         per_decade=10, seed_chunk=8, store="store", name="p", family_name="f", progress=False),
-        ("family", "anytime", "store", "name", "family_name")),
+        ("family", "anytime", "seed_chunk", "store", "name", "family_name")),
     "frontier.checkpoint_horizons": (htb.frontier.checkpoint_horizons,
                                      dict(horizon=10**4, fit_from=10**3, per_decade=10), ()),
     "frontier.measurement_table": (htb.frontier.measurement_table, dict(measurements=[MEASUREMENT], claims={}),

@@ -4,6 +4,7 @@ The user's policy here is written as a user would: ``htb_jax`` and ``jax`` only,
 """
 
 import dataclasses
+import json
 import os
 import pathlib
 import re
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
+from htb_jax._src import resumable
 
 # the htb-jax command as installed (its console-script entry point), called in-process
 (CLI,) = entry_points(group="console_scripts", name="htb-jax")
@@ -168,6 +170,24 @@ def test_a_user_policy_through_measure_resumes_from_its_store(tmp_path):
     htb.frontier.plot_measurements([m], buffer, title="user policy")
     assert buffer.stat().st_size > 0
     assert "ExploreFirstGreedy" in htb.frontier.measurement_table([m])
+
+
+def test_measure_runs_every_seed_in_one_chunk_off_a_cpu(tmp_path, monkeypatch):
+    # With no seed_chunk, a CPU runs 8 seeds a chunk and any other backend every seed (up to 4096) in one,
+    # a pass of rounds; the chunking changes no bit. Catches a default that ignores the backend (two
+    # chunks either way), a cap other than 4096, and a CPU default other than 8.
+    horizons = htb.frontier.checkpoint_horizons(300, 100, per_decade=10)
+
+    def chunks(store):
+        return json.loads((store / "manifest.json").read_text())["chunks"]
+
+    (on_cpu,) = htb.frontier.measure(htb.UCB1(), 1.0, horizons, 16, family=FAMILY, key=KEY, store=str(tmp_path / "c"))
+    assert chunks(tmp_path / "c") == [[0, 8], [8, 8]]
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert (resumable.default_seed_chunk(16), resumable.default_seed_chunk(10**5)) == (16, 4096)
+    (off_cpu,) = htb.frontier.measure(htb.UCB1(), 1.0, horizons, 16, family=FAMILY, key=KEY, store=str(tmp_path / "g"))
+    assert chunks(tmp_path / "g") == [[0, 16]]
+    np.testing.assert_array_equal(off_cpu.regret, on_cpu.regret)
 
 
 def test_measure_refuses_bad_input_by_name():

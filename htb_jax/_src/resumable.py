@@ -71,6 +71,29 @@ def check_root_key(key: int) -> None:
     check_integer("key", key, 0, maximum=MAX_KEY)
 
 
+CPU_SEED_CHUNK = 8
+ACCELERATOR_SEED_CHUNK = 4096
+
+
+def default_seed_chunk(num_seeds: int) -> int:
+    """Seeds per chunk where a caller names none: :data:`CPU_SEED_CHUNK` on a CPU; off a CPU, every
+    seed up to :data:`ACCELERATOR_SEED_CHUNK`.  An accelerator's engine round costs about the same
+    whatever its seeds (ForceMoM on an H100: 0.62 ms a round at 93 seeds, 0.72 to 0.80 ms at 4096),
+    so a chunk is a pass of rounds and fewer chunks are less time: ``peers.ipynb``'s frontier, 1024
+    seeds to ``T = 10^4`` a policy, had not finished after 255 s in chunks of 8 (BENCHMARKS.md, the
+    GPU row).  ``simulate``'s memory plan still splits a chunk that would not fit the device.
+
+    Args:
+      num_seeds: the seeds to run, ``S >= 1``.
+
+    Returns:
+      The chunk size, at most ``num_seeds`` off a CPU.
+    """
+    if jax.default_backend() == "cpu":
+        return CPU_SEED_CHUNK
+    return min(int(num_seeds), ACCELERATOR_SEED_CHUNK)
+
+
 def seed_chunks(num_seeds: int, seed_chunk: int) -> list[tuple[int, int]]:
     """``[(first_seed, num_seeds), ...]``: the chunk layout of ``num_seeds`` seeds in chunks of ``seed_chunk``.
 
@@ -235,7 +258,10 @@ def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None
         if old_config.get(name) != config.get(name)
     ]
     if not changed and old_layout != [[int(a), int(b)] for a, b in layout]:
-        changed = ["chunk layout"]
+        changed = [
+            f"chunk layout: {len(old_layout)} chunks of up to {max((b for _, b in old_layout), default=0)} seeds there, "
+            f"{len(layout)} of up to {max(int(b) for _, b in layout)} here: another seed chunk"
+        ]
     if not changed and old.get("root_key") != [int(x) for x in np.asarray(root_key).ravel()]:
         changed = ["root key"]
     if changed:

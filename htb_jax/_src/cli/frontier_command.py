@@ -12,7 +12,7 @@ from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
 from htb_jax._src.cli.arguments import floats, integer, ints
 from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
-from htb_jax._src.frontier.measure import is_per_member, per_member_runs
+from htb_jax._src.frontier.measure import is_per_member, per_member_runs, plan_measure, run_measure
 from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.validation import check_policy_instance
 
@@ -63,17 +63,20 @@ def run_policy(args) -> int:
     check_output_dir(args.out)
     anytime = {"auto": None, "yes": True, "no": False}[args.anytime]
     name = user_code.parts(args.policy)[1]
+    plan = plan_measure(  # every argument checked before anything is printed
+        policy, args.eps, [int(h) for h in horizons], seeds, key=args.key, anytime=anytime,
+        seed_chunk=args.seed_chunk, store=args.out, name=name, progress=True,
+    )
+    layout = resumable.seed_chunks(plan.num_seeds, plan.seed_chunk)
+    resumable.read_manifest(args.out, plan.identity, resumable.root_key_data(plan.key), layout)
     print(
         f"{name}: d and c on Theorem 1's two-point family at eps in {list(args.eps)}; T in {horizons[0]}..{horizons[-1]} "
-        f"({len(horizons)} horizons); {seeds} seeds in chunks of {args.seed_chunk}; output in {args.out}",
+        f"({len(horizons)} horizons); {seeds} seeds in chunks of {plan.seed_chunk}; output in {args.out}",
         file=sys.stderr,
     )
     if jax.process_index() == 0:
         make_output_dir(args.out)
-    measurements = frontier_lib.measure(
-        policy, args.eps, [int(h) for h in horizons], seeds, key=args.key, anytime=anytime,
-        seed_chunk=args.seed_chunk, store=args.out, name=name, progress=True,
-    )
+    measurements = run_measure(plan)
     resumed = measurements[0].resumed_chunks
     if resumed:
         print(f"resumed: {resumed} chunks read back from {args.out}", file=sys.stderr)
@@ -112,7 +115,9 @@ def add_frontier_parser(sub) -> None:
     p.add_argument("--horizons", type=ints, default=None, help="comma-separated horizons (default 1e3,1e4,...,1e15; with --policy the checkpoints of a run to 1e4, ten per decade)")
     p.add_argument("--fit-from", type=integer, default=None, help="smallest horizon in the fits (default 1e9; with --policy 1e3)")
     p.add_argument("--seeds", type=int, default=None, help=f"seeds (default {d.num_seeds}; with --policy {_POLICY_SEEDS})")
-    p.add_argument("--seed-chunk", type=int, default=d.seed_chunk, help="seeds per compiled call (default %(default)s)")
+    p.add_argument("--seed-chunk", type=int, default=None, help=f"seeds per compiled call, the resume unit (default "
+                   f"{d.seed_chunk}; with --policy {resumable.CPU_SEED_CHUNK} on a CPU, every seed up to "
+                   f"{resumable.ACCELERATOR_SEED_CHUNK} off a CPU)")
     p.add_argument("--key", type=int, default=d.key, help="root random key (default %(default)s)")
     p.add_argument("--out", default="htb-jax-frontier", help="output directory (default %(default)s)")
     p.add_argument(
@@ -168,7 +173,7 @@ def run_frontier(args) -> int:
         horizons=(_STABLE_HORIZONS if stable else d.horizons) if args.horizons is None else args.horizons,
         fit_from=d.fit_from if args.fit_from is None else args.fit_from,
         num_seeds=d.num_seeds if args.seeds is None else args.seeds,
-        seed_chunk=args.seed_chunk,
+        seed_chunk=d.seed_chunk if args.seed_chunk is None else args.seed_chunk,
         key=args.key,
         family=family,
         sampler=args.sampler,

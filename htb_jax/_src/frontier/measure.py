@@ -51,6 +51,7 @@ from htb_jax._src.resumable import (
     ChunkStore,
     check_layout,
     check_root_key,
+    default_seed_chunk,
     root_key_data,
     run_chunks,
     seed_chunks,
@@ -244,7 +245,7 @@ def measure(
     key: int = 0,
     anytime: bool | None = None,
     per_decade: int = 10,
-    seed_chunk: int = 8,
+    seed_chunk: int | None = None,
     store: str | None = None,
     name: str | None = None,
     family_name: str | None = None,
@@ -279,7 +280,11 @@ def measure(
         (``False``); ``None``: anytime for the built-ins that never read ``T``
         (``ANYTIME_POLICIES``), per horizon otherwise.
       per_decade: checkpoints per decade of an anytime run.
-      seed_chunk: seeds per compiled call (the resume unit).
+      seed_chunk: seeds per call of ``simulate``, the resume unit and a pass of
+        rounds (default: 8 on a CPU; off a CPU every seed, at most 4096 a
+        chunk, since an accelerator's round costs about the same whatever its
+        seeds).  A ``store`` records the layout: a run resumed on another
+        kind of device needs the ``seed_chunk`` it started with.
       store: a directory: every finished chunk of seeds is written there with
         a manifest, and a run started again reads back the intact chunks (a
         directory holding another measurement is refused).
@@ -297,6 +302,58 @@ def measure(
       >>> m.horizons.tolist(), m.regret.shape  # members (21 and the fixed instance) x horizons x seeds
       ([121, 152, 191, 239, 300], (22, 5, 8))
     """
+    return run_measure(
+        plan_measure(
+            policy, eps, horizons, num_seeds, family=family, key=key, anytime=anytime, per_decade=per_decade,
+            seed_chunk=seed_chunk, store=store, name=name, family_name=family_name, progress=progress,
+        )
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class MeasurePlan:
+    """A checked :func:`measure` call, its defaults resolved (``seed_chunk`` included), before anything
+    runs.  ``horizons`` is i64[H]; ``count`` the anytime run's checkpoints (0 per horizon) and ``columns``
+    the horizons' among them; ``instances`` the members, then the fixed instance; ``runs`` a chunk's
+    ``simulate`` calls, ``(policy, instances, paired)`` each; ``row`` the instance whose schedule is
+    reported; ``identity`` what a store's manifest records."""
+
+    name: str
+    family_name: str
+    eps_values: tuple
+    horizons: np.ndarray
+    num_seeds: int
+    seed_chunk: int
+    key: int
+    store: str | None
+    progress: bool
+    anytime: bool
+    count: int
+    columns: np.ndarray | None
+    instances: Distribution
+    runs: list
+    row: int
+    identity: dict
+
+
+def plan_measure(
+    policy: Any,
+    eps: float | Sequence[float],
+    horizons: Sequence[int],
+    num_seeds: int,
+    *,
+    family: SpikeFamily | ParetoFamily | Distribution | None = None,
+    key: int = 0,
+    anytime: bool | None = None,
+    per_decade: int = 10,
+    seed_chunk: int | None = None,
+    store: str | None = None,
+    name: str | None = None,
+    family_name: str | None = None,
+    progress: bool = False,
+) -> MeasurePlan:
+    """Checks a :func:`measure` call (its arguments, documented there) and resolves its defaults,
+    compiling nothing: ``htb-jax frontier --policy`` refuses a bad call before it prints anything."""
     factory = None
     if is_per_member(policy):
         factory = policy
@@ -322,6 +379,8 @@ def measure(
     if anytime is not None:
         check_flag("anytime", anytime)
     check_integer("per_decade", per_decade, 1)
+    if seed_chunk is None:
+        seed_chunk = default_seed_chunk(num_seeds)
     check_layout(num_seeds, seed_chunk)
     if store is not None:
         check_path("store", store)
@@ -334,6 +393,7 @@ def measure(
     if anytime is None:
         anytime = factory is None and isinstance(policy, ANYTIME_POLICIES)
     count = checkpoint_count(int(t[-1]), per_decade) if anytime else 0
+    columns = None
     if anytime:
         rounds = np.asarray(log_spaced_rounds(np.int64(t[-1]), count))
         missing = np.setdiff1d(t, rounds)
@@ -345,41 +405,52 @@ def measure(
             )
         columns = np.searchsorted(rounds, t)
     name = name or (getattr(factory, "__name__", "policy") if factory is not None else type(policy).__name__)
-    family_name = family_name or kind
-    runs = [(policy, instances, False)] if factory is None else per_member_runs(factory, instances)
-    root = jax.random.key(int(key))
-    row = 0 if factory is None else -1  # whose schedule is reported: the fixed instance's for a per-member policy
+    identity = {
+        "experiment": "measure", "policy": repr(policy) if factory is None else f"{name}: {getattr(factory, '__qualname__', '')}", "family": repr(family), "horizons": t.tolist(),
+        "num_seeds": int(num_seeds), "anytime": bool(anytime), "per_decade": int(per_decade),
+    }
+    return MeasurePlan(
+        name=name, family_name=family_name or kind, eps_values=eps_values, horizons=t, num_seeds=int(num_seeds),
+        seed_chunk=int(seed_chunk), key=int(key), store=store, progress=progress, anytime=bool(anytime), count=count,
+        columns=columns, instances=instances,
+        runs=[(policy, instances, False)] if factory is None else per_member_runs(factory, instances),
+        row=0 if factory is None else -1,  # whose schedule is reported: the fixed instance's for a per-member policy
+        identity=identity,
+    )
+
+
+def run_measure(plan: MeasurePlan) -> tuple[Measurement, ...]:
+    """Runs a checked :func:`measure` call, chunk of seeds by chunk, and fits it."""
+    t, root = plan.horizons, jax.random.key(plan.key)
 
     def compute(first: int, num: int) -> dict[str, np.ndarray]:
         regrets, exploration = [], np.full(t.size, -1, np.int64)
-        for p, inst, paired in runs:
-            if anytime:
-                out = simulate(root, p, inst, int(t[-1]), num, first_seed=first, num_checkpoints=count, paired=paired)
-                regrets.append(np.moveaxis(np.asarray(out.regret_curve)[..., columns], -1, -2))  # [F', H, S]
+        for p, inst, paired in plan.runs:
+            if plan.anytime:
+                out = simulate(
+                    root, p, inst, int(t[-1]), num, first_seed=first, num_checkpoints=plan.count, paired=paired
+                )
+                regrets.append(np.moveaxis(np.asarray(out.regret_curve)[..., plan.columns], -1, -2))  # [F', H, S]
             else:
                 out = simulate(root, p, inst, t.tolist(), num, first_seed=first, paired=paired)
                 regrets.append(np.asarray(out.regret))  # [F', H, S]
-                exploration = np.asarray(out.exploration)[row, :, 0].astype(np.int64)
+                exploration = np.asarray(out.exploration)[plan.row, :, 0].astype(np.int64)
         return {"regret": np.concatenate(regrets, axis=0), "exploration": exploration}
 
+    layout = seed_chunks(plan.num_seeds, plan.seed_chunk)
     chunk_store = None
-    if store is not None:
-        identity = {
-            "experiment": "measure", "policy": repr(policy) if factory is None else f"{name}: {getattr(factory, '__qualname__', '')}", "family": repr(family), "horizons": t.tolist(),
-            "num_seeds": int(num_seeds), "anytime": bool(anytime), "per_decade": int(per_decade),
-        }
-        os.makedirs(store, exist_ok=True)
-        chunk_store = ChunkStore(store, identity, root_key_data(key), seed_chunks(num_seeds, seed_chunk))
+    if plan.store is not None:
+        os.makedirs(plan.store, exist_ok=True)
+        chunk_store = ChunkStore(plan.store, plan.identity, root_key_data(plan.key), layout)
     started = time.perf_counter()
-    parts, resumed = run_chunks(
-        seed_chunks(num_seeds, seed_chunk), compute, chunk_store, progress_bar if progress else None, sys.stderr
-    )
+    parts, resumed = run_chunks(layout, compute, chunk_store, progress_bar if plan.progress else None, sys.stderr)
     seconds = math.nan if resumed == len(parts) else time.perf_counter() - started
     regret = np.concatenate([part["regret"] for part in parts], axis=-1)
     exploration = np.asarray(parts[-1]["exploration"], np.int64)
     return tuple(
-        _fit(name, family_name, float(e), t, regret, instances, exploration, bool(anytime), seconds, resumed, key)
-        for e in eps_values
+        _fit(plan.name, plan.family_name, float(e), t, regret, plan.instances, exploration, plan.anytime, seconds,
+             resumed, plan.key)
+        for e in plan.eps_values
     )
 
 

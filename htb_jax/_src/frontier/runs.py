@@ -15,7 +15,7 @@ import numpy as np
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, _check_family
 from htb_jax._src.instances import intrinsic_scale
 from htb_jax._src.policies.adar_etc import AdaRETC
-from htb_jax._src.resumable import ChunkStore, check_root_key, run_chunks, seed_chunks
+from htb_jax._src.resumable import ChunkStore, check_root_key, default_seed_chunk, run_chunks, seed_chunks
 from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.simulate.program import simulate
 from htb_jax._src.sweep import progress_bar
@@ -83,7 +83,7 @@ def run_family(
     num_seeds: int,
     *,
     key: int = 0,
-    seed_chunk: int = 8,
+    seed_chunk: int | None = None,
     progress: bool = True,
     store: ChunkStore | None = None,
     sampler: str = "auto",
@@ -93,6 +93,9 @@ def run_family(
     Seed ``s`` draws from ``fold_in(key, s)`` alone, so the chunking changes nothing.
 
     Args:
+      seed_chunk: seeds per call of ``simulate``, the resume unit (default: 8 on a CPU; off a CPU
+        every seed, at most 4096 a chunk, since an accelerator's call costs about the same whatever
+        its seeds).
       sampler: ``simulate``'s sampler of the exploration rewards, one of ``"auto"``, ``"per_pull"``,
         ``"block_sums"``, ``"order_statistic"``.  On a :class:`StableFamily`, ``"auto"`` takes the
         block sums (``B_T`` standard draws per arm and horizon); ``"order_statistic"`` draws each
@@ -108,11 +111,20 @@ def run_family(
     check_integer("horizons", list(horizons), 1, maximum=10**18)
     check_integer("num_seeds", num_seeds, 2)
     check_root_key(key)
+    if seed_chunk is None:
+        seed_chunk = default_seed_chunk(num_seeds)
     check_integer("seed_chunk", seed_chunk, 1)
     check_flag("progress", progress)
     check_choice("sampler", sampler, SAMPLERS)
+    layout = seed_chunks(num_seeds, seed_chunk)
     if store is not None:
         check_instance_type("store", store, ChunkStore, "None or a ChunkStore")
+        if store.layout != [[first, count] for first, count in layout]:
+            raise ValueError(
+                f"store must hold the chunk layout of num_seeds={int(num_seeds)} in chunks of seed_chunk="
+                f"{int(seed_chunk)}; got a store of {len(store.layout)} chunks of up to "
+                f"{max(count for _, count in store.layout)} seeds: pass the seed_chunk it was made with."
+            )
     instances = family.instances()
     root = jax.random.key(key)
 
@@ -121,9 +133,7 @@ def run_family(
         return {"regret": np.asarray(out.regret), "exploration": np.asarray(out.exploration[:, 0, :, 0])}
 
     started = time.perf_counter()
-    parts, resumed = run_chunks(
-        seed_chunks(num_seeds, seed_chunk), compute, store, progress_bar if progress else None, sys.stderr
-    )
+    parts, resumed = run_chunks(layout, compute, store, progress_bar if progress else None, sys.stderr)
     regret = np.concatenate([part["regret"] for part in parts], axis=-1)
     exploration = parts[-1]["exploration"]
     seconds = time.perf_counter() - started
