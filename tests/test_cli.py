@@ -174,3 +174,34 @@ def test_a_read_only_file_system_is_refused_before_the_banner_and_left_as_it_was
     captured = capsys.readouterr()
     assert captured.err == f"htb-jax: error: the output directory {str(out)!r} is not writable (Read-only file system).\n"
     assert captured.out == "" and list(tmp_path.iterdir()) == []  # what the test made is removed again
+
+
+@pytest.mark.parametrize(
+    "command, on_cpu, off_cpu",
+    [
+        (["sweep", "--seeds", "200"], "200 seeds in 4 chunks", "200 seeds in 1 chunks"),
+        (["frontier", "--seeds", "64"], "64 seeds in 4 chunks", "64 seeds in 1 chunks"),
+        (["frontier", "--policy", "htb_jax:UCB1()", "--seeds", "16"], "16 seeds in chunks of 8",
+         "16 seeds in chunks of 16"),
+    ],
+    ids=["sweep", "frontier", "frontier-policy"],
+)
+def test_with_no_seed_chunk_a_command_runs_every_seed_in_one_chunk_off_a_cpu(tmp_path, capsys, monkeypatch, command,
+                                                                             on_cpu, off_cpu):
+    # The banner, printed once everything is checked, names the chunks; the run itself is stopped there.
+    # Each command's own CPU chunk (sweep 50, frontier 16, --policy 8), every seed (up to 4096) off a CPU:
+    # catches a command that keeps its CPU chunk on a GPU, or that loses it on a CPU.
+    from htb_jax._src import frontier as frontier_lib
+    from htb_jax._src import sweep as sweep_lib
+    from htb_jax._src.cli import frontier_command
+
+    def stop(*args, **kwargs):
+        raise ValueError("stopped after the banner")
+
+    for module, name in ((sweep_lib, "run_sweep"), (frontier_lib, "run_t_frontier"), (frontier_command, "run_measure")):
+        monkeypatch.setattr(module, name, stop)
+    for backend, banner in (("cpu", on_cpu), ("gpu", off_cpu)):
+        monkeypatch.setattr(jax, "default_backend", lambda backend=backend: backend)
+        assert main([*command, "--out", str(tmp_path / backend)]) == 2
+        err = capsys.readouterr().err
+        assert banner in err and err.endswith("htb-jax: error: stopped after the banner\n"), err

@@ -75,22 +75,24 @@ CPU_SEED_CHUNK = 8
 ACCELERATOR_SEED_CHUNK = 4096
 
 
-def default_seed_chunk(num_seeds: int) -> int:
-    """Seeds per chunk where a caller names none: :data:`CPU_SEED_CHUNK` on a CPU; off a CPU, every
-    seed up to :data:`ACCELERATOR_SEED_CHUNK`.  An accelerator's engine round costs about the same
-    whatever its seeds (ForceMoM on an H100: 0.62 ms a round at 93 seeds, 0.72 to 0.80 ms at 4096),
-    so a chunk is a pass of rounds and fewer chunks are less time: ``peers.ipynb``'s frontier, 1024
-    seeds to ``T = 10^4`` a policy, had not finished after 255 s in chunks of 8 (BENCHMARKS.md, the
-    GPU row).  ``simulate``'s memory plan still splits a chunk that would not fit the device.
+def default_seed_chunk(num_seeds: int, cpu_chunk: int = CPU_SEED_CHUNK) -> int:
+    """Seeds per chunk where a caller names none: ``cpu_chunk`` on a CPU; off a CPU, every seed up
+    to :data:`ACCELERATOR_SEED_CHUNK`.  An accelerator's call costs about the same whatever its
+    seeds: on an H100 the engine's round 0.62 ms at 93 seeds and 0.72 to 0.80 ms at 4096 (ForceMoM),
+    the fast path's call at ``T = 10^5`` 6.4 ms for 1 seed and 10.3 ms for 10^4 (BENCHMARKS.md, the
+    GPU row).  So fewer chunks are less time: ``peers.ipynb``'s frontier, 1024 seeds to
+    ``T = 10^4`` a policy, had not finished after 255 s in chunks of 8.  ``simulate``'s memory plan
+    still splits a chunk that would not fit the device.
 
     Args:
       num_seeds: the seeds to run, ``S >= 1``.
+      cpu_chunk: the chunk on a CPU (the caller's own default).
 
     Returns:
       The chunk size, at most ``num_seeds`` off a CPU.
     """
     if jax.default_backend() == "cpu":
-        return CPU_SEED_CHUNK
+        return cpu_chunk
     return min(int(num_seeds), ACCELERATOR_SEED_CHUNK)
 
 

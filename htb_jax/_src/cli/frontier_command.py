@@ -116,7 +116,7 @@ def add_frontier_parser(sub) -> None:
     p.add_argument("--fit-from", type=integer, default=None, help="smallest horizon in the fits (default 1e9; with --policy 1e3)")
     p.add_argument("--seeds", type=int, default=None, help=f"seeds (default {d.num_seeds}; with --policy {_POLICY_SEEDS})")
     p.add_argument("--seed-chunk", type=int, default=None, help=f"seeds per compiled call, the resume unit (default "
-                   f"{d.seed_chunk}; with --policy {resumable.CPU_SEED_CHUNK} on a CPU, every seed up to "
+                   f"{d.seed_chunk} on a CPU, {resumable.CPU_SEED_CHUNK} with --policy; every seed up to "
                    f"{resumable.ACCELERATOR_SEED_CHUNK} off a CPU)")
     p.add_argument("--key", type=int, default=d.key, help="root random key (default %(default)s)")
     p.add_argument("--out", default="htb-jax-frontier", help="output directory (default %(default)s)")
@@ -166,14 +166,15 @@ def run_frontier(args) -> int:
     family = d.family
     if stable:
         family = frontier_lib.StableFamily(index=_STABLE.index if args.stable_alpha is None else args.stable_alpha)
+    seeds = d.num_seeds if args.seeds is None else args.seeds
     config = frontier_lib.TFrontierConfig(
         eps_values=args.eps,
         alphas_per_eps=args.alphas_per_eps,
         max_alpha=args.max_alpha,
         horizons=(_STABLE_HORIZONS if stable else d.horizons) if args.horizons is None else args.horizons,
         fit_from=d.fit_from if args.fit_from is None else args.fit_from,
-        num_seeds=d.num_seeds if args.seeds is None else args.seeds,
-        seed_chunk=d.seed_chunk if args.seed_chunk is None else args.seed_chunk,
+        num_seeds=seeds,
+        seed_chunk=resumable.default_seed_chunk(seeds, d.seed_chunk) if args.seed_chunk is None else args.seed_chunk,
         key=args.key,
         family=family,
         sampler=args.sampler,
