@@ -24,6 +24,7 @@ Theorem 1's line is a finite-T slope, not an exponent.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import os
 import sys
@@ -302,12 +303,7 @@ def measure(
       >>> m.horizons.tolist(), m.regret.shape  # members (21 and the fixed instance) x horizons x seeds
       ([121, 152, 191, 239, 300], (22, 5, 8))
     """
-    return run_measure(
-        plan_measure(
-            policy, eps, horizons, num_seeds, family=family, key=key, anytime=anytime, per_decade=per_decade,
-            seed_chunk=seed_chunk, store=store, name=name, family_name=family_name, progress=progress,
-        )
-    )
+    return run_measure(plan_measure(**locals()))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -336,24 +332,17 @@ class MeasurePlan:
     identity: dict
 
 
-def plan_measure(
-    policy: Any,
-    eps: float | Sequence[float],
-    horizons: Sequence[int],
-    num_seeds: int,
-    *,
-    family: SpikeFamily | ParetoFamily | Distribution | None = None,
-    key: int = 0,
-    anytime: bool | None = None,
-    per_decade: int = 10,
-    seed_chunk: int | None = None,
-    store: str | None = None,
-    name: str | None = None,
-    family_name: str | None = None,
-    progress: bool = False,
+def plan_measure(*args, **kwargs) -> MeasurePlan:
+    """Checks a :func:`measure` call (the same arguments) and resolves its defaults, compiling
+    nothing: ``htb-jax frontier --policy`` refuses a bad call before it prints anything."""
+    bound = inspect.signature(measure).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return _plan(**bound.arguments)
+
+
+def _plan(
+    policy, eps, horizons, num_seeds, family, key, anytime, per_decade, seed_chunk, store, name, family_name, progress
 ) -> MeasurePlan:
-    """Checks a :func:`measure` call (its arguments, documented there) and resolves its defaults,
-    compiling nothing: ``htb-jax frontier --policy`` refuses a bad call before it prints anything."""
     factory = None
     if is_per_member(policy):
         factory = policy
