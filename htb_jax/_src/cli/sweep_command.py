@@ -101,8 +101,9 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--qs", type=floats, default=unset, help="comma-separated qs (default 0,1/3)")
     p.add_argument("--horizons", type=ints, default=unset, help="comma-separated horizons (default 1e3,1e4,1e5,1e6)")
     p.add_argument("--seeds", dest="num_seeds", type=int, default=unset, help=f"seeds per grid point (default {d.num_seeds})")
-    p.add_argument("--seed-chunk", type=int, default=unset, help=f"seeds per chunk: progress and resume unit (default {d.seed_chunk} on a CPU, every seed up to "
-                   f"{resumable.ACCELERATOR_SEED_CHUNK} off a CPU)")
+    p.add_argument("--seed-chunk", type=int, default=unset, help=(
+        f"seeds per chunk: progress and resume unit (default {d.seed_chunk} on a CPU, every seed up to "
+        f"{resumable.ACCELERATOR_SEED_CHUNK} off a CPU)"))
     p.add_argument("--key", type=int, default=unset, help=f"root random key (default {d.key})")
     p.add_argument("--memory-budget", type=byte_size, default=unset, help="bytes per device per call, e.g. 512MiB (default: 2GiB on CPU, half a GPU's memory)")
     p.add_argument("--out", default=unset, help="output directory (default htb-jax-sweep)")
