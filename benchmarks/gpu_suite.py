@@ -291,7 +291,7 @@ def _read_back(read: int, chunks: int) -> str:
 
 def _frontier_chunks(result) -> tuple[int, int]:
     """``(read back, all)`` seed chunks of a T-frontier run."""
-    return result.runs.resumed_chunks, len(seed_chunks(result.config.num_seeds, result.config.seed_chunk))
+    return result.runs.resumed_chunks, len(seed_chunks(result.config.num_seeds, result.config.chunk))
 
 
 def render(size_name: str, size: Size, config: frontier.TFrontierConfig, results: dict, walls: dict,

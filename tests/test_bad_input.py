@@ -578,7 +578,7 @@ SURFACE = {
     "frontier.TFrontierConfig": (_validated(htb.frontier.TFrontierConfig),
                                  dict(eps_values=(1.0,), alphas_per_eps=1, max_alpha=0.9, horizons=(10**3, 10**4),
                                       fit_from=10**3, num_seeds=4, seed_chunk=4, key=0, family=SPIKE_FAMILY,
-                                      sampler="auto"), ()),
+                                      sampler="auto"), ("seed_chunk",)),
     "frontier.run_family": (htb.frontier.run_family, dict(policy=ETC, family=SPIKE_FAMILY, horizons=(10**3, 10**4),
                                                           num_seeds=4, key=0, seed_chunk=4, progress=False,
                                                           store=None, sampler="auto"), ("seed_chunk", "store")),

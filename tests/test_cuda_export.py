@@ -171,7 +171,7 @@ def test_the_frontier_search_lowers_for_cuda():
     config = _frontier_config()
     config.validate()
     exported = export_simulate(frontier.t_frontier_policy(config), config.family.instances(),
-                               list(config.horizons), config.seed_chunk, first_seed=SEEDS)
+                               list(config.horizons), config.chunk, first_seed=SEEDS)
     check_cuda_module(exported)
     # U_eps of every member (FamilyRuns.scale), a device computation too.
     check_cuda_module(export_jit(lambda eps: htb.intrinsic_scale(config.family.instances(), eps), 0.5))

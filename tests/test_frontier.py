@@ -40,6 +40,16 @@ def _synthetic_runs(slope, exploration):
     return frontier.FamilyRuns(regret, exploration[None, :], horizons, FAMILY, math.nan)
 
 
+def test_a_t_frontier_without_a_seed_chunk_takes_the_devices(monkeypatch):
+    # seed_chunk=None: 16 seeds a call on a CPU, every seed up to 4096 off a CPU; one given is kept.
+    # Catches a configuration that ignores the backend, or overrides a chunk it was given.
+    config = frontier.TFrontierConfig(num_seeds=10**5)
+    assert (config.chunk, dataclasses.replace(config, seed_chunk=32).chunk) == (16, 32)
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert (config.chunk, dataclasses.replace(config, num_seeds=100).chunk) == (4096, 100)
+    assert dataclasses.replace(config, seed_chunk=32).chunk == 32
+
+
 def test_free_and_dependent_exponents_of_a_known_power_law():
     horizons = np.array([10**6, 10**8, 10**10, 10**12])
     blocks = np.asarray(htb.num_blocks(2, horizons), float)

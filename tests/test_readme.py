@@ -74,7 +74,7 @@ def test_readme_table_is_the_default_frontier_output():
     runs = frontier.load_runs(ROOT / "experiments" / "frontier_default" / "runs.npz", config.family)
     assert runs.regret.shape[-1] == config.num_seeds
     assert _same_table(frontier.t_frontier_table(frontier.fit_t_frontier(config, runs)) + "\n", recorded)
-    chunk = config.seed_chunk
+    chunk = config.chunk
     fresh = htb.simulate(
         jax.random.key(config.key), frontier.t_frontier_policy(config), config.family.instances(),
         list(config.horizons), chunk,

@@ -12,6 +12,7 @@ from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
 from htb_jax._src.cli.arguments import floats, integer, ints
 from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
+from htb_jax._src.frontier import t_frontier
 from htb_jax._src.frontier.measure import is_per_member, per_member_runs, plan_measure, run_measure
 from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.validation import check_policy_instance
@@ -116,7 +117,7 @@ def add_frontier_parser(sub) -> None:
     p.add_argument("--fit-from", type=integer, default=None, help="smallest horizon in the fits (default 1e9; with --policy 1e3)")
     p.add_argument("--seeds", type=int, default=None, help=f"seeds (default {d.num_seeds}; with --policy {_POLICY_SEEDS})")
     p.add_argument("--seed-chunk", type=int, default=None, help=f"seeds per compiled call, the resume unit (default "
-                   f"{d.seed_chunk} on a CPU, {resumable.CPU_SEED_CHUNK} with --policy; every seed up to "
+                   f"{t_frontier.CPU_SEED_CHUNK} on a CPU, {resumable.CPU_SEED_CHUNK} with --policy; every seed up to "
                    f"{resumable.ACCELERATOR_SEED_CHUNK} off a CPU)")
     p.add_argument("--key", type=int, default=d.key, help="root random key (default %(default)s)")
     p.add_argument("--out", default="htb-jax-frontier", help="output directory (default %(default)s)")
@@ -166,15 +167,14 @@ def run_frontier(args) -> int:
     family = d.family
     if stable:
         family = frontier_lib.StableFamily(index=_STABLE.index if args.stable_alpha is None else args.stable_alpha)
-    seeds = d.num_seeds if args.seeds is None else args.seeds
     config = frontier_lib.TFrontierConfig(
         eps_values=args.eps,
         alphas_per_eps=args.alphas_per_eps,
         max_alpha=args.max_alpha,
         horizons=(_STABLE_HORIZONS if stable else d.horizons) if args.horizons is None else args.horizons,
         fit_from=d.fit_from if args.fit_from is None else args.fit_from,
-        num_seeds=seeds,
-        seed_chunk=resumable.default_seed_chunk(seeds, d.seed_chunk) if args.seed_chunk is None else args.seed_chunk,
+        num_seeds=d.num_seeds if args.seeds is None else args.seeds,
+        seed_chunk=args.seed_chunk,
         key=args.key,
         family=family,
         sampler=args.sampler,
@@ -182,7 +182,7 @@ def run_frontier(args) -> int:
     # Everything is checked before anything is printed or written (the directory first: it is quick).
     check_output_dir(args.out)
     config.validate()
-    layout = resumable.seed_chunks(config.num_seeds, config.seed_chunk)
+    layout = resumable.seed_chunks(config.num_seeds, config.chunk)
     resumable.read_manifest(args.out, frontier_lib.frontier_identity(config), resumable.root_key_data(config.key), layout)
     fam = config.family
     members = (

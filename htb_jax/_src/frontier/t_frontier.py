@@ -18,6 +18,7 @@ from htb_jax._src.resumable import (
     ChunkStore,
     check_layout,
     check_root_key,
+    default_seed_chunk,
     root_key_data,
     seed_chunks,
 )
@@ -33,6 +34,8 @@ from htb_jax._src.validation import (
     check_path,
 )
 
+CPU_SEED_CHUNK = 16  # the T-frontier's seeds per call on a CPU (the fast path: a call costs its seeds' work)
+
 
 @dataclasses.dataclass(frozen=True)
 class TFrontierConfig:
@@ -44,7 +47,8 @@ class TFrontierConfig:
       max_alpha: the largest ``alpha``.
       horizons: horizons ``T``.
       fit_from: smallest horizon in the fits.
-      num_seeds, seed_chunk, key: seeds, seeds per compiled call, root key.
+      num_seeds, seed_chunk, key: seeds, seeds per compiled call (the resume unit; ``None``: 16 on
+        a CPU, every seed up to 4096 a chunk off a CPU, :attr:`chunk`), root key.
       family: the instance family: Theorem 1's two-point family, or a
         :class:`StableFamily` (whose index must exceed ``1 + eps`` for every
         ``eps``, or be 2, for ``U_eps`` to be finite; ``d theory`` is then
@@ -60,7 +64,7 @@ class TFrontierConfig:
     horizons: tuple[int, ...] = tuple(int(10**e) for e in range(3, 16))
     fit_from: int = 10**9
     num_seeds: int = 256
-    seed_chunk: int = 16
+    seed_chunk: int | None = None
     key: int = 0
     family: SpikeFamily | StableFamily = SpikeFamily()
     sampler: str = "auto"
@@ -79,7 +83,7 @@ class TFrontierConfig:
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
         check_integer("fit_from", self.fit_from, 1, maximum=10**18)
         check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS)
-        check_layout(self.num_seeds, self.seed_chunk)
+        check_layout(self.num_seeds, self.chunk)
         check_root_key(self.key)
         check_choice("sampler", self.sampler, SAMPLERS)
         _fit_mask(np.asarray(self.horizons), self.fit_from)
@@ -91,8 +95,14 @@ class TFrontierConfig:
         # What simulate would refuse, refused now (nothing is compiled).
         memory_plan(
             jax.random.key(int(self.key)), t_frontier_policy(self), self.family.instances(), list(self.horizons),
-            min(self.seed_chunk, self.num_seeds), sampler=self.sampler,
+            min(self.chunk, self.num_seeds), sampler=self.sampler,
         )
+
+    @property
+    def chunk(self) -> int:
+        """The seeds per compiled call: ``seed_chunk``, or by default :data:`CPU_SEED_CHUNK` on a CPU
+        and every seed up to 4096 off a CPU (``resumable.default_seed_chunk``)."""
+        return default_seed_chunk(self.num_seeds, CPU_SEED_CHUNK) if self.seed_chunk is None else self.seed_chunk
 
     def grid(self) -> tuple[np.ndarray, np.ndarray]:
         """``(eps, alpha)`` of every schedule, f64[G] each."""
@@ -136,10 +146,10 @@ def run_t_frontier(config: TFrontierConfig, *, progress: bool = True, out_dir: s
     store = None
     if out_dir is not None:
         store = ChunkStore(out_dir, frontier_identity(config), root_key_data(config.key),
-                           seed_chunks(config.num_seeds, config.seed_chunk))
+                           seed_chunks(config.num_seeds, config.chunk))
     runs = run_family(
         t_frontier_policy(config), config.family, config.horizons, config.num_seeds,
-        key=config.key, seed_chunk=config.seed_chunk, progress=progress, store=store, sampler=config.sampler,
+        key=config.key, seed_chunk=config.chunk, progress=progress, store=store, sampler=config.sampler,
     )
     return fit_t_frontier(config, runs)
 
