@@ -80,9 +80,9 @@ def default_seed_chunk(num_seeds: int, cpu_chunk: int = CPU_SEED_CHUNK) -> int:
     to :data:`ACCELERATOR_SEED_CHUNK`.  An accelerator's call costs about the same whatever its
     seeds: on an H100 the engine's round 0.62 ms at 93 seeds and 0.72 to 0.80 ms at 4096 (ForceMoM),
     the fast path's call at ``T = 10^5`` 6.4 ms for 1 seed and 10.3 ms for 10^4
-    (benchmarks/HISTORY.md, the GPU suite's 2026-11-26 runs).  So fewer chunks are less time: ``peers.ipynb``'s frontier, 1024 seeds to
-    ``T = 10^4`` a policy, had not finished after 255 s in chunks of 8.  ``simulate``'s memory plan
-    still splits a chunk that would not fit the device.
+    (benchmarks/HISTORY.md, the GPU suite's 2026-11-26 runs).  So fewer chunks are less time:
+    ``peers.ipynb``'s frontier, 1024 seeds to ``T = 10^4`` a policy, had not finished after 255 s
+    in chunks of 8.  ``simulate``'s memory plan still splits a chunk that would not fit the device.
 
     Args:
       num_seeds: the seeds to run, ``S >= 1``.
