@@ -27,7 +27,15 @@ from htb_jax._src.distributions import (
     StudentT,
     TwoPoint,
 )
-from htb_jax._src.validation import FLOAT32_MAX, check_instance_type, check_integer, check_interval, concrete
+from htb_jax._src.validation import (
+    FLOAT32_MAX,
+    check_instance_type,
+    check_integer,
+    check_interval,
+    check_pytree,
+    concrete,
+    given,
+)
 
 # The families whose ``loc`` is their mean (the docstring of htb_jax._src.distributions).
 _MEAN_PARAMETRISED = (Pareto, StudentT, Frechet, Gaussian, LogNormal, Stable)
@@ -35,7 +43,7 @@ _MEAN_PARAMETRISED = (Pareto, StudentT, Frechet, Gaussian, LogNormal, Stable)
 
 def num_arms(instance: Distribution) -> int:
     """``K``, the size of the last batch axis."""
-    check_instance(instance)
+    check_instance(instance, function="htb.num_arms")
     shape = instance.batch_shape
     if not shape:
         raise ValueError(
@@ -45,11 +53,131 @@ def num_arms(instance: Distribution) -> int:
     return shape[-1]
 
 
-def check_instance(instance: Any, name: str = "instance") -> None:
-    """``TypeError`` unless ``instance`` is a distribution of htb_jax (an instance, not a class)."""
+# What each method of the reward-law protocol must return, for the messages (README, "Your own policy and
+# reward law").  "location_fields" is the class attribute that equal_gap's shift needs.
+LAW_METHODS = {
+    "from_bits": "from_bits(words) -> float32 rewards of the words' leading shape, from words "
+                 "uint64[..., num_words] (num_words 64-bit words per reward)",
+    "mean": "mean() -> float64[..., K], the arms' means",
+    "abs_moment": "abs_moment(eps) -> float64[..., K], the moments E|X|^(1+eps) (inf where they diverge)",
+    "eps_sup": "eps_sup() -> float64[..., K], the supremum of the eps with E|X|^(1+eps) < inf",
+}
+_PULLS = 2  # pulls per arm of the abstract reward table that from_bits is evaluated on
+
+
+def _defines(cls: type, method: str) -> bool:
+    """Whether ``cls`` defines ``method`` itself or in a base below :class:`Distribution` (whose own
+    raise ``NotImplementedError``); the library's families define ``abs_moment`` as ``_abs_moment``."""
+    names = (method, "_abs_moment") if method == "abs_moment" else (method,)
+    return any(getattr(cls, n) is not getattr(Distribution, n) for n in names)
+
+
+def check_instance(
+    instance: Any, name: str = "instance", function: str = "htb_jax", needs: tuple[str, ...] = ()
+) -> None:
+    """``TypeError`` unless ``instance`` is a reward law that ``function`` can use, before anything is traced.
+
+    A distribution of htb_jax (an instance, not a class) whose class is
+    registered as a pytree with number or array leaves, that defines every
+    method of ``needs`` (and, for ``"from_bits"``, returns float32 rewards of
+    the words' leading shape, evaluated abstractly: ``jax.eval_shape``, nothing
+    compiled); ``"location_fields"`` in ``needs`` asks that the class's
+    ``location_fields`` be fields of it (``equal_gap`` shifts them).
+
+    Args:
+      instance: the value given.
+      name: parameter name used in the messages.
+      function: the public function (or command) that needs the law, for the messages.
+      needs: names from :data:`LAW_METHODS` and ``"location_fields"``.
+    """
     check_instance_type(
         name, instance, Distribution,
         "a distribution of htb_jax (Pareto, StudentT, Gaussian, TwoPoint, ...), such as htb.Pareto(loc=0.0, shape=1.5)",
+    )
+    check_pytree(name, instance, function, "a reward law (an htb.Distribution)")
+    cls = type(instance)
+    words = cls.num_words
+    if isinstance(words, bool) or not isinstance(words, (int, np.integer)) or words < 1:
+        raise TypeError(
+            f"{function} takes a reward law whose num_words (64-bit words per reward) is an int >= 1 for {name}; "
+            f"got {given(name, instance)}, whose num_words is {words!r}."
+        )
+    for method in needs:
+        if method == "location_fields":
+            _check_location_fields(instance, name, function)
+        elif not _defines(cls, method):
+            raise TypeError(
+                f"{function} needs {cls.__name__}.{LAW_METHODS[method]}; got {given(name, instance)}, whose class "
+                f"does not define {method}."
+            )
+    if "from_bits" in needs and not _library_transform(cls):
+        key = _abstract_signature(instance)
+        if key not in _CHECKED_LAWS:
+            _check_from_bits(instance, name, function)
+            if len(_CHECKED_LAWS) >= 1024:
+                _CHECKED_LAWS.clear()
+            _CHECKED_LAWS.add(key)
+
+
+def _check_location_fields(instance: Distribution, name: str, function: str) -> None:
+    cls = type(instance)
+    fields = [f.name for f in dataclasses.fields(instance)] if dataclasses.is_dataclass(instance) else []
+    missing = [f for f in cls.location_fields if f not in fields]
+    if missing:
+        raise TypeError(
+            f"{function} shifts the fields that {cls.__name__}.location_fields names (the parameters that enter the "
+            f"rewards additively); got {given(name, instance)}, whose location_fields {tuple(cls.location_fields)} "
+            f"name {', '.join(missing)}, not among its fields ({', '.join(fields) or 'none'}): set location_fields "
+            f"= (...) on the class."
+        )
+
+
+def _library_transform(cls: type) -> bool:
+    """Whether ``cls.from_bits`` is one of the library's families' (checked by their own tests)."""
+    return getattr(cls.from_bits, "__module__", "").startswith("htb_jax._src.distributions.")
+
+
+# Laws whose from_bits passed the abstract check, by class, tree structure and leaf shapes and dtypes: all
+# that check sees (simulate checks its instance once per chunk of seeds).
+_CHECKED_LAWS: set = set()
+
+
+def _abstract_signature(instance: Distribution) -> tuple:
+    leaves, treedef = jax.tree_util.tree_flatten(instance)
+    return type(instance), treedef, tuple((np.shape(x), jnp.result_type(x).name) for x in leaves)
+
+
+def _check_from_bits(instance: Distribution, name: str, function: str) -> None:
+    """``TypeError`` unless ``from_bits`` gives float32 rewards of the words' leading shape, on the reward
+    table's own layout (parameters [..., K, 1], words uint64[..., K, pulls, num_words]), evaluated abstractly."""
+    cls = type(instance)
+    shape = instance.batch_shape
+    words = jax.ShapeDtypeStruct((*shape, _PULLS, cls.num_words), jnp.uint64)
+    law = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), jnp.result_type(x)), instance)
+
+    def from_bits_abstractly(law, words):
+        return jax.tree.map(lambda p: p[..., None], law.broadcast()).from_bits(words)
+
+    try:
+        out = jax.eval_shape(from_bits_abstractly, law, words)
+    except Exception as error:
+        error.add_note(f"(raised by {cls.__name__}.from_bits, evaluated abstractly before {function} ran)")
+        raise
+    expected = (*shape, _PULLS)
+    if hasattr(out, "shape") and hasattr(out, "dtype") and (tuple(out.shape), out.dtype) == (
+        expected, np.dtype(np.float32)
+    ):
+        return
+    got = f"{np.dtype(out.dtype).name}{list(out.shape)}" if hasattr(out, "dtype") else type(out).__name__
+    hint = (
+        "rewards are float32: end with .astype(jnp.float32) where a float64 is computed"
+        if hasattr(out, "shape") and tuple(out.shape) == expected
+        else "one reward per word, broadcast against the parameters"
+    )
+    raise TypeError(
+        f"{function} needs {cls.__name__}.from_bits(words) to return float32 rewards of the words' leading shape: "
+        f"float32{list(expected)} from words uint64{list(words.shape)} (parameters of shape {[*shape, 1]}); got "
+        f"{given(name, instance)}, whose from_bits returns {got} ({hint})."
     )
 
 
@@ -108,7 +236,7 @@ def check_float32_resolution(instance: Distribution) -> None:
 
 def gaps(instance: Distribution) -> jax.Array:
     """Suboptimality gaps ``Delta_i = max_j mu_j - mu_i``, f64[..., K]."""
-    check_instance(instance)
+    check_instance(instance, function="htb.gaps", needs=("mean",))
     means = instance.mean()
     return jnp.max(means, axis=-1, keepdims=True) - means
 
@@ -135,7 +263,7 @@ def equal_gap(base: Distribution, num_arms: int, gap: Any) -> Distribution:
       >>> nu.mean()
       Array([0.5, 0. , 0. ], dtype=float64)
     """
-    check_instance(base, "base")
+    check_instance(base, "base", "htb.equal_gap", ("mean", "location_fields"))
     check_integer("num_arms", num_arms, 2)
     check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
     gap = jnp.asarray(gap, jnp.float64)
@@ -208,7 +336,7 @@ def intrinsic_scale(instance: Distribution, eps: Any) -> jax.Array:
     Returns:
       f64[...]: ``inf`` where some arm lacks the ``(1+eps)``-moment.
     """
-    check_instance(instance)
+    check_instance(instance, function="htb.intrinsic_scale", needs=("abs_moment",))
     check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     eps = jnp.asarray(eps, jnp.float64)
     moments = instance.abs_moment(eps[..., None])

@@ -59,8 +59,8 @@ import numpy as np
 
 from htb_jax._src import mom, pytree
 from htb_jax._src.distributions import Distribution
+from htb_jax._src.instances import check_instance, intrinsic_scale
 from htb_jax._src.instances import gaps as instance_gaps
-from htb_jax._src.instances import intrinsic_scale
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls, num_blocks
 from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys
@@ -160,6 +160,7 @@ def proxy_table(
         per-pull proxy is for horizons whose exploration fits in memory.
     """
     as_threefry_key(key)
+    check_instance(instance, function="htb.proxy_table", needs=("from_bits", "mean"))
     k = instance_num_arms(instance)
     horizon = _check_horizon(horizon)
     check_arms_and_horizon(k, horizon)
@@ -429,6 +430,7 @@ def analytic_regret_bound(policy: AdaRETC, instance: Distribution, horizon: int,
     """
     check_policy("policy", policy, AdaRETC, "analytic_regret_bound")
     horizon = _check_horizon(horizon)
+    check_instance(instance, function="htb.analytic_regret_bound", needs=("mean", "abs_moment"))
     k = instance_num_arms(instance)
     check_arms_and_horizon(k, horizon)
     if eps is not None:

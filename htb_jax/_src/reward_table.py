@@ -173,7 +173,7 @@ def reward_table(
     Returns:
       f32[..., K, num_pulls].
     """
-    check_instance(instance)
+    check_instance(instance, function="htb.reward_table", needs=("from_bits",))
     check_integer("num_pulls", num_pulls, 0)
     check_integer("first_pull", first_pull, 0)
     check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=MAX_PULLS)

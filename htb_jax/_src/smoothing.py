@@ -88,6 +88,7 @@ import numpy as np
 
 from htb_jax._src import mom, order_statistic
 from htb_jax._src.distributions import Distribution
+from htb_jax._src.instances import check_instance
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.outcome import pseudo_regret
@@ -236,6 +237,7 @@ def regret_at_lengths(
     """
     as_threefry_key(key)
     horizon = _check_horizon(horizon)
+    check_instance(instance, function="htb.regret_at_lengths", needs=("from_bits", "mean"))
     k = instance_num_arms(instance)
     check_arms_and_horizon(k, horizon)
     if tuple(instance.batch_shape) != (k,):
@@ -428,6 +430,7 @@ def smoothed_regret(
     check_policy("policy", policy, AdaRETC, "smoothed_regret")
     as_threefry_key(key)
     horizon = _check_horizon(horizon)
+    check_instance(instance, function="htb.smoothed_regret", needs=("from_bits", "mean"))
     k = instance_num_arms(instance)
     check_arms_and_horizon(k, horizon)
     check_integer("num_seeds", num_seeds, 1)

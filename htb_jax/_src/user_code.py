@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from htb_jax._src.distributions import Distribution
+from htb_jax._src.instances import check_instance
 
 
 def is_spec(value: Any) -> bool:
@@ -57,12 +58,17 @@ def load(spec: str, option: str, example: str) -> Any:
         raise ValueError(f"{option}: {expression!r} failed in {module_name}: {type(e).__name__}: {e}") from None
 
 
-def load_arm_law(spec: str, option: str) -> Distribution:
+def load_arm_law(
+    spec: str, option: str, command: str = "htb-jax sweep", needs: tuple[str, ...] = ("from_bits", "mean", "eps_sup")
+) -> Distribution:
     """One arm's law ``MODULE:EXPRESSION`` names: a distribution of batch shape ``()`` (a built-in
-    family or a user's subclass of ``htb.Distribution``).
+    family or a user's subclass of ``htb.Distribution``) that ``command`` can use
+    (:func:`~htb_jax._src.instances.check_instance`: a registered pytree defining the methods of
+    ``needs``, its ``from_bits`` float32).
 
     Raises:
       ValueError: one line, as :func:`load`, or when the value is not such a distribution.
+      TypeError: one line, for a law ``command`` cannot use.
     """
     law = load(spec, option, "mylaws:TwoSidedLomax(loc=0.0, scale=1.0, shape=1.8)")
     if isinstance(law, type) or not isinstance(law, Distribution):
@@ -72,4 +78,5 @@ def load_arm_law(spec: str, option: str) -> Distribution:
         raise ValueError(
             f"{option}: {spec!r} must give one arm's law (batch shape ()); got batch shape {law.batch_shape}"
         )
+    check_instance(law, option, command, needs)
     return law

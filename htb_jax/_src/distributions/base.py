@@ -108,7 +108,7 @@ class Distribution:
         keeps literal constants out of squares (see :func:`_opaque`).
         ``tests/test_engine.py`` checks every family at seed chunks of 1, 2 and 8.
         """
-        raise NotImplementedError
+        raise NotImplementedError(_undefined(self, "from_bits(words) -> float32 rewards of the words' leading shape"))
 
     def block_sums_from_bits(self, words: jax.Array, size: jax.Array) -> jax.Array:
         """Sums of ``size`` i.i.d. draws, exact in law, one per word (``has_block_sums`` families
@@ -149,11 +149,14 @@ class Distribution:
     # -- moments -------------------------------------------------------------
     def mean(self) -> jax.Array:
         """Exact mean, f64[batch_shape]."""
-        raise NotImplementedError
+        raise NotImplementedError(_undefined(self, "mean() -> float64[..., K], the arms' means"))
 
     def eps_sup(self) -> jax.Array:
-        """Supremum of ``eps`` with ``E|X|^(1+eps) < inf``, f64[batch_shape]."""
-        return jnp.full(self.batch_shape, jnp.inf, _F64)
+        """Supremum of ``eps`` with ``E|X|^(1+eps) < inf``, f64[batch_shape]; every family defines it
+        (``inf`` where every moment is finite)."""
+        raise NotImplementedError(
+            _undefined(self, "eps_sup() -> float64[..., K], the supremum of the eps with E|X|^(1+eps) < inf")
+        )
 
     def abs_moment(self, eps: Any) -> jax.Array:
         """Raw absolute moment ``E|X|^(1+eps)`` (Section 2), f64[broadcast(eps, batch)].
@@ -172,7 +175,9 @@ class Distribution:
         return _cdf(self, x)
 
     def _abs_moment(self, eps):
-        raise NotImplementedError
+        raise NotImplementedError(
+            _undefined(self, "abs_moment(eps) -> float64[..., K], the moments E|X|^(1+eps)")
+        )
 
     def _cdf(self, x):
         raise NotImplementedError
@@ -182,6 +187,11 @@ class Distribution:
         ``location_fields``, which enter the variate additively."""
         moved = {name: _f64(getattr(self, name)) + delta for name in type(self).location_fields}
         return dataclasses.replace(self, **moved)
+
+
+def _undefined(law: Distribution, method: str) -> str:
+    """The message of a protocol method that ``law``'s class does not define."""
+    return f"{type(law).__name__} does not define {method} (README, \"Your own policy and reward law\")."
 
 
 # Compiled once per family and shape, whether called eagerly or inside a program.

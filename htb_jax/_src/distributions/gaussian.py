@@ -69,6 +69,9 @@ class Gaussian(Distribution):
     def mean(self):
         return jnp.broadcast_to(_f64(self.loc), self.batch_shape)
 
+    def eps_sup(self):
+        return jnp.full(self.batch_shape, jnp.inf, _F64)  # every moment is finite
+
     def _abs_moment(self, eps):
         s = _f64(self.scale)
         safe = jnp.where(s > 0, s, 1.0)

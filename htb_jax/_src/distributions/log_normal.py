@@ -9,6 +9,7 @@ from jax.scipy import special
 
 from htb_jax._src import pytree, quadrature
 from htb_jax._src.distributions.base import (
+    _F64,
     _LOG_SQRT_2PI,
     Distribution,
     _abs_moment_by_quadrature,
@@ -49,6 +50,9 @@ class LogNormal(Distribution):
 
     def mean(self):
         return jnp.broadcast_to(_f64(self.loc), self.batch_shape)
+
+    def eps_sup(self):
+        return jnp.full(self.batch_shape, jnp.inf, _F64)  # every moment is finite
 
     def _abs_moment(self, eps):
         sigma, s = _f64(self.sigma), _f64(self.scale)

@@ -69,6 +69,9 @@ class TwoPoint(Distribution):
         p = _f64(self.p)
         return jnp.broadcast_to(_f64(self.low) + p * (_f64(self.high) - _f64(self.low)), self.batch_shape)
 
+    def eps_sup(self):
+        return jnp.full(self.batch_shape, jnp.inf, _F64)  # every moment is finite
+
     def _abs_moment(self, eps):
         (r, p, low, high), _ = _common(1.0 + _f64(eps), self.p, self.low, self.high)
         low_part = jnp.where(p < 1.0, (1.0 - p) * jnp.abs(low) ** r, 0.0)

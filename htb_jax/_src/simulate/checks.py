@@ -90,7 +90,7 @@ def check_simulation(
     """
     check_policy_instance("policy", policy, "simulate")
     key = as_threefry_key(key)
-    check_instance(instance)
+    check_instance(instance, function="htb.simulate", needs=("from_bits", "mean"))
     k = instance_num_arms(instance)
     horizons, horizon_shape = _horizons(horizon)
     adar_etc_lib.check_arms_and_horizon(k, horizons)
