@@ -10,7 +10,6 @@ and :func:`plot_point` draw the line and any measured point on a figure of one's
 """
 
 from htb_jax._src.frontier import (
-    ANYTIME_POLICIES,
     FamilyRuns,
     Measurement,
     ParetoFamily,
@@ -40,7 +39,6 @@ from htb_jax._src.frontier import (
 )
 
 __all__ = [
-    "ANYTIME_POLICIES",
     "FamilyRuns",
     "Measurement",
     "ParetoFamily",

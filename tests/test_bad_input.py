@@ -226,12 +226,10 @@ LIBRARY = {
                    lambda: htb.theory.alpha_range(None)),
     "frontier runs": (TypeError, r"runs must be a FamilyRuns \(from run_family or load_runs\); got runs=None\.",
                       lambda: htb.frontier.dependent_exponent(None, 0, 10**3)),
-    # a store laid out for 2 chunks of 2 seeds, read as 1 chunk of 4: chunk 0 would hold seeds 0 and 1 alone
-    "run_family store layout": (
-        ValueError, r"store must hold the chunk layout of num_seeds=4 in chunks of seed_chunk=4; got a store of 2 "
-                    r"chunks of up to 2 seeds: pass the seed_chunk it was made with\.",
-        lambda: htb.frontier.run_family(ETC, SPIKE_FAMILY, (10**3,), 4, seed_chunk=4, progress=False, store=(
-            resumable.ChunkStore(tempfile.mkdtemp(), {"a": 1}, [0, 0], [(0, 2), (2, 2)])))),
+    "run_family restart": (TypeError, r"restart must be True or False; got restart='yes'\.",
+                           lambda: htb.frontier.run_family(ETC, SPIKE_FAMILY, (10**3,), 4, store="s", restart="yes")),
+    "measure restart": (TypeError, r"restart must be True or False; got restart=1\.",
+                        lambda: htb.frontier.measure(htb.UCB1(), 1.0, (100, 126), 2, restart=1)),
 }
 
 
@@ -416,7 +414,7 @@ def test_no_manifest_is_left_by_a_run_that_computed_nothing(tmp_path, monkeypatc
     assert main([*SMALL, "--out", str(out)]) == 2
     assert "simulated failure" in capsys.readouterr().err
     assert not os.path.exists(out / "manifest.json")
-    store = resumable.ChunkStore(str(out), {"a": 1}, [0, 0], [(0, 2)])
+    store = resumable.ChunkStore(str(out), {"a": 1}, [0, 0], [(0, 2)], {"program_sha256": "0"})
     assert not os.path.exists(out / "manifest.json")
     store.save(0, {"x": np.zeros(2)})
     assert os.path.exists(out / "manifest.json") and store.load(0) is not None
@@ -581,7 +579,8 @@ SURFACE = {
                                       sampler="auto"), ("seed_chunk",)),
     "frontier.run_family": (htb.frontier.run_family, dict(policy=ETC, family=SPIKE_FAMILY, horizons=(10**3, 10**4),
                                                           num_seeds=4, key=0, seed_chunk=4, progress=False,
-                                                          store=None, sampler="auto"), ("seed_chunk", "store")),
+                                                          store=None, restart=False, sampler="auto"),
+                            ("seed_chunk", "store")),
     "frontier.free_exponent": (htb.frontier.free_exponent, dict(runs=RUNS, g=0, eps=1.0, fit_from=10**3, key=0,
                                                                 also=()), ()),
     "frontier.dependent_exponent": (htb.frontier.dependent_exponent, dict(runs=RUNS, g=0, fit_from=10**3, key=0), ()),
@@ -593,11 +592,11 @@ SURFACE = {
     "frontier.save_runs": (htb.frontier.save_runs, dict(runs=RUNS, path="runs.npz"), ()),
     "frontier.load_runs": (htb.frontier.load_runs, dict(path="runs.npz", family=SPIKE_FAMILY), ()),
     "frontier.plot_t_frontier": (htb.frontier.plot_t_frontier, dict(result=FRONTIER_RESULT, path="frontier.png"), ()),
-    "frontier.run_t_frontier": (htb.frontier.run_t_frontier, dict(config=FRONTIER, progress=False, out_dir="out"),
-                                ("out_dir",)),
+    "frontier.run_t_frontier": (htb.frontier.run_t_frontier, dict(config=FRONTIER, progress=False, out_dir="out",
+                                                                  restart=False), ("out_dir",)),
     "frontier.measure": (htb.frontier.measure, dict(
         policy=htb.UCB1(), eps=1.0, horizons=(100, 126), num_seeds=2, family=SPIKE_FAMILY, key=0, anytime=False,
-        per_decade=10, seed_chunk=8, store="store", name="p", family_name="f", progress=False),
+        per_decade=10, seed_chunk=8, store="store", restart=False, name="p", family_name="f", progress=False),
         ("family", "anytime", "seed_chunk", "store", "name", "family_name")),
     "frontier.checkpoint_horizons": (htb.frontier.checkpoint_horizons,
                                      dict(horizon=10**4, fit_from=10**3, per_decade=10), ()),
@@ -623,7 +622,6 @@ NOT_IN_SURFACE = {
     "ExponentFit", "MemoryPlan", "Outcome", "ProxyTable", "Summary", "TuningResult", "frontier.FamilyRuns",
     "frontier.TFrontierResult", "theory.CalibratedProfile", "theory.Exponents", "theory.ForceMoMExponents",
     "theory.OperatingPoint", "frontier.Measurement",  # results
-    "frontier.ANYTIME_POLICIES",  # a tuple of policy classes
 }
 
 def _public_callables():

@@ -191,14 +191,14 @@ def test_with_no_seed_chunk_a_command_runs_every_seed_in_one_chunk_off_a_cpu(tmp
     # The banner, printed once everything is checked, names the chunks; the run itself is stopped there.
     # Each command's own CPU chunk (sweep 50, frontier 16, --policy 8), every seed (up to 4096) off a CPU:
     # catches a command that keeps its CPU chunk on a GPU, or that loses it on a CPU.
-    from htb_jax._src import frontier as frontier_lib
     from htb_jax._src import sweep as sweep_lib
     from htb_jax._src.cli import frontier_command
+    from htb_jax._src.frontier import t_frontier
 
     def stop(*args, **kwargs):
         raise ValueError("stopped after the banner")
 
-    for module, name in ((sweep_lib, "run_sweep"), (frontier_lib, "run_t_frontier"), (frontier_command, "run_measure")):
+    for module, name in ((sweep_lib, "run_sweep"), (t_frontier, "run_with_store"), (frontier_command, "run_measure")):
         monkeypatch.setattr(module, name, stop)
     for backend, banner in (("cpu", on_cpu), ("gpu", off_cpu)):
         monkeypatch.setattr(jax, "default_backend", lambda backend=backend: backend)

@@ -274,17 +274,19 @@ def test_a_user_policy_through_the_command_line_resumes(tmp_path, capsys, monkey
 def test_a_policy_told_each_members_parameter_through_the_command_line(tmp_path, capsys, monkeypatch):
     # --policy MODULE:FUNCTION, a function member -> policy: the command prints the table measure
     # gives the same function (its members' policies paired with the members), character for character.
+    # Its policies declare anytime (Robust UCB never reads T), so both read one run at checkpoints.
     (tmp_path / "user_policies.py").write_text(textwrap.dedent(USER_MODULE))
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    argv = ["frontier", "--policy", "user_policies:told_u", "--eps", "1", "--horizons", "100,200", "--fit-from",
-            "100", "--seeds", "4", "--seed-chunk", "2", "--out", str(tmp_path / "out")]
+    horizons = htb.frontier.checkpoint_horizons(200, 100).tolist()
+    argv = ["frontier", "--policy", "user_policies:told_u", "--eps", "1", "--horizons", ",".join(map(str, horizons)),
+            "--fit-from", "100", "--seeds", "4", "--seed-chunk", "2", "--out", str(tmp_path / "out")]
     assert CLI.load()(argv) == 0
     printed = capsys.readouterr().out
     import user_policies
 
-    (m,) = htb.frontier.measure(user_policies.told_u, 1.0, [100, 200], 4, seed_chunk=2, name="told_u")
-    assert not m.anytime  # a function of the member runs per horizon unless told
+    (m,) = htb.frontier.measure(user_policies.told_u, 1.0, horizons, 4, seed_chunk=2, name="told_u")
+    assert m.anytime  # as its policies declare
     assert printed.strip() == htb.frontier.measurement_table([m]).strip()
 
 

@@ -3,8 +3,11 @@
 An output directory holds
 
 * ``manifest.json``: the sweep's configuration, its root key, the chunk layout
-  (``[first_seed, num_seeds]`` per chunk), the versions of htb_jax, jax, jaxlib
-  and NumPy, the backend and devices, and the SHA-256 of every chunk file written;
+  (``[first_seed, num_seeds]`` per chunk), the fingerprint of the program that
+  computes its chunks (:mod:`htb_jax._src.fingerprint`: the traced simulation
+  program and its arguments, the versions of htb_jax, jax and jaxlib), the
+  versions of NumPy and Python, the backend and devices, and the SHA-256 of
+  every chunk file written;
 * ``chunks/chunk-NNNNN.npz``: the results of one chunk of seeds, with the
   SHA-256 of its arrays inside.
 
@@ -16,7 +19,14 @@ hashes to the manifest's digest, it loads, its arrays hash to the digest
 stored inside it, and it holds the seeds the layout assigns it; anything else
 is recomputed, never merged.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the resumed
 sweep equals an uninterrupted one bit for bit.  A directory whose manifest
-describes another configuration is refused.
+describes another configuration is refused (:class:`ForeignStoreError`), and so
+is one whose chunks another program computed (:class:`StaleStoreError`: a
+policy's or a law's code changed, or htb_jax's, jax's or jaxlib's version),
+unless the run is told to ``restart``: then the old manifest and chunks are
+deleted first, and nothing stored is deleted otherwise.
+
+An interrupted run (Ctrl-C) raises :class:`Interrupted`, a
+``KeyboardInterrupt`` that says how many chunks are stored.
 
 Under ``jax.distributed`` every process runs the sweep (each simulation spans
 all hosts) and reads the directory, which must be on a file system they all
@@ -25,6 +35,7 @@ share; only process 0 writes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -38,12 +49,13 @@ from collections.abc import Callable, Mapping
 import jax
 import numpy as np
 
+from htb_jax._src import fingerprint as fingerprint_lib
 from htb_jax._src.reward_table import MAX_SEEDS
 from htb_jax._src.validation import check_integer
 
 MANIFEST = "manifest.json"
 CHUNK_DIR = "chunks"
-FORMAT = 1
+FORMAT = 2  # 2: the manifest records the program's fingerprint
 
 
 MAX_CHUNKS = 100_000  # one file per chunk
@@ -113,6 +125,19 @@ def root_key_data(key: int) -> np.ndarray:
     return np.asarray(jax.random.key_data(jax.random.key(int(key))))
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a resumable run: every chunk finished before it is stored.
+
+    Attributes:
+      stored: chunks on disk (read back or computed), of ``total``.
+      directory: the store's directory (``None``: the run stored nothing).
+    """
+
+    def __init__(self, stored: int, total: int, directory: str | None):
+        super().__init__(f"interrupted: {stored} of {total} chunks stored in {directory}")
+        self.stored, self.total, self.directory = stored, total, directory
+
+
 def run_chunks(
     layout: list[tuple[int, int]],
     compute: Callable[[int, int], dict[str, np.ndarray]],
@@ -129,6 +154,10 @@ def run_chunks(
     Returns:
       ``(parts, resumed)``: the arrays of every chunk in layout order, and how
       many chunks were read back.
+
+    Raises:
+      Interrupted: on ``KeyboardInterrupt``, with the chunks stored so far (a
+        chunk being written is either whole on disk or absent).
     """
     stream = sys.stderr if stream is None else stream
     total = sum(count for _, count in layout)
@@ -136,15 +165,22 @@ def run_chunks(
     parts = [store.load(i) if store is not None else None for i in range(len(layout))]
     resumed = sum(part is not None for part in parts)
     initial = done = sum(count for part, (_, count) in zip(parts, layout, strict=True) if part is not None)
-    for i, (first, count) in enumerate(layout):
-        if parts[i] is not None:
-            continue
-        parts[i] = compute(first, count)
-        if store is not None:
-            store.save(i, parts[i])
-        done += count
-        if progress is not None:
-            progress(done, total, started, stream, initial=initial, chunk=(i + 1, len(layout)))
+    try:
+        for i, (first, count) in enumerate(layout):
+            if parts[i] is not None:
+                continue
+            parts[i] = compute(first, count)
+            if store is not None:
+                store.save(i, parts[i])
+            done += count
+            if progress is not None:
+                progress(done, total, started, stream, initial=initial, chunk=(i + 1, len(layout)))
+    except KeyboardInterrupt:
+        if progress is not None and getattr(stream, "isatty", lambda: False)():
+            stream.write("\n")
+        if store is None:
+            raise Interrupted(0, len(layout), None) from None
+        raise Interrupted(store.stored(), len(layout), store.directory) from None
     if progress is not None and getattr(stream, "isatty", lambda: False)():
         stream.write("\n")
     return parts, resumed
@@ -196,31 +232,14 @@ def atomic_write(path: str, write) -> None:
 
 def environment() -> dict:
     """Versions, backend and devices, for the manifest."""
-    import htb_jax
-
     devices = jax.devices()
     return {
-        "versions": {
-            "htb_jax": htb_jax.__version__,
-            "jax": jax.__version__,
-            "jaxlib": getattr(jax.lib, "__version__", None) or _jaxlib_version(),
-            "numpy": np.__version__,
-            "python": platform.python_version(),
-        },
+        "versions": {**fingerprint_lib.versions(), "numpy": np.__version__, "python": platform.python_version()},
         "backend": jax.default_backend(),
         "device_kind": devices[0].device_kind,
         "num_devices": len(devices),
         "process_count": jax.process_count(),
     }
-
-
-def _jaxlib_version() -> str | None:
-    try:
-        import jaxlib
-
-        return jaxlib.__version__
-    except (ImportError, AttributeError):
-        return None
 
 
 class ForeignStoreError(ValueError):
@@ -229,7 +248,47 @@ class ForeignStoreError(ValueError):
     its own class, so that a caller can refuse it alone and let any other error show its traceback."""
 
 
-def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None:
+class StaleStoreError(ForeignStoreError):
+    """A store of the same configuration whose chunks another program computed: the code of a
+    policy, of a reward law or of htb_jax changed, or the version of htb_jax, jax or jaxlib."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Remedy:
+    """How a caller names the way out of a refused store: its directory argument and its restart flag."""
+
+    directory: str = "--out"
+    restart: str = "--restart"
+
+    def __str__(self) -> str:
+        return f"give another {self.directory}, or {self.restart} to delete its chunks and start again"
+
+
+CLI_REMEDY = Remedy()
+
+
+def _program_change(old: dict, program: dict) -> str | None:
+    """What differs between a stored fingerprint and this run's (``None``: nothing)."""
+    stored = old.get("program")
+    if not isinstance(stored, dict):
+        return "its manifest records no fingerprint of the program that computed them (an older htb_jax)"
+    changed = [
+        f"{name} {stored.get(name)} there, {program.get(name)} here"
+        for name in ("htb_jax", "jax", "jaxlib")
+        if stored.get(name) != program.get(name)
+    ]
+    if changed:
+        return "; ".join(changed)
+    if stored.get("program_sha256") != program.get("program_sha256"):
+        backend = jax.default_backend()
+        where = "" if old.get("backend") in (None, backend) else f"; computed on {old['backend']}, this is {backend}"
+        return f"the simulation program changed: the code of its policy, its reward law or htb_jax{where}"
+    return None
+
+
+def read_manifest(
+    directory: str, config: dict, root_key, layout, program: dict | None = None, remedy: Remedy = CLI_REMEDY
+) -> dict | None:
     """The manifest in ``directory`` (``None`` if there is none), checked against a sweep.
 
     Args:
@@ -237,10 +296,13 @@ def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None
       config: the sweep's identity (JSON-able).
       root_key: the root key's data.
       layout: ``[(first_seed, num_seeds), ...]``.
+      program: the run's :func:`~htb_jax._src.fingerprint.fingerprint` (``None``: not checked).
+      remedy: how the caller's user gives another directory or restarts, for the message.
 
     Raises:
       ForeignStoreError: one line, if the manifest cannot be read or describes
         another configuration, chunk layout or root key.
+      StaleStoreError: one line, if its chunks were computed by another program.
     """
     path = os.path.join(directory, MANIFEST)
     if not os.path.exists(path):
@@ -250,9 +312,7 @@ def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None
             old = json.load(f)
         old_config, old_layout = old["config"], old["chunks"]
     except (OSError, ValueError, KeyError, TypeError):
-        raise ForeignStoreError(
-            f"{path} is not a readable htb-jax sweep manifest; remove the directory or give another --out"
-        ) from None
+        raise ForeignStoreError(f"{path} is not a readable htb-jax sweep manifest; {remedy}") from None
     config = json.loads(json.dumps(config))
     changed = [
         f"{name}: {old_config.get(name)!r} there, {config.get(name)!r} here"
@@ -268,8 +328,13 @@ def read_manifest(directory: str, config: dict, root_key, layout) -> dict | None
         changed = ["root key"]
     if changed:
         raise ForeignStoreError(
-            f"the output directory {directory!r} holds a sweep with another configuration "
-            f"({'; '.join(changed)}); give a new --out or remove that directory"
+            f"the output directory {directory!r} holds a run with another configuration "
+            f"({'; '.join(changed)}); {remedy}"
+        )
+    stale = None if program is None else _program_change(old, program)
+    if stale is not None:
+        raise StaleStoreError(
+            f"the output directory {directory!r} holds chunks computed by another program ({stale}); {remedy}"
         )
     return old
 
@@ -285,22 +350,35 @@ class ChunkStore:
       config: the sweep's identity, a JSON-able dict (what must match to resume).
       root_key: u32[2] the root key's data.
       layout: ``[(first_seed, num_seeds), ...]`` per chunk.
+      program: the :func:`~htb_jax._src.fingerprint.fingerprint` of what computes the chunks
+        (must match too).
       stream: where notes on recomputed chunks go (stderr).
+      restart: delete the manifest and chunks the directory holds (of whatever run) and start
+        again, instead of refusing them or resuming from them.
+      remedy: how the caller's user gives another directory or restarts, for refusals.
 
     Raises:
       ForeignStoreError: if ``directory`` holds a manifest of another sweep, or one
-        that cannot be read.
+        that cannot be read (and ``restart`` is false).
+      StaleStoreError: if its chunks were computed by another program (and ``restart`` is false).
     """
 
-    def __init__(self, directory: str, config: dict, root_key, layout, stream=None):
+    def __init__(self, directory: str, config: dict, root_key, layout, program: dict, stream=None,
+                 restart: bool = False, remedy: Remedy = CLI_REMEDY):
         self.directory = directory
         self.chunk_dir = os.path.join(directory, CHUNK_DIR)
         self.stream = sys.stderr if stream is None else stream
         self.layout = [[int(a), int(b)] for a, b in layout]
         self.config = json.loads(json.dumps(config))
+        self.program = dict(program)
         root_key = [int(x) for x in np.asarray(root_key).ravel()]
         self.writer = jax.process_index() == 0
-        old = read_manifest(directory, self.config, root_key, self.layout)
+        if restart:
+            old = None  # every process ignores what is there; process 0 deletes it
+            if self.writer:
+                self._delete_stored()
+        else:
+            old = read_manifest(directory, self.config, root_key, self.layout, self.program, remedy)
         self.written = old is not None  # a new manifest is written with the first chunk, not before
         if self.writer and os.path.isdir(self.chunk_dir):
             for name in os.listdir(self.chunk_dir):
@@ -322,15 +400,30 @@ class ChunkStore:
                 "root_key": root_key,
                 "key_impl": "threefry2x32",
                 "chunks": self.layout,
+                "program": self.program,
                 **environment(),
                 "chunk_sha256": {},
             }
+
+    def _delete_stored(self) -> None:
+        """Deletes the manifest and every chunk file (``restart``); nothing else in the directory."""
+        path = os.path.join(self.directory, MANIFEST)
+        if os.path.exists(path):
+            os.remove(path)
+        if os.path.isdir(self.chunk_dir):
+            for name in os.listdir(self.chunk_dir):
+                if name.startswith("chunk-") and name.endswith(".npz") or name.endswith(".tmp"):
+                    os.remove(os.path.join(self.chunk_dir, name))
 
     def _write_manifest(self) -> None:
         if not self.writer:
             return
         text = json.dumps(self.manifest, indent=2, sort_keys=True) + "\n"
         atomic_write(os.path.join(self.directory, MANIFEST), lambda f: f.write(text.encode()))
+
+    def stored(self) -> int:
+        """How many of the layout's chunk files are on disk (each whole: a file appears by an atomic rename)."""
+        return sum(os.path.exists(self.path(i)) for i in range(len(self.layout)))
 
     def path(self, index: int) -> str:
         return os.path.join(self.chunk_dir, f"chunk-{index:05d}.npz")

@@ -139,6 +139,7 @@ def seed_sharded_program(
         return jax.export.export(portable, platforms=platforms)(*place(*args))
 
     run.lower = lower
+    run.trace = lambda *args: program.trace(*place(*args))
     run.mesh = mesh
     return run
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from htb_jax._src import user_code
 from htb_jax._src.distributions import Distribution, Gaussian, Pareto, StudentT
+from htb_jax._src.fingerprint import fingerprint
 from htb_jax._src.instances import equal_gap, lower_bound_pair
 from htb_jax._src.memory import check_memory_budget
 from htb_jax._src.policies.adar_etc import AdaRETC
@@ -252,6 +253,13 @@ def progress_bar(
     stream.flush()
 
 
+def sweep_calls(config: SweepConfig) -> list[dict]:
+    """The ``simulate`` call of every chunk of the sweep, but its seeds: what a chunk runs and what
+    its store's fingerprint traces (:func:`~htb_jax._src.fingerprint.fingerprint`)."""
+    return [dict(key=jax.random.key(config.key), policy=config.policy(), instance=config.instance(),
+                 horizon=list(config.horizons), memory_budget=config.memory_budget)]
+
+
 def run_chunk(config: SweepConfig, first: int, count: int) -> dict[str, np.ndarray]:
     """Seeds ``first .. first + count - 1`` of the sweep.
 
@@ -259,10 +267,8 @@ def run_chunk(config: SweepConfig, first: int, count: int) -> dict[str, np.ndarr
       ``regret`` f64[A, Q, H, count], ``committed`` i32[A, Q, H, count] and
       ``exploration`` i64[A, Q, H].
     """
-    out = simulate(
-        jax.random.key(config.key), config.policy(), config.instance(), list(config.horizons), count,
-        first_seed=first, memory_budget=config.memory_budget,
-    )
+    (call,) = sweep_calls(config)
+    out = simulate(**call, num_seeds=count, first_seed=first)
     return {
         "regret": np.asarray(out.regret),
         "committed": np.asarray(out.committed),
@@ -270,11 +276,23 @@ def run_chunk(config: SweepConfig, first: int, count: int) -> dict[str, np.ndarr
     }
 
 
+def open_store(config: SweepConfig, out_dir: str, *, restart: bool = False, stream=None) -> ChunkStore:
+    """The store of the sweep in ``out_dir``, checked against its configuration and its program
+    (traced, nothing compiled), before anything is computed or written.
+
+    Raises:
+      ForeignStoreError, StaleStoreError: ``out_dir`` holds another sweep, or chunks of another
+        program, and ``restart`` is false (with ``restart`` they are deleted).
+    """
+    return ChunkStore(out_dir, config.identity(), root_key_data(config.key), config.chunks(),
+                      fingerprint(sweep_calls(config)), stream, restart)
+
+
 def run_sweep(
     config: SweepConfig,
     progress: Callable[..., None] | None = progress_bar,
     stream=None,
-    out_dir: str | None = None,
+    store: ChunkStore | None = None,
 ) -> SweepResult:
     """Runs the sweep, chunk of seeds by chunk of seeds, showing progress on ``stream`` (stderr).
 
@@ -283,20 +301,17 @@ def run_sweep(
       progress: called as ``progress(done, total, started, stream, initial=,
         chunk=)`` after every chunk (see :func:`progress_bar`), or ``None``.
       stream: where progress goes (default stderr).
-      out_dir: if given, every finished chunk is written there (see
+      store: if given (:func:`open_store`), every finished chunk is written there (see
         :mod:`htb_jax._src.resumable`) and chunks already there are read back
         instead of recomputed: a killed run started again resumes.
 
     Raises:
-      ValueError: for an invalid configuration, or an ``out_dir`` holding a
-        sweep of another configuration.
+      ValueError: for an invalid configuration.
+      Interrupted: on Ctrl-C, with the chunks stored.
     """
     config.validate()
     stream = sys.stderr if stream is None else stream
     layout = config.chunks()
-    store = None
-    if out_dir is not None:
-        store = ChunkStore(out_dir, config.identity(), root_key_data(config.key), layout, stream)
     started = time.perf_counter()
     parts, resumed = run_chunks(
         layout, lambda first, count: run_chunk(config, first, count), store, progress, stream

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 import htb_jax  # noqa: F401  (enables x64 before anything is traced)
-from htb_jax._src import distributed
+from htb_jax._src import distributed, resumable
 from htb_jax._src.cli.arguments import Parser
 from htb_jax._src.cli.frontier_command import add_frontier_parser, run_frontier
 from htb_jax._src.cli.sweep_command import add_sweep_parser, run_sweep
@@ -35,3 +35,18 @@ def main(argv=None) -> int:
         message = f"{e.filename or ''}: {e.strerror or e}" if isinstance(e, OSError) else str(e)
         print(f"htb-jax: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:  # Ctrl-C: one line, status 130 (128 + SIGINT), every finished chunk kept
+        print(f"htb-jax: {interrupted(e)}", file=sys.stderr)
+        return 130
+
+
+def interrupted(error: KeyboardInterrupt) -> str:
+    """The line a command prints when interrupted: how many chunks are stored, and how to resume."""
+    if isinstance(error, resumable.Interrupted) and error.directory is not None:
+        if error.stored == 0:
+            return f"interrupted before the first of {error.total} chunks was stored in {error.directory}"
+        return (
+            f"interrupted: {error.stored} of {error.total} chunks stored in {error.directory}; the same command "
+            "resumes from them"
+        )
+    return "interrupted; the chunks already stored are kept, and the same command resumes from them"

@@ -11,9 +11,15 @@ import jax
 from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
 from htb_jax._src.cli.arguments import floats, integer, ints
-from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
+from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir, make_output_dir
 from htb_jax._src.frontier import t_frontier
-from htb_jax._src.frontier.measure import is_per_member, per_member_runs, plan_measure, run_measure
+from htb_jax._src.frontier.measure import (
+    is_per_member,
+    open_measure_store,
+    per_member_runs,
+    plan_measure,
+    run_measure,
+)
 from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.validation import check_policy_instance
 
@@ -66,10 +72,10 @@ def run_policy(args) -> int:
     name = user_code.parts(args.policy)[1]
     plan = plan_measure(  # every argument checked before anything is printed
         policy, args.eps, [int(h) for h in horizons], seeds, key=args.key, anytime=anytime,
-        seed_chunk=args.seed_chunk, store=args.out, name=name, progress=True,
+        seed_chunk=args.seed_chunk, store=args.out, restart=args.restart, name=name, progress=True,
     )
-    layout = resumable.seed_chunks(plan.num_seeds, plan.seed_chunk)
-    resumable.read_manifest(args.out, plan.identity, resumable.root_key_data(plan.key), layout)
+    # The kernel and the law checked, the program traced (nothing compiled) and the store read.
+    store = open_measure_store(plan, resumable.CLI_REMEDY)
     print(
         f"{name}: d and c on Theorem 1's two-point family at eps in {list(args.eps)}; T in {horizons[0]}..{horizons[-1]} "
         f"({len(horizons)} horizons); {seeds} seeds in chunks of {plan.seed_chunk}; output in {args.out}",
@@ -77,7 +83,7 @@ def run_policy(args) -> int:
     )
     if jax.process_index() == 0:
         make_output_dir(args.out)
-    measurements = run_measure(plan)
+    measurements = run_measure(plan, store)
     resumed = measurements[0].resumed_chunks
     if resumed:
         print(f"resumed: {resumed} chunks read back from {args.out}", file=sys.stderr)
@@ -106,8 +112,10 @@ def add_frontier_parser(sub) -> None:
             "measured-vs-theory table and write frontier.png, frontier.csv, table.md and runs.npz. "
             "With no flags it runs an embedded default (about 6 s on a 2-core CPU); raise "
             "--seeds, --horizons and --alphas-per-eps on a GPU. Every finished chunk of seeds is "
-            "stored in --out with a manifest: the same command, killed and started again, resumes; "
-            "another configuration needs another --out."
+            "stored in --out with a manifest: the same command, interrupted (Ctrl-C, a killed job) "
+            "and started again, resumes; another configuration, or chunks another program computed "
+            "(a policy's or htb_jax's code, or htb_jax's, jax's or jaxlib's version, changed), needs "
+            "another --out or --restart."
         ),
     )
     p.add_argument("--eps", type=floats, default=None, help="comma-separated eps values (default 1,0.5,0.25; with --family stable 0.5,0.25)")
@@ -145,9 +153,11 @@ def add_frontier_parser(sub) -> None:
     )
     p.add_argument(
         "--anytime", choices=("auto", "yes", "no"), default="auto",
-        help="with --policy: read one run at checkpoints (yes) or run per horizon (no); auto: checkpoints for "
-        "the built-ins that never read T, per horizon otherwise (default %(default)s)",
+        help="with --policy: read one run at checkpoints (yes) or run per horizon (no); auto: as the policy "
+        "declares in its class attribute anytime (True: it never reads T), per horizon where it declares "
+        "nothing (default %(default)s)",
     )
+    add_restart_argument(p)
     distributed.add_arguments(p)
 
 
@@ -183,7 +193,7 @@ def run_frontier(args) -> int:
     check_output_dir(args.out)
     config.validate()
     layout = resumable.seed_chunks(config.num_seeds, config.chunk)
-    resumable.read_manifest(args.out, frontier_lib.frontier_identity(config), resumable.root_key_data(config.key), layout)
+    store = t_frontier.open_store(config, args.out, args.restart)  # its program traced, nothing compiled
     fam = config.family
     members = (
         f"{fam.num_members} stable instances (K={fam.num_arms}, index {fam.index:g}, gap "
@@ -199,7 +209,7 @@ def run_frontier(args) -> int:
     )
     if jax.process_index() == 0:  # under jax.distributed, process 0 writes
         make_output_dir(args.out)
-    result = frontier_lib.run_t_frontier(config, out_dir=args.out)
+    result = t_frontier.run_with_store(config, store)
     if result.runs.resumed_chunks:
         print(f"resumed: {result.runs.resumed_chunks} of {len(layout)} chunks read back from {args.out}", file=sys.stderr)
     table = frontier_lib.t_frontier_table(result)

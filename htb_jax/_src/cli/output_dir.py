@@ -65,6 +65,16 @@ def try_output_dir(path: str) -> None:
                 pass
 
 
+def add_restart_argument(parser) -> None:
+    """``--restart``: delete the chunks stored in ``--out`` and start again (see :mod:`htb_jax._src.resumable`)."""
+    parser.add_argument(
+        "--restart", action="store_true",
+        help="delete the manifest and the chunks stored in --out, of whatever run, and start again; without it a "
+        "directory holding another configuration, or chunks another program computed (a policy's, a law's or "
+        "htb_jax's code changed, or htb_jax's, jax's or jaxlib's version), is refused and nothing is deleted",
+    )
+
+
 def make_output_dir(path: str) -> None:
     try:
         os.makedirs(path, exist_ok=True)

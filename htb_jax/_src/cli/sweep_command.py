@@ -14,7 +14,7 @@ import jax
 from htb_jax._src import distributed, resumable
 from htb_jax._src import sweep as sweep_lib
 from htb_jax._src.cli.arguments import byte_size, floats, integral, ints
-from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
+from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir, make_output_dir
 
 _SWEEP_EPILOG = """\
 examples:
@@ -44,7 +44,9 @@ chunk of seeds in chunks/. Run the same command again after an interruption
 (Ctrl-C, a killed job, a crash) and it continues from the chunks on disk; a
 damaged chunk file is recomputed. The final results do not depend on how often
 the run was interrupted. A different configuration pointed at an existing
-directory is refused: give a new --out.
+directory is refused, and so are chunks another program computed (the code of
+a law of one's own or htb_jax's changed, or htb_jax's, jax's or jaxlib's
+version): give a new --out, or --restart to delete them and start again.
 
 outputs: sweep.csv (one row per alpha, q, T), sweep.npz (per-seed regrets and
 committed arms, with the manifest), sweep.png, and the table on stdout.
@@ -107,6 +109,7 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--key", type=int, default=unset, help=f"root random key (default {d.key})")
     p.add_argument("--memory-budget", type=byte_size, default=unset, help="bytes per device per call, e.g. 512MiB (default: 2GiB on CPU, half a GPU's memory)")
     p.add_argument("--out", default=unset, help="output directory (default htb-jax-sweep)")
+    add_restart_argument(p)
     distributed.add_arguments(p)
 
 
@@ -154,7 +157,7 @@ def _read_toml(path: str) -> dict:
 
 def run_sweep(args) -> int:
     settings = _read_toml(args.config) if args.config else {}
-    flags = {k: v for k, v in vars(args).items() if k not in ("command", "config", *distributed.FLAGS)}
+    flags = {k: v for k, v in vars(args).items() if k not in ("command", "config", "restart", *distributed.FLAGS)}
     settings.update(flags)  # flags win over the file
     out = settings.pop("out", "htb-jax-sweep")
     if "seed_chunk" not in settings:  # off a CPU, every seed up to 4096 a chunk: a call costs about its latency
@@ -164,7 +167,7 @@ def run_sweep(args) -> int:
     # Everything is checked before anything is printed or written (the directory first: it is quick).
     check_output_dir(out)
     config.validate()
-    resumable.read_manifest(out, config.identity(), resumable.root_key_data(config.key), config.chunks())
+    store = sweep_lib.open_store(config, out, restart=args.restart)  # its program traced, nothing compiled
     print(
         f"AdaR-ETC sweep: {config.describe()}; eps={config.eps:g}; {len(config.alphas)}x{len(config.qs)} "
         f"(alpha, q) grid; T in {list(config.horizons)}; {config.num_seeds} seeds in "
@@ -173,7 +176,7 @@ def run_sweep(args) -> int:
     )
     if jax.process_index() == 0:  # under jax.distributed, process 0 writes
         make_output_dir(out)
-    result = sweep_lib.run_sweep(config, out_dir=out)
+    result = sweep_lib.run_sweep(config, store=store)
     if result.resumed_chunks:
         print(f"resumed: {result.resumed_chunks} of {len(config.chunks())} chunks read back from {out}", file=sys.stderr)
     rows = sweep_lib.table_rows(result)

@@ -33,7 +33,7 @@ both tend to the theory as ``T -> inf``, and the share of ``K B_T`` in ``L_T``.
 Modules: ``families`` (the instance families), ``runs`` (a batch of policies on
 a family, resumable), ``fits`` (exponents, finite-T predictions, verdicts),
 ``t_frontier`` (the experiment of ``htb-jax frontier``), ``measure`` (any
-policy's ``(d, c)`` from one call and its table), ``plots`` (Theorem 1's
+policy's ``(d, c)`` from one call), ``measurement`` (what it returns, and its table), ``plots`` (Theorem 1's
 line and measured points, the figure of measured policies), ``eps_profile`` (exponents across true ``eps``).
 """
 
@@ -51,14 +51,8 @@ from htb_jax._src.frontier.fits import (
     schedule_free_slope,
     verdict,
 )
-from htb_jax._src.frontier.measure import (
-    ANYTIME_POLICIES,
-    Measurement,
-    checkpoint_count,
-    checkpoint_horizons,
-    measure,
-    measurement_table,
-)
+from htb_jax._src.frontier.measure import checkpoint_count, checkpoint_horizons, measure
+from htb_jax._src.frontier.measurement import Measurement, measurement_table
 from htb_jax._src.frontier.plots import frontier_panel, plot_measurements, plot_point, plot_t_frontier
 from htb_jax._src.frontier.runs import FamilyRuns, load_runs, run_family, save_runs, write_csv
 from htb_jax._src.frontier.t_frontier import (
@@ -79,7 +73,6 @@ __all__ = [
     "checkpoint_horizons",
     "checkpoint_count",
     "Measurement",
-    "ANYTIME_POLICIES",
     "AGREEMENT",
     "FamilyRuns",
     "ParetoFamily",

@@ -6,12 +6,14 @@ two exponents of Section 5 with seed-bootstrap intervals: ``d`` the slope in
 ``T`` of the worst case over the family of ``R_T / U_eps``, ``c`` the slope of
 the regret on the family's fixed instance.
 
-**Anytime or per horizon.**  A policy that never reads ``T`` (UCB1,
-AdaR-UCB, Robust UCB, APE2, ForceMoM, the anytime AdaR-ETC) runs once to the
-largest horizon and is read at the log-spaced checkpoints of that run: the
-regret at ``t`` of a run to ``T`` is the regret of a run to ``t``.  A policy
-that uses ``T`` (AdaR-ETC, Explore-Then-Commit, MR-UCB, MR-APE, or any policy
-not known to be anytime) runs once per horizon.
+**Anytime or per horizon.**  A policy declares in its class attribute
+``anytime`` whether it never reads ``T`` (part of the policy protocol; UCB1,
+AdaR-UCB, Robust UCB, APE2, ForceMoM and the anytime AdaR-ETC declare
+``True``).  Such a policy runs once to the largest horizon and is read at the
+log-spaced checkpoints of that run: the regret at ``t`` of a run to ``T`` is
+the regret of a run to ``t``.  A policy that uses ``T`` (AdaR-ETC,
+Explore-Then-Commit, MR-UCB, MR-APE), or one that declares nothing, runs once
+per horizon.
 
 **Finite-T prediction.**  For an AdaR-ETC-type schedule (a policy reporting
 its exploration length ``L_T`` with Median-of-Means blocks ``B_T``), the
@@ -26,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -37,19 +38,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src.distributions import Distribution
-from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
+from htb_jax._src.exponents import fit_exponent, fit_worst_case_exponent
+from htb_jax._src.fingerprint import fingerprint
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily
 from htb_jax._src.frontier.fits import _slope, schedule_free_slope
+from htb_jax._src.frontier.measurement import Measurement
+from htb_jax._src.frontier.runs import STORE_REMEDY
 from htb_jax._src.instances import intrinsic_scale
-from htb_jax._src.policies.adar_ucb import AdaRUCB
-from htb_jax._src.policies.anytime_adar_etc import AnytimeAdaRETC
-from htb_jax._src.policies.ape2 import APE2
-from htb_jax._src.policies.force_mom import ForceMoM
-from htb_jax._src.policies.robust_ucb import RobustUCB
-from htb_jax._src.policies.robust_ucb_f import RobustUCBf
-from htb_jax._src.policies.ucb1 import UCB1
 from htb_jax._src.resumable import (
     ChunkStore,
+    Remedy,
     check_layout,
     check_root_key,
     default_seed_chunk,
@@ -62,7 +60,6 @@ from htb_jax._src.simulate.program import simulate
 from htb_jax._src.sweep import progress_bar
 from htb_jax._src.validation import (
     check_flag,
-    check_instance_type,
     check_integer,
     check_interval,
     check_nonempty,
@@ -71,10 +68,21 @@ from htb_jax._src.validation import (
     given,
 )
 
-# Built-in policies that never read T (the others, and any user's policy unless told, run per horizon).
-_ABOVE_ONE = 1.005  # a worst-case slope this far above 1 is read as one that the hardest member's change makes
 
-ANYTIME_POLICIES = (UCB1, AdaRUCB, RobustUCB, RobustUCBf, APE2, ForceMoM, AnytimeAdaRETC)
+def declared_anytime(policy: Any) -> bool:
+    """A policy's declaration ``anytime`` (the policy protocol): ``True`` if it never reads ``T``,
+    ``False`` where it reads ``T`` or declares nothing.
+
+    Raises:
+      TypeError: a declaration that is not ``True`` or ``False``.
+    """
+    value = getattr(policy, "anytime", False)
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(
+            f"{type(policy).__name__}.anytime must be True (the policy never reads T) or False (it does); "
+            f"got {value!r}."
+        )
+    return bool(value)
 
 
 def checkpoint_count(horizon: int, per_decade: int = 10) -> int:
@@ -100,90 +108,6 @@ def checkpoint_horizons(horizon: int, fit_from: int, per_decade: int = 10) -> np
     check_integer("fit_from", fit_from, 1, maximum=int(horizon))
     rounds = np.unique(np.asarray(log_spaced_rounds(np.int64(horizon), count)))
     return rounds[rounds >= int(fit_from)].astype(np.int64)
-
-
-@dataclasses.dataclass(frozen=True)
-class Measurement:
-    """One policy's measured ``(d, c)`` at one true ``eps``.
-
-    Attributes:
-      name: the policy's label.
-      family_name: the family's label (a panel of :func:`~htb_jax._src.frontier.plots.plot_measurements`).
-      eps: the true tail exponent (normalization by ``U_eps``).
-      horizons: i64[H] the fitted horizons.
-      regret: f64[F + 1, H, S] per-seed regrets (member ``F`` is the fixed instance).
-      scale: f64[F + 1] ``U_eps`` of each member.
-      exploration: i64[H] ``L_T`` on member 0 (0 where the policy reports none; -1 for anytime
-        runs, read at checkpoints).
-      d: the worst-case fit (``d.argmax``: the hardest member at the largest horizon).
-      c: the fixed-instance fit.
-      d_finite_t: the slope the schedule implies for ``d`` over the same horizons (NaN: no known schedule).
-      c_finite_t: the slope of ``L_T`` (NaN: no known schedule).
-      block_share: ``K B_T / L_T`` at the largest horizon (NaN: no known schedule).
-      anytime: whether one run was read at checkpoints.
-      seconds: wall time of the runs, compilation included (NaN where every chunk was read back).
-      resumed_chunks: seed chunks read back from the store.
-    """
-
-    name: str
-    family_name: str
-    eps: float
-    horizons: np.ndarray
-    regret: np.ndarray
-    scale: np.ndarray
-    exploration: np.ndarray
-    d: ExponentFit
-    c: ExponentFit
-    d_finite_t: float
-    c_finite_t: float
-    block_share: float
-    anytime: bool
-    seconds: float
-    resumed_chunks: int
-
-    @property
-    def off_frontier(self) -> float:
-        """``c + d (1+eps)/eps - (1+eps)/eps``: 0 on Theorem 1's line, negative beyond it."""
-        r = (1.0 + self.eps) / self.eps
-        return self.c.slope + self.d.slope * r - r
-
-    @property
-    def beyond_bound(self) -> bool:
-        """Whether even the intervals' far corner lies beyond Theorem 1's line (a finite-T slope)."""
-        r = (1.0 + self.eps) / self.eps
-        return self.c.high + self.d.high * r - r < 0.0
-
-    def note(self) -> str:
-        """Why a slope may differ from an exponent: the finite range of ``T``, and the schedule's share."""
-        parts = [f"finite-T slope, T in [{_t(self.horizons[0])}, {_t(self.horizons[-1])}]"]
-        if self.beyond_bound:
-            parts.append("beyond Theorem 1's line, which bounds exponents (T -> inf)")
-        if not np.isnan(self.block_share) and self.block_share > 0.2:
-            parts.append(f"K B_T is {self.block_share:.0%} of L_T")
-        if self.c.high < 0.0:
-            parts.append("c < 0: the fixed instance's regret falls over the range")
-        if self.d.low > _ABOVE_ONE:
-            parts.append("d > 1: the hardest member changes with T")
-        return "; ".join(parts)
-
-    def row(self) -> dict:
-        """The flat row of a table or CSV."""
-        return dict(
-            policy=self.name, family=self.family_name, eps=self.eps,
-            horizons=len(self.horizons), t_min=int(self.horizons[0]), t_max=int(self.horizons[-1]),
-            seeds=int(self.regret.shape[-1]), anytime=self.anytime,
-            d=self.d.slope, d_low=self.d.low, d_high=self.d.high, d_finite_t=self.d_finite_t,
-            c=self.c.slope, c_low=self.c.low, c_high=self.c.high, c_finite_t=self.c_finite_t,
-            block_share=self.block_share, off_frontier=self.off_frontier,
-            worst_normalized=float(np.max(self.regret[:-1, -1].mean(-1) / self.scale[:-1])),
-            worst_member=int(np.argmax(self.regret[:-1, -1].mean(-1) / self.scale[:-1])),
-            fixed_regret=float(self.regret[-1, -1].mean()), seconds=self.seconds, note=self.note(),
-        )
-
-
-def _t(horizon) -> str:
-    """A horizon as printed: exact below 10^5, else ``1e+07``-style."""
-    return str(int(horizon)) if horizon < 10**5 else f"{float(horizon):.3g}"
 
 
 def _family_instances(family) -> tuple[Distribution, str]:
@@ -248,6 +172,7 @@ def measure(
     per_decade: int = 10,
     seed_chunk: int | None = None,
     store: str | None = None,
+    restart: bool = False,
     name: str | None = None,
     family_name: str | None = None,
     progress: bool = False,
@@ -278,8 +203,10 @@ def measure(
         (the members, then the fixed instance).
       key: the root key's seed.
       anytime: read one run at checkpoints (``True``) or run per horizon
-        (``False``); ``None``: anytime for the built-ins that never read ``T``
-        (``ANYTIME_POLICIES``), per horizon otherwise.
+        (``False``); ``None``: the policy's own declaration, its class
+        attribute ``anytime`` (``True`` for the built-ins that never read
+        ``T``; a policy that declares nothing runs per horizon).  A policy run
+        at checkpoints must not read ``ctx.horizon``: one that does is refused.
       per_decade: checkpoints per decade of an anytime run.
       seed_chunk: seeds per call of ``simulate``, the resume unit and a pass of
         rounds (default: 8 on a CPU; off a CPU every seed, at most 4096 a
@@ -287,14 +214,21 @@ def measure(
         seeds).  A ``store`` records the layout: a run resumed on another
         kind of device needs the ``seed_chunk`` it started with.
       store: a directory: every finished chunk of seeds is written there with
-        a manifest, and a run started again reads back the intact chunks (a
-        directory holding another measurement is refused).
+        a manifest, and a run started again reads back the intact chunks.  A
+        directory holding another measurement, or chunks that another program
+        computed (the code of the policy, of the family's law or of htb_jax
+        changed, or the version of htb_jax, jax or jaxlib), is refused
+        (``ValueError``).
+      restart: delete what ``store`` holds and start again instead of refusing it.
       name, family_name: labels for tables and figures (default: the policy's
         class name, the family's kind).
       progress: a progress bar on stderr.
 
     Returns:
       One :class:`Measurement` per ``eps``, in order.
+
+    Raises:
+      Interrupted: a ``KeyboardInterrupt`` on Ctrl-C, after every finished chunk is stored.
 
     Examples:
       >>> import htb_jax as htb
@@ -312,7 +246,8 @@ class MeasurePlan:
     runs.  ``horizons`` is i64[H]; ``count`` the anytime run's checkpoints (0 per horizon) and ``columns``
     the horizons' among them; ``instances`` the members, then the fixed instance; ``runs`` a chunk's
     ``simulate`` calls, ``(policy, instances, paired)`` each; ``row`` the instance whose schedule is
-    reported; ``identity`` what a store's manifest records."""
+    reported; ``identity`` what a store's manifest records; ``restart`` whether to delete the store's
+    contents first."""
 
     name: str
     family_name: str
@@ -322,6 +257,7 @@ class MeasurePlan:
     seed_chunk: int
     key: int
     store: str | None
+    restart: bool
     progress: bool
     anytime: bool
     count: int
@@ -341,7 +277,8 @@ def plan_measure(*args, **kwargs) -> MeasurePlan:
 
 
 def _plan(
-    policy, eps, horizons, num_seeds, family, key, anytime, per_decade, seed_chunk, store, name, family_name, progress
+    policy, eps, horizons, num_seeds, family, key, anytime, per_decade, seed_chunk, store, restart, name, family_name,
+    progress,
 ) -> MeasurePlan:
     factory = None
     if is_per_member(policy):
@@ -373,14 +310,16 @@ def _plan(
     check_layout(num_seeds, seed_chunk)
     if store is not None:
         check_path("store", store)
+    check_flag("restart", restart)
     for label, value in (("name", name), ("family_name", family_name)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{label} must be a string or None; got {given(label, value)}.")
     check_flag("progress", progress)
     family = SpikeFamily() if family is None else family
     instances, kind = _family_instances(family)
+    runs = [(policy, instances, False)] if factory is None else per_member_runs(factory, instances)
     if anytime is None:
-        anytime = factory is None and isinstance(policy, ANYTIME_POLICIES)
+        anytime = all(declared_anytime(p) for p, _, _ in runs)
     count = checkpoint_count(int(t[-1]), per_decade) if anytime else 0
     columns = None
     if anytime:
@@ -400,37 +339,50 @@ def _plan(
     }
     return MeasurePlan(
         name=name, family_name=family_name or kind, eps_values=eps_values, horizons=t, num_seeds=int(num_seeds),
-        seed_chunk=int(seed_chunk), key=int(key), store=store, progress=progress, anytime=bool(anytime), count=count,
-        columns=columns, instances=instances,
-        runs=[(policy, instances, False)] if factory is None else per_member_runs(factory, instances),
+        seed_chunk=int(seed_chunk), key=int(key), store=store, restart=bool(restart), progress=progress,
+        anytime=bool(anytime), count=count, columns=columns, instances=instances, runs=runs,
         row=0 if factory is None else -1,  # whose schedule is reported: the fixed instance's for a per-member policy
         identity=identity,
     )
 
 
-def run_measure(plan: MeasurePlan) -> tuple[Measurement, ...]:
-    """Runs a checked :func:`measure` call, chunk of seeds by chunk, and fits it."""
-    t, root = plan.horizons, jax.random.key(plan.key)
+def measure_calls(plan: MeasurePlan) -> list[dict]:
+    """The ``simulate`` calls of every chunk of a measurement, but its seeds: what a chunk runs and
+    what its store's fingerprint traces (:func:`~htb_jax._src.fingerprint.fingerprint`)."""
+    root, t = jax.random.key(plan.key), plan.horizons
+    if plan.anytime:
+        return [dict(key=root, policy=p, instance=inst, horizon=int(t[-1]), num_checkpoints=plan.count, paired=paired)
+                for p, inst, paired in plan.runs]
+    return [dict(key=root, policy=p, instance=inst, horizon=t.tolist(), paired=paired) for p, inst, paired in plan.runs]
+
+
+def open_measure_store(plan: MeasurePlan, remedy: Remedy = STORE_REMEDY) -> ChunkStore:
+    """The store of a planned measurement (``plan.store``), checked against its identity and its
+    program (traced, nothing compiled: a malformed kernel is refused here) before anything runs."""
+    return ChunkStore(plan.store, plan.identity, root_key_data(plan.key), seed_chunks(plan.num_seeds, plan.seed_chunk),
+                      fingerprint(measure_calls(plan)), restart=plan.restart, remedy=remedy)
+
+
+def run_measure(plan: MeasurePlan, chunk_store: ChunkStore | None = None) -> tuple[Measurement, ...]:
+    """Runs a checked :func:`measure` call, chunk of seeds by chunk, and fits it (its store opened here
+    unless given, from :func:`open_measure_store`)."""
+    t = plan.horizons
+    calls = measure_calls(plan)
 
     def compute(first: int, num: int) -> dict[str, np.ndarray]:
         regrets, exploration = [], np.full(t.size, -1, np.int64)
-        for p, inst, paired in plan.runs:
+        for call in calls:
+            out = simulate(**call, num_seeds=num, first_seed=first)
             if plan.anytime:
-                out = simulate(
-                    root, p, inst, int(t[-1]), num, first_seed=first, num_checkpoints=plan.count, paired=paired
-                )
                 regrets.append(np.moveaxis(np.asarray(out.regret_curve)[..., plan.columns], -1, -2))  # [F', H, S]
             else:
-                out = simulate(root, p, inst, t.tolist(), num, first_seed=first, paired=paired)
                 regrets.append(np.asarray(out.regret))  # [F', H, S]
                 exploration = np.asarray(out.exploration)[plan.row, :, 0].astype(np.int64)
         return {"regret": np.concatenate(regrets, axis=0), "exploration": exploration}
 
     layout = seed_chunks(plan.num_seeds, plan.seed_chunk)
-    chunk_store = None
-    if plan.store is not None:
-        os.makedirs(plan.store, exist_ok=True)
-        chunk_store = ChunkStore(plan.store, plan.identity, root_key_data(plan.key), layout)
+    if chunk_store is None and plan.store is not None:
+        chunk_store = open_measure_store(plan)
     started = time.perf_counter()
     parts, resumed = run_chunks(layout, compute, chunk_store, progress_bar if plan.progress else None, sys.stderr)
     seconds = math.nan if resumed == len(parts) else time.perf_counter() - started
@@ -457,43 +409,3 @@ def _fit(name, family_name, eps, t, regret, instances, exploration, anytime, sec
         name, family_name, eps, t, regret, scale, exploration, d, c, d_finite, c_finite, share, anytime,
         seconds, resumed,
     )
-
-
-def _check_measurements(measurements) -> None:
-    if not isinstance(measurements, (list, tuple)) or not measurements:
-        raise TypeError(
-            f"measurements must be a non-empty list or tuple of Measurement (from measure); "
-            f"got {given('measurements', measurements)}."
-        )
-    for i, m in enumerate(measurements):
-        check_instance_type(f"measurements[{i}]", m, Measurement, "a Measurement (from measure)")
-
-
-def _check_keyed(name: str, value) -> dict:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise TypeError(f"{name} must be None or a dict keyed by (policy name, eps); got {given(name, value)}.")
-    return value
-
-
-def measurement_table(measurements: Sequence[Measurement], claims: dict | None = None) -> str:
-    """Markdown: one row per measurement, with the claimed exponents where ``claims[(name, eps)] = (d, c)``."""
-    _check_measurements(measurements)
-    claims = _check_keyed("claims", claims)
-    fmt = lambda v: "-" if v is None or np.isnan(v) else f"{v:.3f}"  # noqa: E731
-    head = (
-        "| policy | family | eps | T | seeds | d claim | d finite T | d measured | c claim | c finite T "
-        "| c measured | off frontier | note |\n|---|---|---:|---|---:|---:|---:|---|---:|---:|---|---:|---|\n"
-    )
-    lines = []
-    for m in measurements:
-        dc, cc = claims.get((m.name, m.eps), (math.nan, math.nan))
-        r = m.row()
-        lines.append(
-            f"| {m.name} | {m.family_name} | {m.eps:g} | {_t(r['t_min'])}..{_t(r['t_max'])} | {r['seeds']} "
-            f"| {fmt(dc)} | {fmt(m.d_finite_t)} | {m.d.slope:.3f} [{m.d.low:.3f}, {m.d.high:.3f}] | {fmt(cc)} "
-            f"| {fmt(m.c_finite_t)} | {m.c.slope:.3f} [{m.c.low:.3f}, {m.c.high:.3f}] | {m.off_frontier:+.3f} "
-            f"| {r['note']} |"
-        )
-    return head + "\n".join(lines)

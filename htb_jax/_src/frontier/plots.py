@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from htb_jax._src import theory
-from htb_jax._src.frontier.measure import _ABOVE_ONE, Measurement, _check_keyed, _check_measurements
+from htb_jax._src.frontier.measurement import _ABOVE_ONE, Measurement, _check_keyed, _check_measurements
 from htb_jax._src.frontier.t_frontier import TFrontierResult
 from htb_jax._src.validation import check_instance_type, check_interval, check_path, given
 

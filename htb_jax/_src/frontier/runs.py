@@ -12,10 +12,19 @@ from collections.abc import Sequence
 import jax
 import numpy as np
 
+from htb_jax._src.fingerprint import fingerprint
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, _check_family
 from htb_jax._src.instances import intrinsic_scale
 from htb_jax._src.policies.adar_etc import AdaRETC
-from htb_jax._src.resumable import ChunkStore, check_root_key, default_seed_chunk, run_chunks, seed_chunks
+from htb_jax._src.resumable import (
+    ChunkStore,
+    Remedy,
+    check_root_key,
+    default_seed_chunk,
+    root_key_data,
+    run_chunks,
+    seed_chunks,
+)
 from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.simulate.program import simulate
 from htb_jax._src.sweep import progress_bar
@@ -85,7 +94,8 @@ def run_family(
     key: int = 0,
     seed_chunk: int | None = None,
     progress: bool = True,
-    store: ChunkStore | None = None,
+    store: str | None = None,
+    restart: bool = False,
     sampler: str = "auto",
 ) -> FamilyRuns:
     """Simulates a flat batch of schedules (grid shape ``(G,)``) on the family, chunk of seeds by chunk.
@@ -100,9 +110,15 @@ def run_family(
         ``"block_sums"``, ``"order_statistic"``.  On a :class:`StableFamily`, ``"auto"`` takes the
         block sums (``B_T`` standard draws per arm and horizon); ``"order_statistic"`` draws each
         estimate as one order statistic, the same law at a cost that does not grow with ``T``.
-      store: if given (its layout ``seed_chunks(num_seeds, seed_chunk)``), every finished chunk is
-        written there atomically and intact chunks already there are read back
-        instead of recomputed: a killed run started again resumes.
+      store: a directory: every finished chunk is written there atomically with a manifest, and a
+        run started again reads back the intact chunks instead of recomputing them.  A directory
+        holding another run, or chunks that another program computed (the code of the policy, of
+        the family's law or of htb_jax changed, or the version of htb_jax, jax or jaxlib), is
+        refused (``ValueError``).
+      restart: delete what ``store`` holds and start again instead of refusing it.
+
+    Raises:
+      Interrupted: a ``KeyboardInterrupt`` on Ctrl-C, after every finished chunk is stored.
     """
     check_policy_instance("policy", policy, "run_family")
     _check_family("family", family)
@@ -115,21 +131,46 @@ def run_family(
         seed_chunk = default_seed_chunk(num_seeds)
     check_integer("seed_chunk", seed_chunk, 1)
     check_flag("progress", progress)
+    check_flag("restart", restart)
     check_choice("sampler", sampler, SAMPLERS)
     layout = seed_chunks(num_seeds, seed_chunk)
+    chunk_store = None
     if store is not None:
-        check_instance_type("store", store, ChunkStore, "None or a ChunkStore")
-        if store.layout != [[first, count] for first, count in layout]:
-            raise ValueError(
-                f"store must hold the chunk layout of num_seeds={int(num_seeds)} in chunks of seed_chunk="
-                f"{int(seed_chunk)}; got a store of {len(store.layout)} chunks of up to "
-                f"{max(count for _, count in store.layout)} seeds: pass the seed_chunk it was made with."
-            )
-    instances = family.instances()
-    root = jax.random.key(key)
+        check_path("store", store)
+        identity = {
+            "experiment": "run_family", "policy": repr(policy), "family": repr(family),
+            "horizons": [int(h) for h in horizons], "num_seeds": int(num_seeds), "sampler": sampler,
+        }
+        chunk_store = open_family_store(policy, family, horizons, key, sampler, store, identity, layout, restart,
+                                        STORE_REMEDY)
+    return family_runs(policy, family, horizons, layout, key, progress, chunk_store, sampler)
+
+
+# How a user of the Python functions that take ``store=`` names the way out of a refused store.
+STORE_REMEDY = Remedy(directory="store", restart="restart=True")
+
+
+def family_calls(policy, family, horizons: Sequence[int], key: int, sampler: str) -> list[dict]:
+    """The ``simulate`` call of every chunk of :func:`run_family`, but its seeds."""
+    return [dict(key=jax.random.key(key), policy=policy, instance=family.instances(), horizon=list(horizons),
+                 sampler=sampler)]
+
+
+def open_family_store(policy, family, horizons, key, sampler, directory: str, identity: dict, layout, restart: bool,
+                      remedy: Remedy) -> ChunkStore:
+    """The store of a family's runs in ``directory``, checked against ``identity``
+    and the runs' program (traced, nothing compiled)."""
+    program = fingerprint(family_calls(policy, family, horizons, key, sampler))
+    return ChunkStore(directory, identity, root_key_data(key), layout, program, restart=restart, remedy=remedy)
+
+
+def family_runs(policy, family, horizons, layout, key: int, progress: bool, store: ChunkStore | None,
+                sampler: str) -> FamilyRuns:
+    """:func:`run_family`, checked, with its layout and its store opened."""
+    (call,) = family_calls(policy, family, horizons, key, sampler)
 
     def compute(first: int, count: int) -> dict[str, np.ndarray]:
-        out = simulate(root, policy, instances, list(horizons), count, first_seed=first, sampler=sampler)
+        out = simulate(**call, num_seeds=count, first_seed=first)
         return {"regret": np.asarray(out.regret), "exploration": np.asarray(out.exploration[:, 0, :, 0])}
 
     started = time.perf_counter()

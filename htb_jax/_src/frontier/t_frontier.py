@@ -11,15 +11,16 @@ import numpy as np
 from htb_jax._src import theory
 from htb_jax._src.frontier.families import SpikeFamily, StableFamily
 from htb_jax._src.frontier.fits import _fit_mask, dependent_exponent, free_exponent, verdict
-from htb_jax._src.frontier.runs import FamilyRuns, _check_runs, run_family
+from htb_jax._src.frontier.runs import FamilyRuns, _check_runs, family_runs, open_family_store
 from htb_jax._src.policies.adar_etc import AdaRETC, num_blocks
 from htb_jax._src.resumable import (
+    CLI_REMEDY,
     MAX_SEEDS,
     ChunkStore,
+    Remedy,
     check_layout,
     check_root_key,
     default_seed_chunk,
-    root_key_data,
     seed_chunks,
 )
 from htb_jax._src.simulate.fast_path import SAMPLERS
@@ -128,7 +129,9 @@ def t_frontier_policy(config: TFrontierConfig) -> AdaRETC:
     return AdaRETC(eps=jnp.asarray(eps), alpha=jnp.asarray(alpha), q=0.0)
 
 
-def run_t_frontier(config: TFrontierConfig, *, progress: bool = True, out_dir: str | None = None) -> TFrontierResult:
+def run_t_frontier(
+    config: TFrontierConfig, *, progress: bool = True, out_dir: str | None = None, restart: bool = False
+) -> TFrontierResult:
     """Runs the T-frontier experiment and fits ``(d, c)`` for every ``(eps, alpha)``.
 
     Args:
@@ -136,20 +139,38 @@ def run_t_frontier(config: TFrontierConfig, *, progress: bool = True, out_dir: s
       progress: show a progress bar on stderr.
       out_dir: if given, the seed chunks are stored there with a manifest (see
         :mod:`htb_jax._src.resumable`): a killed run started again resumes, and
-        a directory holding another configuration is refused (``ValueError``).
+        a directory holding another configuration, or chunks that another program
+        computed (htb_jax's code, or the version of htb_jax, jax or jaxlib, changed),
+        is refused (``ValueError``).
+      restart: delete what ``out_dir`` holds and start again instead of refusing it.
+
+    Raises:
+      Interrupted: a ``KeyboardInterrupt`` on Ctrl-C, after every finished chunk is stored.
     """
     check_instance_type("config", config, TFrontierConfig, "a TFrontierConfig")
     check_flag("progress", progress)
+    check_flag("restart", restart)
     if out_dir is not None:
         check_path("out_dir", out_dir)
     config.validate()
-    store = None
-    if out_dir is not None:
-        store = ChunkStore(out_dir, frontier_identity(config), root_key_data(config.key),
-                           seed_chunks(config.num_seeds, config.chunk))
-    runs = run_family(
-        t_frontier_policy(config), config.family, config.horizons, config.num_seeds,
-        key=config.key, seed_chunk=config.chunk, progress=progress, store=store, sampler=config.sampler,
+    store = None if out_dir is None else open_store(config, out_dir, restart, Remedy("out_dir", "restart=True"))
+    return run_with_store(config, store, progress)
+
+
+def open_store(config: TFrontierConfig, out_dir: str, restart: bool, remedy: Remedy = CLI_REMEDY) -> ChunkStore:
+    """The store of a (validated) T-frontier experiment in ``out_dir``, checked against its
+    configuration and its program (traced, nothing compiled) before anything runs."""
+    return open_family_store(
+        t_frontier_policy(config), config.family, config.horizons, config.key, config.sampler, out_dir,
+        frontier_identity(config), seed_chunks(config.num_seeds, config.chunk), restart, remedy,
+    )
+
+
+def run_with_store(config: TFrontierConfig, store: ChunkStore | None, progress: bool = True) -> TFrontierResult:
+    """:func:`run_t_frontier` of a validated configuration, with its store opened (:func:`open_store`)."""
+    runs = family_runs(
+        t_frontier_policy(config), config.family, config.horizons, seed_chunks(config.num_seeds, config.chunk),
+        config.key, progress, store, config.sampler,
     )
     return fit_t_frontier(config, runs)
 

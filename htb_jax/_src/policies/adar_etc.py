@@ -82,6 +82,8 @@ class ExploreThenCommit:
       q: f[...] in ``[0, eps/(1+2eps)]``: the exploration exponent of ``K``.
     """
 
+    anytime = False  # the protocol's declaration: reads T (htb.frontier.measure runs it once per horizon)
+
     eps: Any
     alpha: Any
     q: Any

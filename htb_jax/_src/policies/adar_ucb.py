@@ -109,6 +109,8 @@ class AdaRUCB:
       17.485
     """
 
+    anytime = True  # the protocol's declaration: never reads T (htb.frontier.measure reads one run at checkpoints)
+
     @property
     def batch_shape(self) -> tuple[int, ...]:
         return ()

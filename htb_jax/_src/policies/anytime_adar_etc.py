@@ -37,6 +37,8 @@ class AnytimeAdaRETC(ExploreThenCommit):
       growth: f[...] epoch growth factor ``g`` in ``[1.1, 16]`` (default 2).
     """
 
+    anytime = True  # the protocol's declaration: never reads T (htb.frontier.measure reads one run at checkpoints)
+
     growth: Any = 2.0
 
     def __post_init__(self):

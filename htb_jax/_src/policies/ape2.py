@@ -64,6 +64,8 @@ class APE2:
       'gamma'
     """
 
+    anytime = True  # the protocol's declaration: never reads T (htb.frontier.measure reads one run at checkpoints)
+
     p: Any
     c: Any = 1.0
     perturbation: str = pytree.static_field(default="frechet")

@@ -67,6 +67,8 @@ class ForceMoM:
       (2,)
     """
 
+    anytime = True  # the protocol's declaration: never reads T (htb.frontier.measure reads one run at checkpoints)
+
     rho: Any
 
     def __post_init__(self):

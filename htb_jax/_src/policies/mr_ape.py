@@ -52,6 +52,8 @@ class MRAPE:
       ()
     """
 
+    anytime = False  # the protocol's declaration: reads T (htb.frontier.measure runs it once per horizon)
+
     p: Any
     c: Any = 1.0
     perturbation: str = pytree.static_field(default="uniform")

@@ -49,6 +49,8 @@ class MRUCB:
       (3,)
     """
 
+    anytime = False  # the protocol's declaration: reads T (htb.frontier.measure runs it once per horizon)
+
     p: Any
     c: Any = 1.0
 

@@ -66,6 +66,8 @@ class RobustUCB:
       (3,)
     """
 
+    anytime = True  # the protocol's declaration: never reads T (htb.frontier.measure reads one run at checkpoints)
+
     eps: Any
     u: Any = None
     v: Any = None

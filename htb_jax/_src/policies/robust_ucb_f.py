@@ -118,6 +118,8 @@ class RobustUCBf:
              [554, 184, 262]], dtype=int64)
     """
 
+    anytime = True  # the protocol's declaration: never reads T (htb.frontier.measure reads one run at checkpoints)
+
     kind: str = pytree.static_field(default="R-UCB")
     estimator: str = pytree.static_field(default="mean")
     m: Any = 2.1

@@ -25,6 +25,8 @@ class UCB1:
       ((4,), (4, 16))
     """
 
+    anytime = True  # the protocol's declaration: never reads T (htb.frontier.measure reads one run at checkpoints)
+
     @property
     def batch_shape(self) -> tuple[int, ...]:
         return ()

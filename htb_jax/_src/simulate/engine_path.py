@@ -50,7 +50,8 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
 
     Returns:
       ``(plan, run)``: the :class:`MemoryPlan`; ``run()`` gives the Outcome
-      with leading axes ``G + I + H + (S,)`` (``G + H + (S,)`` paired), ``run.lower()`` the lowered program.
+      with leading axes ``G + I + H + (S,)`` (``G + H + (S,)`` paired), ``run.lower()`` the lowered program,
+      ``run.trace()`` the traced one and ``run.arguments`` its arguments.
     """
     r = request
     k = r.num_arms
@@ -67,4 +68,6 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
         return _arrange_engine(gather(program(*args)), r.output_shape, record_arms)
 
     run_engine.lower = lambda: program.lower(*args)
+    run_engine.trace = lambda: program.trace(*args)
+    run_engine.arguments = args
     return plan, run_engine

@@ -280,7 +280,8 @@ def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
 
     Returns:
       ``(plan, run)``: the :class:`MemoryPlan`; ``run()`` gives the Outcome
-      with leading axes ``G + I + H + (S,)``, ``run.lower()`` the lowered program.  Paired, every
+      with leading axes ``G + I + H + (S,)``, ``run.lower()`` the lowered program, ``run.trace()`` the
+      traced one and ``run.arguments`` its arguments.  Paired, every
       grid point still runs on every instance (the draws are shared) and the Outcome keeps the
       pairs: ``G + H + (S,)``.
     """
@@ -324,4 +325,6 @@ def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
                                   r.horizon_shape, (r.num_seeds,), r.paired)
 
     run_fast.lower = lambda: program.lower(*args)
+    run_fast.trace = lambda: program.trace(*args)
+    run_fast.arguments = args
     return plan, run_fast

@@ -206,8 +206,9 @@ def prepare(
     threads: int | None = None,
     paired: bool = False,
 ):
-    """Validates a simulation and builds its program: ``(plan, run)``, ``run()`` gives the Outcome
-    and ``run.lower()`` the lowered program."""
+    """Validates a simulation and builds its program: ``(plan, run)``, ``run()`` gives the Outcome,
+    ``run.lower()`` the lowered program, ``run.trace()`` the traced one and ``run.arguments`` its
+    arguments."""
     key, k, horizons, horizon_shape, devices = check_simulation(
         key, policy, instance, horizon, num_seeds, first_seed=first_seed, engine=engine,
         record_arms=record_arms, num_checkpoints=num_checkpoints, pull_chunk=pull_chunk,

@@ -1,0 +1,139 @@
+"""One policy's measured ``(d, c)``: :class:`Measurement` (what :func:`~htb_jax._src.frontier.measure.measure`
+returns), its notes on finite-T slopes, and its table."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from htb_jax._src.exponents import ExponentFit
+from htb_jax._src.validation import check_instance_type, given
+
+_ABOVE_ONE = 1.005  # a worst-case slope this far above 1 is read as one that the hardest member's change makes
+
+
+@dataclasses.dataclass(frozen=True)
+class Measurement:
+    """One policy's measured ``(d, c)`` at one true ``eps``.
+
+    Attributes:
+      name: the policy's label.
+      family_name: the family's label (a panel of :func:`~htb_jax._src.frontier.plots.plot_measurements`).
+      eps: the true tail exponent (normalization by ``U_eps``).
+      horizons: i64[H] the fitted horizons.
+      regret: f64[F + 1, H, S] per-seed regrets (member ``F`` is the fixed instance).
+      scale: f64[F + 1] ``U_eps`` of each member.
+      exploration: i64[H] ``L_T`` on member 0 (0 where the policy reports none; -1 for anytime
+        runs, read at checkpoints).
+      d: the worst-case fit (``d.argmax``: the hardest member at the largest horizon).
+      c: the fixed-instance fit.
+      d_finite_t: the slope the schedule implies for ``d`` over the same horizons (NaN: no known schedule).
+      c_finite_t: the slope of ``L_T`` (NaN: no known schedule).
+      block_share: ``K B_T / L_T`` at the largest horizon (NaN: no known schedule).
+      anytime: whether one run was read at checkpoints.
+      seconds: wall time of the runs, compilation included (NaN where every chunk was read back).
+      resumed_chunks: seed chunks read back from the store.
+    """
+
+    name: str
+    family_name: str
+    eps: float
+    horizons: np.ndarray
+    regret: np.ndarray
+    scale: np.ndarray
+    exploration: np.ndarray
+    d: ExponentFit
+    c: ExponentFit
+    d_finite_t: float
+    c_finite_t: float
+    block_share: float
+    anytime: bool
+    seconds: float
+    resumed_chunks: int
+
+    @property
+    def off_frontier(self) -> float:
+        """``c + d (1+eps)/eps - (1+eps)/eps``: 0 on Theorem 1's line, negative beyond it."""
+        r = (1.0 + self.eps) / self.eps
+        return self.c.slope + self.d.slope * r - r
+
+    @property
+    def beyond_bound(self) -> bool:
+        """Whether even the intervals' far corner lies beyond Theorem 1's line (a finite-T slope)."""
+        r = (1.0 + self.eps) / self.eps
+        return self.c.high + self.d.high * r - r < 0.0
+
+    def note(self) -> str:
+        """Why a slope may differ from an exponent: the finite range of ``T``, and the schedule's share."""
+        parts = [f"finite-T slope, T in [{_t(self.horizons[0])}, {_t(self.horizons[-1])}]"]
+        if self.beyond_bound:
+            parts.append("beyond Theorem 1's line, which bounds exponents (T -> inf)")
+        if not np.isnan(self.block_share) and self.block_share > 0.2:
+            parts.append(f"K B_T is {self.block_share:.0%} of L_T")
+        if self.c.high < 0.0:
+            parts.append("c < 0: the fixed instance's regret falls over the range")
+        if self.d.low > _ABOVE_ONE:
+            parts.append("d > 1: the hardest member changes with T")
+        return "; ".join(parts)
+
+    def row(self) -> dict:
+        """The flat row of a table or CSV."""
+        return dict(
+            policy=self.name, family=self.family_name, eps=self.eps,
+            horizons=len(self.horizons), t_min=int(self.horizons[0]), t_max=int(self.horizons[-1]),
+            seeds=int(self.regret.shape[-1]), anytime=self.anytime,
+            d=self.d.slope, d_low=self.d.low, d_high=self.d.high, d_finite_t=self.d_finite_t,
+            c=self.c.slope, c_low=self.c.low, c_high=self.c.high, c_finite_t=self.c_finite_t,
+            block_share=self.block_share, off_frontier=self.off_frontier,
+            worst_normalized=float(np.max(self.regret[:-1, -1].mean(-1) / self.scale[:-1])),
+            worst_member=int(np.argmax(self.regret[:-1, -1].mean(-1) / self.scale[:-1])),
+            fixed_regret=float(self.regret[-1, -1].mean()), seconds=self.seconds, note=self.note(),
+        )
+
+
+def _t(horizon) -> str:
+    """A horizon as printed: exact below 10^5, else ``1e+07``-style."""
+    return str(int(horizon)) if horizon < 10**5 else f"{float(horizon):.3g}"
+
+
+def _check_measurements(measurements) -> None:
+    if not isinstance(measurements, (list, tuple)) or not measurements:
+        raise TypeError(
+            f"measurements must be a non-empty list or tuple of Measurement (from measure); "
+            f"got {given('measurements', measurements)}."
+        )
+    for i, m in enumerate(measurements):
+        check_instance_type(f"measurements[{i}]", m, Measurement, "a Measurement (from measure)")
+
+
+def _check_keyed(name: str, value) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TypeError(f"{name} must be None or a dict keyed by (policy name, eps); got {given(name, value)}.")
+    return value
+
+
+def measurement_table(measurements: Sequence[Measurement], claims: dict | None = None) -> str:
+    """Markdown: one row per measurement, with the claimed exponents where ``claims[(name, eps)] = (d, c)``."""
+    _check_measurements(measurements)
+    claims = _check_keyed("claims", claims)
+    fmt = lambda v: "-" if v is None or np.isnan(v) else f"{v:.3f}"  # noqa: E731
+    head = (
+        "| policy | family | eps | T | seeds | d claim | d finite T | d measured | c claim | c finite T "
+        "| c measured | off frontier | note |\n|---|---|---:|---|---:|---:|---:|---|---:|---:|---|---:|---|\n"
+    )
+    lines = []
+    for m in measurements:
+        dc, cc = claims.get((m.name, m.eps), (math.nan, math.nan))
+        r = m.row()
+        lines.append(
+            f"| {m.name} | {m.family_name} | {m.eps:g} | {_t(r['t_min'])}..{_t(r['t_max'])} | {r['seeds']} "
+            f"| {fmt(dc)} | {fmt(m.d_finite_t)} | {m.d.slope:.3f} [{m.d.low:.3f}, {m.d.high:.3f}] | {fmt(cc)} "
+            f"| {fmt(m.c_finite_t)} | {m.c.slope:.3f} [{m.c.low:.3f}, {m.c.high:.3f}] | {m.off_frontier:+.3f} "
+            f"| {r['note']} |"
+        )
+    return head + "\n".join(lines)
