@@ -6,7 +6,6 @@ import inspect
 import io
 import os
 import re
-import tempfile
 
 import jax
 import jax.numpy as jnp
@@ -226,9 +225,9 @@ LIBRARY = {
                    lambda: htb.theory.alpha_range(None)),
     "frontier runs": (TypeError, r"runs must be a FamilyRuns \(from run_family or load_runs\); got runs=None\.",
                       lambda: htb.frontier.dependent_exponent(None, 0, 10**3)),
-    "run_family restart": (TypeError, r"restart must be True or False; got restart='yes'\.",
+    "run_family restart": (TypeError, r"restart must be True or False; got restart='yes' \(str\)\.",
                            lambda: htb.frontier.run_family(ETC, SPIKE_FAMILY, (10**3,), 4, store="s", restart="yes")),
-    "measure restart": (TypeError, r"restart must be True or False; got restart=1\.",
+    "measure restart": (TypeError, r"restart must be True or False; got restart=1 \(int\)\.",
                         lambda: htb.frontier.measure(htb.UCB1(), 1.0, (100, 126), 2, restart=1)),
 }
 

@@ -306,10 +306,6 @@ def _measure(policy, family=None):
     return lambda: htb.frontier.measure(policy, 1.0, [100, 200], 2, family=family, progress=False)
 
 
-MEASURE_UNWIRED = pytest.mark.xfail(
-    run=False, reason="measure checks a law given for family once frontier/measure.py's _family_instances calls "
-                      "check_instance(family, 'family', 'htb.frontier.measure', ('from_bits', 'mean', 'abs_moment'))")
-
 CASES = {
     # a policy whose class is not registered as a pytree
     "simulate-unregistered policy": (
@@ -363,9 +359,9 @@ CASES = {
     "tune_schedule-unregistered law": (
         lambda: htb.tune_schedule(KEY, 1.0, GOOD_FAMILY, UNREGISTERED, 100, 2),
         UNREGISTERED_LAW.format("htb.tune_schedule", "reference", "reference")),
-    "measure-unregistered law": pytest.param(
+    "measure-unregistered law": (
         _measure(htb.UCB1(), law(UnregisteredUniform, MEASURE_FAMILY)),
-        UNREGISTERED_LAW.format("htb.frontier.measure", "family", "family"), marks=MEASURE_UNWIRED),
+        UNREGISTERED_LAW.format("htb.frontier.measure", "family", "family")),
     # a law without a method the call needs
     "simulate-no mean": (
         lambda: htb.simulate(KEY, htb.UCB1(), NO_MEAN, 100, 2), _missing("htb.simulate", "UniformWithoutMean", "mean")),
@@ -391,9 +387,9 @@ CASES = {
     "tune_schedule-no abs_moment": (
         lambda: htb.tune_schedule(KEY, 1.0, law(UniformWithoutMoments, GOOD_FAMILY.loc), GOOD_REFERENCE, 100, 2),
         _missing("htb.tune_schedule", "UniformWithoutMoments", "abs_moment", "family")),
-    "measure-no abs_moment": pytest.param(
+    "measure-no abs_moment": (
         _measure(htb.UCB1(), law(UniformWithoutMoments, MEASURE_FAMILY)),
-        _missing("htb.frontier.measure", "UniformWithoutMoments", "abs_moment", "family"), marks=MEASURE_UNWIRED),
+        _missing("htb.frontier.measure", "UniformWithoutMoments", "abs_moment", "family")),
     # a from_bits that returns float64
     "simulate-float64": (
         lambda: htb.simulate(KEY, htb.UCB1(), FLOAT64, 100, 2),
@@ -406,9 +402,9 @@ CASES = {
     "tune_schedule-float64": (
         lambda: htb.tune_schedule(KEY, 1.0, law(Float64Uniform, GOOD_FAMILY.loc), GOOD_REFERENCE, 100, 2),
         FLOAT64_BITS.format("htb.tune_schedule", "2, 3, 2", "2, 3, 2, 1", "family", "2, 3, 2")),
-    "measure-float64": pytest.param(
+    "measure-float64": (
         _measure(htb.UCB1(), law(Float64Uniform, MEASURE_FAMILY)),
-        FLOAT64_BITS.format("htb.frontier.measure", "3, 2, 2", "3, 2, 2, 1", "family", "3, 2, 2"), marks=MEASURE_UNWIRED),
+        FLOAT64_BITS.format("htb.frontier.measure", "3, 2, 2", "3, 2, 2, 1", "family", "3, 2, 2")),
 }
 
 

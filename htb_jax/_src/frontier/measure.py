@@ -44,7 +44,7 @@ from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily
 from htb_jax._src.frontier.fits import _slope, schedule_free_slope
 from htb_jax._src.frontier.measurement import Measurement
 from htb_jax._src.frontier.runs import STORE_REMEDY
-from htb_jax._src.instances import intrinsic_scale
+from htb_jax._src.instances import check_instance, intrinsic_scale
 from htb_jax._src.resumable import (
     ChunkStore,
     Remedy,
@@ -115,6 +115,7 @@ def _family_instances(family) -> tuple[Distribution, str]:
         family.validate()
         return family.instances(), "two-point" if isinstance(family, SpikeFamily) else "Pareto"
     if isinstance(family, Distribution):
+        check_instance(family, "family", "htb.frontier.measure", ("from_bits", "mean", "abs_moment"))
         shape = family.batch_shape
         if len(shape) != 2 or shape[0] < 3 or shape[1] < 2:
             raise ValueError(
