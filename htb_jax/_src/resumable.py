@@ -271,7 +271,7 @@ def _program_change(old: dict, program: dict) -> str | None:
     """What differs between a stored fingerprint and this run's (``None``: nothing)."""
     stored = old.get("program")
     if not isinstance(stored, dict):
-        return "its manifest records no fingerprint of the program that computed them (an older htb_jax)"
+        return "its manifest, written by an older htb_jax, records no fingerprint of the program"
     changed = [
         f"{name} {stored.get(name)} there, {program.get(name)} here"
         for name in ("htb_jax", "jax", "jaxlib")
