@@ -235,6 +235,22 @@ class RoundRobin:
         return htb.PolicyKernel(init, act, update, summary)
 
 
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class FloatArm:
+    """A malformed policy: its act returns a float."""
+
+    @property
+    def batch_shape(self):
+        return ()
+
+    def kernel(self, spec):
+        k = spec.num_arms
+        return htb.PolicyKernel(
+            lambda ctx: jnp.zeros((), jnp.int32), lambda state, ctx: jnp.float32(0.0), lambda state, ctx, arm, r: state,
+            lambda state, ctx: htb.PolicySummary(jnp.int32(-1), jnp.int64(0), jnp.full(k, jnp.nan, jnp.float32)))
+
+
 def told_u(member):
     """Robust UCB told the member's own u = max_i E|X_i|^2 (eps = 1): a function member -> policy."""
     return htb.RobustUCB(1.0, u=jnp.max(member.abs_moment(1.0)))
@@ -299,6 +315,8 @@ def test_a_policy_told_each_members_parameter_through_the_command_line(tmp_path,
         ("user_policies:Missing()", r"--policy: 'Missing\(\)' failed in user_policies: NameError"),
         ("user_policies:NOT_A_POLICY", r"--policy takes a policy instance .* lacks kernel and batch_shape"),
         ("user_policies", r"--policy takes MODULE:EXPRESSION"),
+        # a malformed kernel, found when the store is opened (the program traced): before the banner, before --out
+        ("user_policies:FloatArm()", r"FloatArm's kernel.act must return the arm to pull as an integer scalar"),
     ],
 )
 def test_a_bad_policy_is_one_line_and_status_2(tmp_path, capsys, monkeypatch, spec, message):

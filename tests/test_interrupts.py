@@ -1,0 +1,137 @@
+"""Ctrl-C during a command: one line, status 130, every finished chunk kept and none half-written.
+
+The interrupt is raised at chosen moments inside the run (a ``KeyboardInterrupt`` where Python
+would raise it for SIGINT): while the first chunk computes, while the second does, while a chunk
+file is being written, and between a chunk's rename and the manifest's update; the same command
+then resumes and ends with the uninterrupted run's outputs.  ``tests/test_resumable.py`` sends a
+real SIGINT to a running command.
+"""
+
+import contextlib
+import io
+import sys
+
+import pytest
+
+from htb_jax._src import resumable
+from htb_jax._src.cli import main
+
+SWEEP = ["sweep", "--arms", "3", "--alphas", "0.8", "--qs", "0", "--horizons", "1000,3000", "--pareto-shape", "3",
+         "--seeds", "6", "--seed-chunk", "2"]
+FRONTIER = ["frontier", "--eps", "1", "--alphas-per-eps", "1", "--horizons", "1e3,1e4,1e5", "--fit-from", "1e3",
+            "--seeds", "6", "--seed-chunk", "2"]
+POLICY = ["frontier", "--policy", "htb_jax:UCB1()", "--eps", "1", "--horizons", "100,200", "--fit-from", "100",
+          "--anytime", "no", "--seeds", "6", "--seed-chunk", "2"]
+# Where each command calls simulate, once per chunk of seeds.
+SIMULATES = {"sweep": "htb_jax._src.sweep", "frontier": "htb_jax._src.frontier.runs",
+             "policy": "htb_jax._src.frontier.measure"}
+COMMANDS = {"sweep": SWEEP, "frontier": FRONTIER, "policy": POLICY}
+
+
+def _interrupt_call(monkeypatch, module: str, call: int):
+    """``simulate`` in ``module`` raises KeyboardInterrupt on its ``call``-th call (1-based)."""
+    target = sys.modules[module]
+    original = target.simulate
+    calls = []
+
+    def simulate(*args, **kwargs):
+        calls.append(None)
+        if len(calls) == call:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(target, "simulate", simulate)
+
+
+def _run(argv, capsys):
+    status = main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """Each command's stdout, run without interruption."""
+    tables = {}
+    for name, argv in COMMANDS.items():
+        out = tmp_path_factory.mktemp(name)
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
+            assert main([*argv, "--out", str(out)]) == 0
+        tables[name] = buffer.getvalue()
+    return tables
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_ctrl_c_between_chunks_prints_one_line_and_the_command_resumes(tmp_path, monkeypatch, capsys, command,
+                                                                        uninterrupted):
+    """Ctrl-C while the second of three chunks computes, in each command.
+
+    Catches the traceback of a ``KeyboardInterrupt`` through JAX (any line but the last), a status
+    other than 130, a table printed for a partial run, a finished chunk lost, and a count of stored
+    chunks that disagrees with the disk."""
+    out = tmp_path / "out"
+    argv = [*COMMANDS[command], "--out", str(out)]
+    with monkeypatch.context() as m:
+        _interrupt_call(m, SIMULATES[command], 2)
+        status, printed, err = _run(argv, capsys)
+    assert status == 130 and printed == ""
+    assert err.splitlines()[-1] == (
+        f"htb-jax: interrupted: 1 of 3 chunks stored in {out}; the same command resumes from them")
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert sorted(p.name for p in (out / "chunks").iterdir()) == ["chunk-00000.npz"]
+    status, printed, err = _run(argv, capsys)
+    assert status == 0 and "resumed: 1 " in err
+    assert printed == uninterrupted[command]
+
+
+def test_ctrl_c_at_every_moment_of_a_chunk_keeps_whole_chunks_only(tmp_path, monkeypatch, capsys, uninterrupted):
+    """The sweep interrupted before its first chunk is stored, in the middle of writing a chunk's file,
+    and between a chunk's rename and the manifest's update; started again each time, it ends with
+    the uninterrupted run's table.
+
+    Catches a chunk written in place (a half file left under its final name), a temporary file left
+    behind, a chunk whose manifest entry is missing refused on resume, and a message that counts the
+    chunks in the manifest rather than on disk."""
+    out = tmp_path / "out"
+    argv = [*SWEEP, "--out", str(out)]
+
+    with monkeypatch.context() as m:
+        _interrupt_call(m, SIMULATES["sweep"], 1)
+        status, _, err = _run(argv, capsys)
+    assert status == 130
+    assert err.splitlines()[-1] == f"htb-jax: interrupted before the first of 3 chunks was stored in {out}"
+
+    original_write = resumable.atomic_write
+
+    def write_half_of_chunk_1(path, write):
+        if not path.endswith("chunk-00001.npz"):
+            return original_write(path, write)
+
+        def half(f):
+            buffer = io.BytesIO()
+            write(buffer)
+            f.write(buffer.getvalue()[: len(buffer.getvalue()) // 2])
+            raise KeyboardInterrupt
+
+        return original_write(path, half)
+
+    with monkeypatch.context() as m:
+        m.setattr(resumable, "atomic_write", write_half_of_chunk_1)
+        status, _, err = _run(argv, capsys)
+    assert status == 130
+    assert err.splitlines()[-1] == f"htb-jax: interrupted: 1 of 3 chunks stored in {out}; the same command resumes from them"
+    assert sorted(p.name for p in (out / "chunks").iterdir()) == ["chunk-00000.npz"]  # no half file, no .tmp
+
+    def interrupted_manifest(self):  # chunk 1 renamed into place, the manifest's entry for it not yet written
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(resumable.ChunkStore, "_write_manifest", interrupted_manifest)
+        status, _, err = _run(argv, capsys)
+    assert status == 130
+    assert err.splitlines()[-1] == f"htb-jax: interrupted: 2 of 3 chunks stored in {out}; the same command resumes from them"
+
+    status, printed, err = _run(argv, capsys)
+    assert status == 0 and "resumed: 2 of 3 chunks" in err and "damaged" not in err
+    assert printed == uninterrupted["sweep"]
