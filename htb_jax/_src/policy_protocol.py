@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.core import Var
 
 from htb_jax._src import round_stream
 from htb_jax._src.distributions import Distribution
@@ -283,6 +284,73 @@ def _check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[An
             f"estimates=float32[{k}]); got {_abstract(summary)}{hint}."
         )
     return state, int(scratch)
+
+
+def reads_horizon(policy: Any, arms: Distribution, spec: EngineSpec) -> bool:
+    """Whether a policy's play reads ``ctx.horizon``: ``T``, which an anytime policy never reads.
+
+    The arms played come from ``init``, ``act`` and ``update`` (``summary``
+    reports after the last round, where ``ctx.t`` is ``T + 1`` anyway, and
+    may read ``T``).  Each is traced with the horizon as its one input
+    (``jax.make_jaxpr``: nothing is compiled), and the horizon is followed
+    through the equations: a function reads it if one of its outputs is
+    computed from it (an equation holding a nested program, a loop or a
+    branch, counts each of its outputs as computed from each of its inputs).
+    A kernel could still read ``T`` in Python as ``spec.max_pulls`` (the
+    largest horizon of the run, the size of its buffers), which no trace
+    shows: the protocol asks that an anytime policy does not.
+
+    Args:
+      policy: one policy (batch shape ``()``) whose kernel :func:`check_kernel` accepts.
+      arms: one instance, parameters [K].
+      spec: the engine's static sizes.
+
+    Returns:
+      ``True`` if any of ``init``, ``act``, ``update`` depends on ``ctx.horizon``.
+    """
+    state, _ = check_kernel(policy, arms, spec)
+    kernel = policy.kernel(spec)
+    k = spec.num_arms
+
+    def context(t, horizon):
+        table = TableReader.create(jax.random.key(0), arms)
+        return RoundContext(jnp.int64(t), jnp.zeros(k, jnp.int64), horizon, table)
+
+    arm = jax.eval_shape(lambda: kernel.act(_zeros(state), context(1, jnp.int64(spec.max_pulls))))
+    functions = (
+        lambda h: kernel.init(context(1, h)),
+        lambda h: kernel.act(_zeros(state), context(1, h)),
+        lambda h: kernel.update(_zeros(state), context(1, h), jnp.zeros((), arm.dtype), jnp.zeros((), jnp.float32)),
+    )
+    return any(_output_depends_on_input(jax.make_jaxpr(f)(jnp.int64(spec.max_pulls)).jaxpr) for f in functions)
+
+
+def _output_depends_on_input(jaxpr) -> bool:
+    """Whether an output of ``jaxpr`` is computed from one of its inputs (followed equation by equation)."""
+    return any(_reached(jaxpr, [True] * len(jaxpr.invars)))
+
+
+def _reached(jaxpr, inputs: list[bool]) -> list[bool]:
+    """Which outputs of ``jaxpr`` are computed from the inputs flagged in ``inputs``.  A call of a
+    nested jaxpr with the equation's own inputs (``jit``, custom derivatives) is followed inside;
+    any other nested program (a loop, a branch) counts each output as computed from each input."""
+    reached = {v for v, flag in zip(jaxpr.invars, inputs, strict=True) if flag}
+    for eqn in jaxpr.eqns:
+        flags = [isinstance(v, Var) and v in reached for v in eqn.invars]
+        if not any(flags):
+            continue
+        inner = eqn.params.get("jaxpr", eqn.params.get("call_jaxpr"))
+        inner = getattr(inner, "jaxpr", inner)
+        if eqn.primitive.name in _CALLS and inner is not None and len(inner.invars) == len(flags):
+            outputs = _reached(inner, flags)
+            reached.update(v for v, flag in zip(eqn.outvars, outputs, strict=True) if flag)
+        else:
+            reached.update(eqn.outvars)
+    return [isinstance(v, Var) and v in reached for v in jaxpr.outvars]
+
+
+# Primitives that call a nested jaxpr on their own inputs, in order.
+_CALLS = ("pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr")
 
 
 def _zeros(shapes: Any) -> Any:

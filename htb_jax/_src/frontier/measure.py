@@ -45,6 +45,7 @@ from htb_jax._src.frontier.fits import _slope, schedule_free_slope
 from htb_jax._src.frontier.measurement import Measurement
 from htb_jax._src.frontier.runs import STORE_REMEDY
 from htb_jax._src.instances import check_instance, intrinsic_scale
+from htb_jax._src.policy_protocol import EngineSpec, reads_horizon
 from htb_jax._src.resumable import (
     ChunkStore,
     Remedy,
@@ -57,6 +58,7 @@ from htb_jax._src.resumable import (
 )
 from htb_jax._src.rounding import log_spaced_rounds
 from htb_jax._src.simulate.program import simulate
+from htb_jax._src.simulate.schedule import _flatten, default_pull_chunk, max_blocks
 from htb_jax._src.sweep import progress_bar
 from htb_jax._src.validation import (
     check_flag,
@@ -83,6 +85,26 @@ def declared_anytime(policy: Any) -> bool:
             f"got {value!r}."
         )
     return bool(value)
+
+
+def _check_anytime(runs, horizon: int, why: str) -> None:
+    """``ValueError`` where a policy read at checkpoints of one run reads ``T`` (the horizon) as it plays."""
+    seen = set()
+    for policy, instances, _ in runs:
+        one = jax.tree.map(lambda leaf: leaf[0], _flatten(policy))  # the first grid point, as the engine checks it
+        if type(one) in seen:
+            continue
+        seen.add(type(one))
+        arms = jax.tree.map(lambda p: p[0], instances)
+        k = arms.batch_shape[-1]
+        spec = EngineSpec(k, horizon, default_pull_chunk(k, horizon), max_blocks(k, np.asarray([horizon])))
+        if reads_horizon(one, arms, spec):
+            name = type(one).__name__
+            raise ValueError(
+                f"measure reads one run to T={horizon} at checkpoints ({why}), but {name}'s init, act or update "
+                f"reads ctx.horizon (T), so its regret at a checkpoint t < T is not that of a run to t: run it per "
+                f"horizon (anytime=False, --anytime no) or declare anytime = False in {name}."
+            )
 
 
 def checkpoint_count(horizon: int, per_decade: int = 10) -> int:
@@ -319,8 +341,11 @@ def _plan(
     family = SpikeFamily() if family is None else family
     instances, kind = _family_instances(family)
     runs = [(policy, instances, False)] if factory is None else per_member_runs(factory, instances)
+    told = anytime is not None
     if anytime is None:
         anytime = all(declared_anytime(p) for p, _, _ in runs)
+    if anytime:
+        _check_anytime(runs, int(t[-1]), "anytime=True" if told else "its declaration anytime = True")
     count = checkpoint_count(int(t[-1]), per_decade) if anytime else 0
     columns = None
     if anytime:
