@@ -134,7 +134,7 @@ def _check_location_fields(instance: Distribution, name: str, function: str) -> 
 
 def _library_transform(cls: type) -> bool:
     """Whether ``cls.from_bits`` is one of the library's families' (checked by their own tests)."""
-    return getattr(cls.from_bits, "__module__", "").startswith("htb_jax._src.distributions.")
+    return (getattr(cls.from_bits, "__module__", None) or "").startswith("htb_jax._src.distributions.")
 
 
 # Laws whose from_bits passed the abstract check, by class, tree structure and leaf shapes and dtypes: all
