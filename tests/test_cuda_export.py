@@ -5,9 +5,11 @@ StableHLO a GPU would compile without a GPU, and raises where an operation has n
 lowering or lowers to a host callback.  Each test exports one program at a tiny size
 (the cost is tracing; the operations traced are those of any size) and scans the
 module for custom calls, failing on a CPU-only one (LAPACK, ``xla_cpu_*``, the CPU
-callbacks): the programs of ``simulate`` (the fast path with each sampler, the engine
-with a family's instances side by side as on a GPU, the arm record), ``smoothed_regret``
-and ``regret_proxy`` with their gradients, ``tune_schedule`` and the T-frontier's searches.
+callbacks): the programs of ``simulate`` (the fast path with each sampler and every
+family's per-pull draw, the engine with every policy, a family's instances side by side
+as on a GPU, paired runs, the arm record), ``smoothed_regret`` and ``regret_proxy`` with
+their gradients, ``tune_schedule`` and the T-frontier's searches.  A host callback
+(``jax.pure_callback``) in any policy's ``act``, or in any family's draw, fails its case.
 
 ``simulate``'s program is the one it builds for one device and one execution
 (``devices=jax.devices()[:1], threads=1``, as on a GPU), exported through
@@ -111,6 +113,22 @@ SIMULATE_CASES = {
     "engine-adar_ucb-family": lambda: (htb.AdaRUCB(), _two_point(), [100, 200], {}),
     "engine-robust_ucb-paired": lambda: (htb.RobustUCB(1.0, u=jnp.array([1.0, 30.0])), _two_point(), [100, 200],
                                          dict(paired=True)),
+    # every other policy through the engine, and Empirical ETC on its fast path
+    "engine-force_mom": lambda: (htb.ForceMoM(rho=0.5), _pareto(), 200, {}),
+    "engine-mr_ape": lambda: (htb.MRAPE(p=1.5), _pareto(), 200, {}),
+    "engine-mr_ucb": lambda: (htb.MRUCB(p=1.5), _pareto(), 200, {}),
+    "engine-robust_ucb_f": lambda: (htb.RobustUCBf(), _pareto(), 200, {}),
+    "engine-anytime_adar_etc": lambda: (htb.AnytimeAdaRETC(eps=0.5, alpha=0.8, q=0.0), _pareto(), 200, {}),
+    "per_pull-empirical_etc": lambda: (htb.EmpiricalETC(eps=0.5, alpha=0.8, q=0.0), _pareto(), [T, 5 * T], {}),
+    # every family's per-pull draw (Pareto's above; two-point and Gaussian draw block sums and order statistics)
+    "per_pull-student_t": lambda: (_ADAR, htb.equal_gap(htb.StudentT(loc=0.0, df=2.5), 3, 0.5), [T, 5 * T],
+                                   dict(sampler="per_pull")),
+    "per_pull-frechet": lambda: (_ADAR, htb.equal_gap(htb.Frechet(loc=0.0, shape=2.5), 3, 0.5), [T, 5 * T],
+                                 dict(sampler="per_pull")),
+    "per_pull-log_normal": lambda: (_ADAR, htb.equal_gap(htb.LogNormal(loc=0.0, sigma=1.0), 3, 0.5), [T, 5 * T],
+                                    dict(sampler="per_pull")),
+    "per_pull-stable": lambda: (_ADAR, htb.equal_gap(htb.Stable(loc=0.0, alpha=1.6, beta=0.5), 3, 0.5), [T, 5 * T],
+                                dict(sampler="per_pull")),
 }
 
 
