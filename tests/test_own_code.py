@@ -258,6 +258,10 @@ class _Broken:
             return tuple(good[:4])
         if self.what == "act":
             return good._replace(act=lambda sums, ctx: jnp.zeros(k))
+        if self.what == "act float":  # a scalar, not an integer
+            return good._replace(act=lambda sums, ctx: jnp.float32(0.0))
+        if self.what == "act vector":  # integers, not a scalar
+            return good._replace(act=lambda sums, ctx: jnp.zeros(k, jnp.int32))
         if self.what == "update":
             return good._replace(update=lambda sums, ctx, arm, reward: sums.astype(jnp.float32))
         if self.what == "outcome summary":
@@ -289,6 +293,9 @@ def _backend_compilations():
     (_Broken("tuple"), r"_Broken.kernel\(spec\) must return an htb.PolicyKernel\(init, act, update, summary\); got tuple"),
     (_Broken("init"), r"_Broken.kernel\(spec\).init must be a function; got NoneType"),
     (_Broken("act"), r"_Broken's kernel.act must return the arm to pull as an integer scalar .*; got float64\[3\]"),
+    # each half of act's check on its own: a dtype check alone passes the vector, a shape check the float
+    (_Broken("act float"), r"_Broken's kernel.act must return the arm to pull as an integer scalar .*; got float32\[\]"),
+    (_Broken("act vector"), r"_Broken's kernel.act must return the arm to pull as an integer scalar .*; got int32\[3\]"),
     (_Broken("update"), r"_Broken's kernel.update must return a state of the structure, shapes and dtypes init "
                         r"gives, float64\[3\]; got float32\[3\]"),
     (_Broken("outcome summary"), r"_Broken's kernel.summary must return htb.PolicySummary\(committed=int32\[\], "
@@ -296,7 +303,8 @@ def _backend_compilations():
                                  r"is the outcome summary of htb.summarize; a kernel returns htb.PolicySummary\)"),
     (_Broken("estimates"), r"_Broken's kernel.summary must return htb.PolicySummary.*; got PolicySummary of "
                            r"\(int32\[\], int64\[\], float64\[3\]\)\.$"),
-], ids=["class", "no kernel", "tuple", "init", "act", "update", "outcome summary", "estimates"])
+], ids=["class", "no kernel", "tuple", "init", "act", "act float", "act vector", "update", "outcome summary",
+        "estimates"])
 def test_a_malformed_policy_is_named_before_the_simulation_compiles(policy, pattern):
     # Each message names the function at fault and what it returned; the engine's program (and the
     # function under test, which the check only evaluates abstractly) is never compiled.

@@ -53,6 +53,40 @@ def test_wrong_commit_probability_is_phi_of_the_medians_normal_approximation():
     np.testing.assert_allclose(FAMILY.dependent_regret(t, length), regret, rtol=1e-9)
 
 
+def _free_slope_reference(family, horizons, length, eps):
+    """The worst normalized predicted regret's slope, written out member by member: each member's
+    ``P(wrong) = 1 - E Phi(x + Z)^(K-1)`` by SciPy's quadrature (the library takes Gauss-Hermite nodes),
+    its regret ``Delta (L - n + (T - L) P(wrong))`` divided by its own ``U_eps``, the worst over members."""
+    from scipy.integrate import quad
+
+    t = np.asarray(horizons, float)
+    k, a = family.num_arms, family.index
+    blocks = np.ceil(8.0 * (math.log(k) + 3.0 * np.log(t)))
+    pulls = np.floor(length / k)
+    size = np.maximum(np.floor(pulls / blocks), 1.0)
+    scale = np.asarray(htb.intrinsic_scale(family.instances(), eps))
+    worst = np.zeros(t.size)
+    for f, gap in enumerate(family.gaps):
+        for h in range(t.size):
+            x = gap / family.scale * size[h] ** (1 - 1 / a) * 2 * math.gamma(1 + 1 / a) / math.pi * math.sqrt(blocks[h])
+            correct = quad(lambda z, x=x: norm.pdf(z) * norm.cdf(x + z) ** (k - 1), -np.inf, np.inf)[0]
+            wrong = 1.0 - correct if length[h] < t[h] else 0.0
+            regret = gap * (length[h] - pulls[h] + (t[h] - length[h]) * wrong)
+            worst[h] = max(worst[h], regret / scale[f])
+    return np.polyfit(np.log(t), np.log(worst), 1)[0]
+
+
+def test_free_slope_against_a_member_by_member_reference():
+    """``StableFamily.free_slope`` against :func:`_free_slope_reference` for two schedules, within
+    1e-9 (the two expectations agree to 1e-12).  Catches a normalization by another member's ``U_eps``
+    (member 0's for all moves the slope by about 0.1 here), a worst case taken over the fixed instance,
+    and a wrong ``n`` or block size."""
+    for alpha in (0.75, 0.9):
+        length = _exploration(htb.AdaRETC(eps=0.5, alpha=alpha, q=0.0), HORIZONS)
+        got = FAMILY.free_slope(np.array(HORIZONS), length, 0.5)
+        assert got == pytest.approx(_free_slope_reference(FAMILY, HORIZONS, length, 0.5), abs=1e-9)
+
+
 def _simulate(key, num_seeds):
     """simulate's outputs for POLICY on FAMILY's instances at HORIZONS, in chunks of 8 seeds: the
     program run_family compiles for the runs below (one program for every test here)."""
