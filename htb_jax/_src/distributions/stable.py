@@ -90,6 +90,9 @@ from htb_jax._src.distributions.student_t import _sin_quarter_turn
 from htb_jax._src.validation import check_interval, concrete
 
 _TAIL_START = 0.25  # the moment's outer integral: delta in (0, 1/4) by its power-law tail
+_BEND_MARGIN = 40.0  # ... by tanh-sinh in y = -log delta up to this far past K's bend (e^-40 = 4e-18) ...
+_BEND_MAX = 80.0  # ... placed at y = -log |sin theta_s|, at most this
+_ROOT_MAX = 50.0  # the inner integral over W splits at a root of |loc + scale K W^k| below this
 SMALL_BLOCKS = 8  # the order statistic takes B above this from the quantile table, B up to it by draws
 
 
@@ -280,14 +283,23 @@ class Stable(Distribution):
         Given ``V = s (pi/2 - delta)``, ``E_W |loc + scale K W^k|^r`` is a one-dimensional
         integral against ``exp(-w)`` (:func:`_abs_moment_by_quadrature`, kink at the root in
         ``w``); the outer integral over ``delta`` in ``(0, pi/2)`` (density ``1/pi`` per side)
-        runs on ``(1/4, pi/2)`` by tanh-sinh and on ``(0, 1/4)`` over ``y = -log delta``,
-        where the integrand decays like ``exp(-(1 - r/a) y)`` (``K ~ delta^(-1/a)``), with
-        that rate: accurate up to the divergence at ``r = a`` (there the tail reaches ``delta`` of
-        ``e^-10000``, so ``|scale K|^r`` is factored out of the inner integral before it overflows).
+        runs on ``(1/4, pi/2)`` by tanh-sinh and on ``(0, 1/4)`` over ``y = -log delta``.  There
+        ``K ~ delta^(-1/a)`` only below ``delta ~ |sin theta_s|`` and is bounded above it, and all
+        the way where ``sin theta_s = 0`` (``a = 2``; the side a totally skewed law cuts off), so
+        the integrand decays like ``exp(-y)`` down to that bend and like ``exp(-(1 - r/a) y)``
+        below it: tanh-sinh in ``y`` up to ``_BEND_MARGIN`` past the bend, then the power tail
+        with its own rate (``1`` where there is none).  That rate alone from ``delta = 1/4`` is 0
+        at ``a = r = 2`` and dropped the whole tail (``E|Z|^2`` came out 1.3765 for 2, ``N(0, 2)``);
+        near ``a = 2`` it missed the bend (1.3e-9 off at ``a = 1.9999, r = 1.999``).  Accurate up
+        to the divergence at ``r = a`` (there the tail reaches ``delta`` of ``e^-10000``, so
+        ``|scale K|^r`` is factored out of the inner integral before it overflows).
         For ``beta != 0``, ``K`` vanishes inside one side, at ``V = gamma / a``: the tanh-sinh part
         is split there (and the tail starts below it), since at ``loc = 0`` the integrand has a kink
         ``|delta - delta_0|^r`` (unsplit, ``1e-6`` relative off at ``a = 1.3, beta = -1``; split,
         within ``1e-13`` of the closed form ``E|Z|^r`` of a centred law, ``tests/test_stable.py``).
+        For ``loc != 0`` the inner mean bends where ``loc + scale K w^k`` changes sign at a typical
+        ``w``, over a range of ``K`` of relative width about ``k``, which is not split at: 1e-11 of
+        the moment at ``a = 1.1``, 1.7e-7 at ``a = 1.01`` (``tests/test_abs_moment_edges.py``).
         """
         r = 1.0 + _f64(eps)
         shape = jnp.broadcast_shapes(jnp.shape(r), self.batch_shape)
@@ -308,10 +320,13 @@ class Stable(Distribution):
             log_k = jnp.log(scale[..., None]) + log_k  # log |scale K|
             sign_k = jnp.where(sin_t < 0, -1.0, 1.0)
             c0, r_, k_ = loc[..., None], r[..., None], k[..., None]
-            # root of loc + scale K w^k in w > 0, where loc and K have opposite signs
+            # root of loc + scale K w^k in w > 0, where loc and K have opposite signs.  A root past
+            # _ROOT_MAX, where exp(-w) leaves nothing, is not split at: the piece from 1 to it would put
+            # the whole mass of exp(-w) at one end of a tanh-sinh interval up to w = e^700 (small |K| and
+            # k = 1 - 1/a near 0 put the root there: 1e-5 of the moment lost at a = 1.1, loc = -1.5).
             log_root = (jnp.log(jnp.abs(jnp.where(c0 == 0, 1.0, c0))) - log_k) / k_
-            has_root = (c0 * sign_k < 0)
-            kink = jnp.where(has_root, jnp.exp(jnp.minimum(log_root, 700.0)), 1.0)
+            has_root = (c0 * sign_k < 0) & (log_root < math.log(_ROOT_MAX))
+            kink = jnp.where(has_root, jnp.exp(jnp.minimum(log_root, math.log(_ROOT_MAX))), 1.0)
 
             # |scale K|^r factored out where it exceeds 1: it overflows float64 as delta -> 0 (near r = a
             # the outer tail reaches y = -log delta of 10^4), which would drop those nodes.
@@ -342,7 +357,17 @@ class Stable(Distribution):
             split = jnp.where(inside, delta_0, 0.5 * math.pi)
             total = total + quadrature.integrate_interval(finite, start, split)
             total = total + quadrature.integrate_interval(finite, split, 0.5 * math.pi)
-            total = total + quadrature.integrate_log_tail(tail, -jnp.log(start), jnp.maximum(rate, 1e-300))
+            # K ~ delta^(-1/a) only below delta ~ |sin theta_s|, bounded above it, and bounded all the
+            # way where sin theta_s = 0 (a = 2, and the side a totally skewed law cuts off), where the
+            # integrand decays like exp(-y): by tanh-sinh in y up to _BEND_MARGIN past that bend, then
+            # by the power tail's rate (or 1 where there is no power tail).
+            sin_s = jax.lax.stop_gradient(jnp.abs(c["sin_p"] if upper else c["sin_m"]))
+            y_start = -jnp.log(start)
+            bend = jnp.clip(-jnp.log(jnp.where(sin_s > 0, sin_s, 1.0)), y_start, _BEND_MAX)
+            y_tail = jnp.where(sin_s > 0, bend, y_start) + _BEND_MARGIN
+            total = total + quadrature.integrate_interval(tail, y_start, y_tail)
+            tail_rate = jnp.where(sin_s > 0, jnp.maximum(rate, 1e-300), 1.0)
+            total = total + quadrature.integrate_log_tail(tail, y_tail, tail_rate)
         value = total * (1.0 / math.pi)
         finite_moment = (r < a) | (a >= 2.0)
         return jnp.where(finite_moment, value, jnp.inf)
