@@ -13,6 +13,15 @@ returns a :class:`PolicyKernel` of four pure functions:
 * ``summary(state, ctx) -> PolicySummary(committed i32[], exploration i64[],
   estimates f32[K])``.
 
+``ctx`` is a :class:`RoundContext`: the round ``t`` (from 1), the pulls of each
+arm before this round (in ``update``, the counts before this pull; in
+``summary``, ``t = T + 1`` and the final counts) and the horizon ``T``.  A
+policy that never reads ``T`` (``ctx.horizon``, or ``spec.max_pulls`` as a
+horizon) declares it in its class, ``anytime = True``; one that declares
+nothing is taken to read it.  ``htb.frontier.measure`` reads one run of an
+anytime policy at checkpoints, and :func:`reads_horizon` checks the
+declaration by tracing.
+
 :func:`check_kernel` evaluates the four functions abstractly
 (``jax.eval_shape``: nothing is compiled or run) before the engine's program is
 built, so a malformed policy gets a message that names the function and what
