@@ -162,7 +162,7 @@ def tuning_rows(repeats: int) -> list[tuple[str, float, float, float]]:
 
     def monte_carlo():
         return tune(key, eps=1.0, family=family_mc, reference=reference_mc, horizon=HORIZON, num_seeds=SEEDS,
-                    num_steps=200)
+                    num_steps=200, proxy="monte_carlo")
 
     rows, last = [], {}
 

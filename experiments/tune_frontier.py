@@ -102,7 +102,7 @@ def run_eps(eps: float, family, reference):
         htb.tune_schedule(
             key, eps, family, reference, HORIZON, NUM_SEEDS, lam=jnp.asarray(lams), tau=TAU, sigma=SIGMA,
             num_steps=STEPS, optimizer=optax.adam(LEARNING_RATE), init_alpha=lo + (1 - lo) * start,
-            init_q=0.0, tune_q=False,
+            init_q=0.0, tune_q=False, proxy="monte_carlo",
         )
         for start in STARTS
     ]

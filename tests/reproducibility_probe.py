@@ -42,9 +42,9 @@ def reductions() -> dict[str, np.ndarray]:
 
     family = htb.lower_bound_pair(2, 1.0, jnp.asarray(htb.powers_of_ten(-3.0, -0.5, 0.5)))[1]
     reference = htb.lower_bound_pair(2, 1.0, 0.9)[1]
-    tune = jax.jit(htb.tune_schedule, static_argnames=("eps", "horizon", "num_seeds", "num_steps", "tune_q"))
+    tune = jax.jit(htb.tune_schedule, static_argnames=("eps", "horizon", "num_seeds", "num_steps", "tune_q", "proxy"))
     tuned = tune(key, 1.0, family, reference, 3000, 8, lam=jnp.array([0.0, 0.5]), num_steps=10, init_q=0.0,
-                 tune_q=False)
+                 tune_q=False, proxy="monte_carlo")
     value, gradient = jax.jit(jax.value_and_grad(proxy))(0.8)
     values = {
         "intrinsic_scale": htb.intrinsic_scale(htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=10, gap=0.2),

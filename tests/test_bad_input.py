@@ -552,7 +552,7 @@ SURFACE = {
                                               num_seeds=4, lam=0.5, tau=0.05, sigma=0.05, num_steps=5,
                                               optimizer=optax.adam(0.05), init_alpha=0.8, init_q=0.1, tune_q=True,
                                               proxy="monte_carlo", width=(0.05, 0.002), sampler="auto", polish=0),
-                      ("optimizer", "init_alpha", "init_q")),
+                      ("optimizer", "init_alpha", "init_q", "polish")),
     # htb_jax.theory
     **{f"theory.{name}": (getattr(htb.theory, name), dict(eps=0.5), ())
        for name in ("alpha_range", "q_range", "oracle_exponents", "balanced_alpha", "balanced_q", "balanced_exponent",
