@@ -73,12 +73,13 @@ from htb_jax._src.proxy import (  # noqa: E402
 )
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
 from htb_jax._src.round_stream import round_uniforms  # noqa: E402
+from htb_jax._src.schedule_search import admissible_schedule  # noqa: E402
 from htb_jax._src.selection import kth_smallest  # noqa: E402
 from htb_jax._src.simulate.on_rewards import run_on_rewards  # noqa: E402
 from htb_jax._src.simulate.program import memory_plan, simulate  # noqa: E402
 from htb_jax._src.smoothing import regret_at_lengths, smoothed_regret  # noqa: E402
 from htb_jax._src.sweep import progress_bar  # noqa: E402
-from htb_jax._src.tuning import TuningResult, admissible_schedule, smooth_max_log, tune_schedule  # noqa: E402
+from htb_jax._src.tuning import TuningResult, smooth_max_log, tune_schedule  # noqa: E402
 
 __version__ = "0.1.0"
 

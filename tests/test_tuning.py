@@ -8,7 +8,7 @@ import pytest
 
 import htb_jax as htb
 from htb_jax import theory
-from htb_jax._src import tuning
+from htb_jax._src import schedule_search
 
 T = 10_000
 S = 4
@@ -46,7 +46,7 @@ def test_reparametrisation_stays_strictly_inside(eps):
     assert np.all(np.asarray(q) < eps / (1 + 2 * eps))
     # the inverse
     a0, q0 = jnp.array([lo + 0.01, 0.95]), jnp.array([0.01, 0.1])
-    za, zq = tuning.schedule_logits(a0, q0, eps)
+    za, zq = schedule_search.schedule_logits(a0, q0, eps)
     a1, q1 = htb.admissible_schedule(za, zq, eps)
     np.testing.assert_allclose(a1, a0, rtol=1e-12)
     np.testing.assert_allclose(q1, q0, rtol=1e-10)
@@ -311,7 +311,7 @@ def test_polish_is_three_passes_of_the_exact_objective(tune_q):
 
     def admissible(alphas, qs):
         alphas, qs = np.broadcast_arrays(alphas, qs)
-        return tuple(np.asarray(x) for x in htb.admissible_schedule(*tuning.schedule_logits(alphas, qs, eps), eps))
+        return tuple(np.asarray(x) for x in htb.admissible_schedule(*schedule_search.schedule_logits(alphas, qs, eps), eps))
 
     def objective(alphas, qs):
         return _simulated_objective(key, alphas, qs, lam, sigma, seeds, eps)
@@ -381,7 +381,7 @@ def test_tooth_lengths_hold_the_minimum_of_every_tooth(instance, num_arms, group
     smallest, largest = (int(htb.AdaRETC(eps=eps, alpha=a, q=q).exploration_length(k, horizon))
                          for a in (1 - 1e-12, lo))
     lengths = np.arange(smallest + 1, largest)
-    alphas, qs = tuning.schedule_for_length(jnp.asarray(lengths), q, eps, k, horizon, False)
+    alphas, qs = schedule_search.schedule_for_length(jnp.asarray(lengths), q, eps, k, horizon, False)
     policy = htb.AdaRETC(eps=eps, alpha=alphas, q=qs)
     np.testing.assert_array_equal(policy.exploration_length(k, horizon), lengths)
     regret = np.asarray(htb.simulate(jax.random.key(0), policy, instance, horizon, 64).regret).mean(-1)
@@ -392,7 +392,7 @@ def test_tooth_lengths_hold_the_minimum_of_every_tooth(instance, num_arms, group
         inside = tooth == m
         if inside.sum() < k * blocks:  # the partial teeth at the ends of the range
             continue
-        candidates = np.isin(lengths, np.asarray(tuning.tooth_lengths(m, 1, k, horizon)))
+        candidates = np.isin(lengths, np.asarray(schedule_search.tooth_lengths(m, 1, k, horizon)))
         assert candidates.sum() == 3 * k - 1
         assert regret[candidates].min() == regret[inside].min(), m
         offsets.append(lengths[inside][np.argmin(regret[inside])] - (m * blocks - 1) * k - 1)
