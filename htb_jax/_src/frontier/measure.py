@@ -95,7 +95,7 @@ def _check_anytime(runs, horizon: int, why: str) -> None:
         if type(one) in seen:
             continue
         seen.add(type(one))
-        arms = jax.tree.map(lambda p: p[0], instances)
+        arms = instances[0]  # the first instance, parameters [K]
         k = arms.batch_shape[-1]
         spec = EngineSpec(k, horizon, default_pull_chunk(k, horizon), max_blocks(k, np.asarray([horizon])))
         if reads_horizon(one, arms, spec):
