@@ -193,18 +193,17 @@ def test_an_edited_law_is_refused_through_the_sweep_and_measure(tmp_path, user_m
     again = capsys.readouterr()
     assert "resumed: 2 of 2 chunks read back" in again.err and again.out == table
 
-    module = write()
-    family = module.Lomax(loc=jnp.array([[0.5, 0.0], [0.1, 0.0], [0.2, 0.0]]), scale=1.0, shape=1.8)
     horizons = htb.frontier.checkpoint_horizons(200, 100)
     store = str(tmp_path / "measure")
-    (first,) = htb.frontier.measure(htb.UCB1(), 0.5, horizons, 4, family=family, seed_chunk=2, store=store)
-    module = write("draws twice as wide")
-    family = module.Lomax(loc=jnp.array([[0.5, 0.0], [0.1, 0.0], [0.2, 0.0]]), scale=1.0, shape=1.8)
+
+    def measure(module):  # two members and the fixed instance, two arms each, of the module's law
+        family = module.Lomax(loc=jnp.array([[0.5, 0.0], [0.1, 0.0], [0.2, 0.0]]), scale=1.0, shape=1.8)
+        return htb.frontier.measure(htb.UCB1(), 0.5, horizons, 4, family=family, seed_chunk=2, store=store)[0]
+
+    first = measure(write())
     with pytest.raises(resumable.StaleStoreError, match=re.escape(STALE)):
-        htb.frontier.measure(htb.UCB1(), 0.5, horizons, 4, family=family, seed_chunk=2, store=store)
-    module = write("comments only")
-    family = module.Lomax(loc=jnp.array([[0.5, 0.0], [0.1, 0.0], [0.2, 0.0]]), scale=1.0, shape=1.8)
-    (resumed,) = htb.frontier.measure(htb.UCB1(), 0.5, horizons, 4, family=family, seed_chunk=2, store=store)
+        measure(write("draws twice as wide"))
+    resumed = measure(write("comments only"))
     assert resumed.resumed_chunks == 2
     np.testing.assert_array_equal(resumed.regret, first.regret)
 

@@ -27,6 +27,8 @@ from htb_jax._src.distributions import (
     StudentT,
     TwoPoint,
 )
+from htb_jax._src.distributions.base import LAW_METHODS
+from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.validation import (
     FLOAT32_MAX,
     check_instance_type,
@@ -53,15 +55,6 @@ def num_arms(instance: Distribution) -> int:
     return shape[-1]
 
 
-# What each method of the reward-law protocol must return, for the messages (README, "Your own policy and
-# reward law").  "location_fields" is the class attribute that equal_gap's shift needs.
-LAW_METHODS = {
-    "from_bits": "from_bits(words) -> float32 rewards of the words' leading shape, from words "
-                 "uint64[..., num_words] (num_words 64-bit words per reward)",
-    "mean": "mean() -> float64[..., K], the arms' means",
-    "abs_moment": "abs_moment(eps) -> float64[..., K], the moments E|X|^(1+eps) (inf where they diverge)",
-    "eps_sup": "eps_sup() -> float64[..., K], the supremum of the eps with E|X|^(1+eps) < inf",
-}
 _PULLS = 2  # pulls per arm of the abstract reward table that from_bits is evaluated on
 
 
@@ -88,7 +81,7 @@ def check_instance(
       instance: the value given.
       name: parameter name used in the messages.
       function: the public function (or command) that needs the law, for the messages.
-      needs: names from :data:`LAW_METHODS` and ``"location_fields"``.
+      needs: names from :data:`~htb_jax._src.distributions.base.LAW_METHODS` and ``"location_fields"``.
     """
     check_instance_type(
         name, instance, Distribution,
@@ -111,7 +104,7 @@ def check_instance(
                 f"does not define {method}."
             )
     if "from_bits" in needs and not _library_transform(cls):
-        key = _abstract_signature(instance)
+        key = abstract_signature(instance)
         if key not in _CHECKED_LAWS:
             _check_from_bits(instance, name, function)
             if len(_CHECKED_LAWS) >= 1024:
@@ -140,11 +133,6 @@ def _library_transform(cls: type) -> bool:
 # Laws whose from_bits passed the abstract check, by class, tree structure and leaf shapes and dtypes: all
 # that check sees (simulate checks its instance once per chunk of seeds).
 _CHECKED_LAWS: set = set()
-
-
-def _abstract_signature(instance: Distribution) -> tuple:
-    leaves, treedef = jax.tree_util.tree_flatten(instance)
-    return type(instance), treedef, tuple((np.shape(x), jnp.result_type(x).name) for x in leaves)
 
 
 def _check_from_bits(instance: Distribution, name: str, function: str) -> None:

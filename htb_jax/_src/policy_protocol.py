@@ -42,6 +42,7 @@ from jax.extend.core import Var
 from htb_jax._src import round_stream
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.outcome import Summary as OutcomeSummary
+from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.reward_table import TableReader
 from htb_jax._src.validation import real_array
 
@@ -198,14 +199,6 @@ _CHECKED: dict = {}
 _MAX_CHECKED = 1024
 
 
-def _signature(tree: Any) -> tuple:
-    """The class, tree structure and leaf shapes and dtypes of ``tree``: all the abstract check sees
-    (the engine traces a kernel with abstract parameters, so nothing it builds can depend on their
-    values).  The class is explicit: tree structures of different classes may compare equal."""
-    leaves, treedef = jax.tree_util.tree_flatten(tree)
-    return type(tree), treedef, tuple((np.shape(x), jnp.result_type(x).name) for x in leaves)
-
-
 def check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[Any, int]:
     """Checks one policy's kernel against the protocol, abstractly (once per abstract signature).
 
@@ -225,7 +218,7 @@ def check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[Any
         dtypes, or ``summary`` does not return a :class:`PolicySummary` of
         i32[], i64[] and f32[K].
     """
-    key = (_signature(policy), _signature(arms), spec)
+    key = (abstract_signature(policy), abstract_signature(arms), spec)
     if key not in _CHECKED:
         if len(_CHECKED) >= _MAX_CHECKED:
             _CHECKED.clear()
@@ -256,8 +249,7 @@ def _check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[An
     k = spec.num_arms
 
     def context(t):
-        table = TableReader.create(jax.random.key(0), arms)
-        return RoundContext(jnp.int64(t), jnp.zeros(k, jnp.int64), jnp.int64(spec.max_pulls), table)
+        return _context(arms, spec, t, jnp.int64(spec.max_pulls))
 
     state = _evaluated(name, "init", lambda: kernel.init(context(1)))
     arm = _evaluated(name, "act", lambda: kernel.act(_zeros(state), context(1)))
@@ -319,17 +311,15 @@ def reads_horizon(policy: Any, arms: Distribution, spec: EngineSpec) -> bool:
     """
     state, _ = check_kernel(policy, arms, spec)
     kernel = policy.kernel(spec)
-    k = spec.num_arms
 
-    def context(t, horizon):
-        table = TableReader.create(jax.random.key(0), arms)
-        return RoundContext(jnp.int64(t), jnp.zeros(k, jnp.int64), horizon, table)
+    def context(horizon):
+        return _context(arms, spec, 1, horizon)
 
-    arm = jax.eval_shape(lambda: kernel.act(_zeros(state), context(1, jnp.int64(spec.max_pulls))))
+    arm = jax.eval_shape(lambda: kernel.act(_zeros(state), context(jnp.int64(spec.max_pulls))))
     functions = (
-        lambda h: kernel.init(context(1, h)),
-        lambda h: kernel.act(_zeros(state), context(1, h)),
-        lambda h: kernel.update(_zeros(state), context(1, h), jnp.zeros((), arm.dtype), jnp.zeros((), jnp.float32)),
+        lambda h: kernel.init(context(h)),
+        lambda h: kernel.act(_zeros(state), context(h)),
+        lambda h: kernel.update(_zeros(state), context(h), jnp.zeros((), arm.dtype), jnp.zeros((), jnp.float32)),
     )
     return any(_output_depends_on_input(jax.make_jaxpr(f)(jnp.int64(spec.max_pulls)).jaxpr) for f in functions)
 
@@ -360,6 +350,12 @@ def _reached(jaxpr, inputs: list[bool]) -> list[bool]:
 
 # Primitives that call a nested jaxpr on their own inputs, in order.
 _CALLS = ("pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr")
+
+
+def _context(arms: Distribution, spec: EngineSpec, t, horizon) -> RoundContext:
+    """The round context of round ``t`` with no pull yet, as the abstract evaluations see it."""
+    table = TableReader.create(jax.random.key(0), arms)
+    return RoundContext(jnp.int64(t), jnp.zeros(spec.num_arms, jnp.int64), horizon, table)
 
 
 def _zeros(shapes: Any) -> Any:

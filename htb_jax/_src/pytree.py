@@ -12,8 +12,11 @@ value, not when JAX rebuilds one from tracers or placeholder leaves.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 
 def static_field(**kwargs):
@@ -45,3 +48,12 @@ def dataclass(cls):
 
     jax.tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
     return cls
+
+
+def abstract_signature(tree: Any) -> tuple:
+    """The class, tree structure and leaf shapes and dtypes of ``tree``: all that an abstract evaluation
+    sees (a program traced with abstract parameters cannot depend on their values), so a check that
+    passed for one value passes for every value of the same signature.  The class is explicit: tree
+    structures of different classes may compare equal."""
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return type(tree), treedef, tuple((np.shape(x), jnp.result_type(x).name) for x in leaves)

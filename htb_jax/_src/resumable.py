@@ -176,13 +176,12 @@ def run_chunks(
             if progress is not None:
                 progress(done, total, started, stream, initial=initial, chunk=(i + 1, len(layout)))
     except KeyboardInterrupt:
-        if progress is not None and getattr(stream, "isatty", lambda: False)():
-            stream.write("\n")
         if store is None:
             raise Interrupted(0, len(layout), None) from None
         raise Interrupted(store.stored(), len(layout), store.directory) from None
-    if progress is not None and getattr(stream, "isatty", lambda: False)():
-        stream.write("\n")
+    finally:
+        if progress is not None and getattr(stream, "isatty", lambda: False)():
+            stream.write("\n")
     return parts, resumed
 
 
@@ -286,9 +285,7 @@ def _program_change(old: dict, program: dict) -> str | None:
     return None
 
 
-def read_manifest(
-    directory: str, config: dict, root_key, layout, program: dict | None = None, remedy: Remedy = CLI_REMEDY
-) -> dict | None:
+def read_manifest(directory: str, config: dict, root_key, layout, program: dict, remedy: Remedy) -> dict | None:
     """The manifest in ``directory`` (``None`` if there is none), checked against a sweep.
 
     Args:
@@ -296,7 +293,7 @@ def read_manifest(
       config: the sweep's identity (JSON-able).
       root_key: the root key's data.
       layout: ``[(first_seed, num_seeds), ...]``.
-      program: the run's :func:`~htb_jax._src.fingerprint.fingerprint` (``None``: not checked).
+      program: the run's :func:`~htb_jax._src.fingerprint.fingerprint`.
       remedy: how the caller's user gives another directory or restarts, for the message.
 
     Raises:
@@ -331,7 +328,7 @@ def read_manifest(
             f"the output directory {directory!r} holds a run with another configuration "
             f"({'; '.join(changed)}); {remedy}"
         )
-    stale = None if program is None else _program_change(old, program)
+    stale = _program_change(old, program)
     if stale is not None:
         raise StaleStoreError(
             f"the output directory {directory!r} holds chunks computed by another program ({stale}); {remedy}"
@@ -406,13 +403,14 @@ class ChunkStore:
             }
 
     def _delete_stored(self) -> None:
-        """Deletes the manifest and every chunk file (``restart``); nothing else in the directory."""
+        """Deletes the manifest and every chunk file (``restart``; temporary files go as on every start);
+        nothing else in the directory."""
         path = os.path.join(self.directory, MANIFEST)
         if os.path.exists(path):
             os.remove(path)
         if os.path.isdir(self.chunk_dir):
             for name in os.listdir(self.chunk_dir):
-                if name.startswith("chunk-") and name.endswith(".npz") or name.endswith(".tmp"):
+                if name.startswith("chunk-") and name.endswith(".npz"):
                     os.remove(os.path.join(self.chunk_dir, name))
 
     def _write_manifest(self) -> None:

@@ -108,7 +108,7 @@ class Distribution:
         keeps literal constants out of squares (see :func:`_opaque`).
         ``tests/test_engine.py`` checks every family at seed chunks of 1, 2 and 8.
         """
-        raise NotImplementedError(_undefined(self, "from_bits(words) -> float32 rewards of the words' leading shape"))
+        raise NotImplementedError(_undefined(self, "from_bits"))
 
     def block_sums_from_bits(self, words: jax.Array, size: jax.Array) -> jax.Array:
         """Sums of ``size`` i.i.d. draws, exact in law, one per word (``has_block_sums`` families
@@ -149,14 +149,12 @@ class Distribution:
     # -- moments -------------------------------------------------------------
     def mean(self) -> jax.Array:
         """Exact mean, f64[batch_shape]."""
-        raise NotImplementedError(_undefined(self, "mean() -> float64[..., K], the arms' means"))
+        raise NotImplementedError(_undefined(self, "mean"))
 
     def eps_sup(self) -> jax.Array:
         """Supremum of ``eps`` with ``E|X|^(1+eps) < inf``, f64[batch_shape]; every family defines it
         (``inf`` where every moment is finite)."""
-        raise NotImplementedError(
-            _undefined(self, "eps_sup() -> float64[..., K], the supremum of the eps with E|X|^(1+eps) < inf")
-        )
+        raise NotImplementedError(_undefined(self, "eps_sup"))
 
     def abs_moment(self, eps: Any) -> jax.Array:
         """Raw absolute moment ``E|X|^(1+eps)`` (Section 2), f64[broadcast(eps, batch)].
@@ -178,9 +176,7 @@ class Distribution:
         return _cdf(self, x)
 
     def _abs_moment(self, eps):
-        raise NotImplementedError(
-            _undefined(self, "abs_moment(eps) -> float64[..., K], the moments E|X|^(1+eps)")
-        )
+        raise NotImplementedError(_undefined(self, "abs_moment"))
 
     def _cdf(self, x):
         raise NotImplementedError
@@ -192,9 +188,20 @@ class Distribution:
         return dataclasses.replace(self, **moved)
 
 
+# What each method of the reward-law protocol must return, for the messages (README, "Your own policy and
+# reward law").
+LAW_METHODS = {
+    "from_bits": "from_bits(words) -> float32 rewards of the words' leading shape, from words "
+                 "uint64[..., num_words] (num_words 64-bit words per reward)",
+    "mean": "mean() -> float64[..., K], the arms' means",
+    "abs_moment": "abs_moment(eps) -> float64[..., K], the moments E|X|^(1+eps) (inf where they diverge)",
+    "eps_sup": "eps_sup() -> float64[..., K], the supremum of the eps with E|X|^(1+eps) < inf",
+}
+
+
 def _undefined(law: Distribution, method: str) -> str:
-    """The message of a protocol method that ``law``'s class does not define."""
-    return f"{type(law).__name__} does not define {method} (README, \"Your own policy and reward law\")."
+    """The message of a protocol method (a key of :data:`LAW_METHODS`) that ``law``'s class does not define."""
+    return f"{type(law).__name__} does not define {LAW_METHODS[method]} (README, \"Your own policy and reward law\")."
 
 
 # Compiled once per family and shape, whether called eagerly or inside a program.
