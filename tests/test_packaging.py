@@ -98,7 +98,7 @@ def built(tmp_path_factory):
              for argv in ([str(python), "-c", IMPORT], [str(venv / "bin" / "htb-jax"), "--help"])]
     (imported, import_err), (usage, usage_err) = (proc.communicate() for proc in procs)
     return types.SimpleNamespace(
-        files=files, src=src, purelib=purelib, sdist=dist / sdist_name, wheel=dist / wheel_name,
+        files=files, purelib=purelib, sdist=dist / sdist_name, wheel=dist / wheel_name,
         imported=(procs[0].returncode, imported, import_err), usage=(procs[1].returncode, usage, usage_err))
 
 
