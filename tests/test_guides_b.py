@@ -28,7 +28,20 @@ PROXIES = Page(
     # tuning amplifies that (the page says so): checked where the host fuses multiply-adds.
     fma_only=("proxy(0.8), jax.grad(proxy)(0.8)", "res.alpha", "res.worst_case, res.reference"),
 )
-PAGES = (PROXIES,)
+MEMORY = Page(
+    "docs/guides/memory-resuming.md",
+    outputs=(
+        ("plan.threads, plan.seed_chunk, plan.num_chunks", r"^(.*)$", None),
+        # The measured peak is XLA's own count, which moves by a few hundred bytes between jax
+        # versions: shown in MiB to one decimal.
+        ("plan.estimated_peak, round(plan.measured_peak / 2**20, 1)", r"^(\(.*?\)):", None),
+        ("plan.estimated_peak, round(plan.measured_peak / 2**20, 1)", r"\): (\S+) MiB estimated, (\S+) MiB measured",
+         "(plan.estimated_peak / 2**20, plan.measured_peak / 2**20)"),
+    ),
+    # A compiled program's measured peak is XLA:CPU's figure (2.3 MiB where XLA:GPU compiles it on an H200).
+    cpu_only=("plan.estimated_peak, round(plan.measured_peak / 2**20, 1)",),
+)
+PAGES = (PROXIES, MEMORY)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.path.split("/")[-1])
