@@ -7,11 +7,21 @@ trace for one family could be reused for another.  Registering each class
 through ``register_pytree_with_keys`` keeps the class in the structure.
 Unflattening bypasses ``__init__``: validation runs where users construct a
 value, not when JAX rebuilds one from tracers or placeholder leaves.
+
+A user's policy or law registered with ``register_dataclass`` (as the README
+shows) has such a structure, and ``jax.jit``'s caches, which hash a structure
+by its class but compare it without, can then hand one class's program to
+another class of the same layout: an edited policy re-imported in a notebook,
+or two laws with the same fields.  Every program that takes a user's tree is
+therefore compiled by :func:`class_keyed_jit`, whose cache key holds the
+classes of every node (:func:`node_classes`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -50,10 +60,78 @@ def dataclass(cls):
     return cls
 
 
+def node_classes(tree: Any) -> tuple[type, ...]:
+    """The class of every node of ``tree``'s structure, root first, depth first (leaves excluded).
+
+    Examples:
+      >>> import htb_jax as htb
+      >>> [c.__name__ for c in node_classes((htb.UCB1(), None))]
+      ['tuple', 'UCB1', 'NoneType']
+    """
+    classes = []
+
+    def walk(treedef):
+        data = treedef.node_data()
+        if data is not None:
+            classes.append(data[0])
+        for child in treedef.children():
+            walk(child)
+
+    walk(jax.tree_util.tree_structure(tree))
+    return tuple(classes)
+
+
 def abstract_signature(tree: Any) -> tuple:
-    """The class, tree structure and leaf shapes and dtypes of ``tree``: all that an abstract evaluation
+    """The classes, tree structure and leaf shapes and dtypes of ``tree``: all that an abstract evaluation
     sees (a program traced with abstract parameters cannot depend on their values), so a check that
-    passed for one value passes for every value of the same signature.  The class is explicit: tree
+    passed for one value passes for every value of the same signature.  The classes are explicit: tree
     structures of different classes may compare equal."""
     leaves, treedef = jax.tree_util.tree_flatten(tree)
-    return type(tree), treedef, tuple((np.shape(x), jnp.result_type(x).name) for x in leaves)
+    return node_classes(tree), treedef, tuple((np.shape(x), jnp.result_type(x).name) for x in leaves)
+
+
+def class_keyed_jit(
+    fun: Callable, *, static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = (), **jit_kwargs
+) -> Callable:
+    """``jax.jit(fun, ...)`` whose compiled programs are keyed by the classes of its arguments' nodes too.
+
+    A program traced for one class is never reused for another whose tree structure compares equal
+    (see the module's docstring).  The returned callable takes ``fun``'s arguments; its ``lower``
+    and ``trace`` attributes are ``jax.jit``'s for the same arguments.
+
+    Args:
+      fun: the function to compile.
+      static_argnums, static_argnames: as for ``jax.jit``: arguments that are not traced (their
+        nodes' classes are not read).
+      **jit_kwargs: ``jax.jit``'s other options (``out_shardings``, ``compiler_options``, ...).
+    """
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    signature = inspect.signature(fun)
+    # Each static argument by position and by name, as jax.jit infers them when given one kind only.
+    positional = [p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    nums = tuple(sorted({*nums, *(i for i, name in enumerate(positional) if name in names)}))
+    names = tuple(dict.fromkeys((*names, *(positional[i] for i in nums if i < len(positional)))))
+
+    def keyed(classes, *args, **kwargs):
+        del classes  # a static argument: a key of the compiled programs only
+        return fun(*args, **kwargs)
+
+    first = inspect.Parameter("classes", inspect.Parameter.POSITIONAL_ONLY)
+    keyed.__signature__ = signature.replace(parameters=[first, *signature.parameters.values()])
+    # The name jax.jit would give the program (a partial's function's), in logs and profiles.
+    keyed.__name__ = keyed.__qualname__ = getattr(fun, "__name__", None) or getattr(fun, "func", fun).__name__
+    jitted = jax.jit(keyed, static_argnums=(0, *(i + 1 for i in nums)), static_argnames=names, **jit_kwargs)
+
+    def classes(args, kwargs):
+        traced = [a for i, a in enumerate(args) if i not in nums], {k: v for k, v in kwargs.items() if k not in names}
+        return node_classes(traced)
+
+    def call(*args, **kwargs):
+        return jitted(classes(args, kwargs), *args, **kwargs)
+
+    call.lower = lambda *args, **kwargs: jitted.lower(classes(args, kwargs), *args, **kwargs)
+    call.trace = lambda *args, **kwargs: jitted.trace(classes(args, kwargs), *args, **kwargs)
+    call.__name__ = call.__qualname__ = keyed.__name__
+    call.__doc__ = fun.__doc__
+    return call

@@ -180,7 +180,7 @@ def reward_table(
     return _reward_table(as_threefry_key(key), instance, jnp.asarray(first_pull, jnp.int64), num_pulls)
 
 
-@functools.partial(jax.jit, static_argnums=3)
+@functools.partial(pytree.class_keyed_jit, static_argnums=3)
 def _reward_table(key, instance, first_pull, num_pulls):
     words = table_words(key, instance_num_arms(instance), first_pull, num_pulls, instance.num_words)
     return expand_pulls(instance).from_bits(words)

@@ -41,6 +41,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from htb_jax._src.instances import gaps as instance_gaps
+from htb_jax._src.pytree import class_keyed_jit
 
 SEED_AXIS_NAME = "seeds"
 _EXPORT_PLATFORMS: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar(
@@ -105,7 +106,8 @@ def seed_sharded_program(
             out_specs=PartitionSpec(*([None] * seed_axis), SEED_AXIS_NAME),
             check_vma=False,
         )
-    program = jax.jit(body, out_shardings=seed_sharding(mesh, seed_axis), compiler_options=dict(compiler_options))
+    program = class_keyed_jit(body, out_shardings=seed_sharding(mesh, seed_axis),
+                              compiler_options=dict(compiler_options))
     replicated = NamedSharding(mesh, PartitionSpec())
 
     def place(*args):
@@ -135,7 +137,8 @@ def seed_sharded_program(
             return program.lower(*place(*args))
         # The compiler options are the CPU's (compiler_options.py), and an exported module carries
         # none: the program is exported as a device without them builds it.
-        portable = jax.jit(body, out_shardings=seed_sharding(mesh, seed_axis))
+        # A fresh function: jax.jit's trace cache is never shared with another export (pytree.py).
+        portable = jax.jit(lambda *a: body(*a), out_shardings=seed_sharding(mesh, seed_axis))
         return jax.export.export(portable, platforms=platforms)(*place(*args))
 
     run.lower = lower

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import quadrature
+from htb_jax._src.pytree import class_keyed_jit
 from htb_jax._src.validation import check_broadcast, check_float32, check_float32_scale, real_array
 
 _F32 = jnp.float32
@@ -205,11 +206,11 @@ def _undefined(law: Distribution, method: str) -> str:
 
 
 # Compiled once per family and shape, whether called eagerly or inside a program.
-_abs_moment = jax.jit(lambda dist, eps: dist._abs_moment(eps))
-_cdf = jax.jit(lambda dist, x: dist._cdf(x))
+_abs_moment = class_keyed_jit(lambda dist, eps: dist._abs_moment(eps))
+_cdf = class_keyed_jit(lambda dist, x: dist._cdf(x))
 
 
-@partial(jax.jit, static_argnums=2)
+@partial(class_keyed_jit, static_argnums=2)
 def _sample(dist, key, sample_shape):
     words = jax.random.bits(key, (*sample_shape, *dist.batch_shape, dist.num_words), jnp.uint64)
     return dist.from_bits(words)

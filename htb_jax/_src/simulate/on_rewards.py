@@ -18,6 +18,7 @@ from htb_jax._src import mom
 from htb_jax._src.outcome import Outcome
 from htb_jax._src.policies import adar_etc as adar_etc_lib
 from htb_jax._src.policies.adar_etc import AdaRETC
+from htb_jax._src.pytree import class_keyed_jit
 from htb_jax._src.rounding import log_spaced_rounds
 from htb_jax._src.simulate.checks import _check_pull_chunk, _horizons
 from htb_jax._src.simulate.commit import _commit
@@ -54,7 +55,7 @@ def _run_on_rewards_kernel(policy, rewards, means, horizons, *, static: _Static)
     return _commit(estimates, exploration, horizon, pulls, gaps, checkpoints)
 
 
-_run_on_rewards_program = jax.jit(_run_on_rewards_kernel, static_argnames=("static",))
+_run_on_rewards_program = class_keyed_jit(_run_on_rewards_kernel, static_argnames=("static",))
 
 
 def run_on_rewards(

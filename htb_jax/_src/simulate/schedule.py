@@ -10,6 +10,7 @@ length of the block axis.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from htb_jax._src.policies import adar_etc as adar_etc_lib
 from htb_jax._src.policies.adar_etc import ExploreThenCommit, exploration_pulls
+from htb_jax._src.pytree import class_keyed_jit
 from htb_jax._src.simulate.layouts import _layout_codes
 
 MAX_PULL_CHUNK = 2**20  # pulls per arm per streaming step (the default is at most 8192)
@@ -65,7 +67,7 @@ def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
     return blocks.reshape(-1), exploration, exploration_pulls(exploration, num_arms), t.reshape(-1)
 
 
-@jax.jit(static_argnames=("num_arms",))
+@functools.partial(class_keyed_jit, static_argnames="num_arms")
 def _schedule_maxima(policy: ExploreThenCommit, horizons: jax.Array, num_arms: int):
     """The most exploration pulls of an arm, the most distinct block layouts ``(B, s)`` of an arm
     over the configurations (see :func:`~htb_jax._src.simulate.layouts._distinct_layouts`), the
