@@ -11,15 +11,12 @@ Student-t sweep table is the table the sweep prints today (re-run at its full si
 
 from __future__ import annotations
 
-import ast
 import pathlib
 import re
 
-import jax
-import numpy as np
 import pytest
 
-from conftest import host_fuses_multiply_add
+from doc_snippets import Page, run_blocks, unchecked
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -93,110 +90,21 @@ FMA_ONLY = [
 CPU_ONLY = [
     "plan.estimated_peak, round(plan.measured_peak / 2**20, 1)",
 ]
-_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?")
-
-
-def _python_blocks():
-    """The README's python blocks, but the multi-host one (it needs jax.distributed)."""
-    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
-    return [b for b in blocks if "jax.distributed.initialize(" not in b]
-
-
-def _statements(block):
-    """``(source, comment)`` per top-level statement: its trailing and following comment lines."""
-    lines = block.splitlines()
-    tree = ast.parse(block)
-    out = []
-    for node in tree.body:
-        last = node.end_lineno - 1
-        comments = []
-        trailing = lines[last][node.end_col_offset:].strip()
-        if trailing.startswith("#"):
-            comments.append(trailing[1:].strip())
-        j = last + 1
-        while j < len(lines) and lines[j].lstrip().startswith("#"):
-            comments.append(lines[j].lstrip()[1:].strip())
-            j += 1
-        source = ast.get_source_segment(block, node)
-        out.append((node, source, "\n".join(comments)))
-    return out
-
-
-def _numbers(value):
-    """The numbers of a value, flattened in display order."""
-    if isinstance(value, (tuple, list)):
-        return [x for v in value for x in _numbers(v)]
-    return [float(x) for x in np.ravel(np.asarray(value))]
-
-
-def _agrees(got: float, shown: str) -> bool:
-    """``got`` printed at ``shown``'s precision is ``shown``: within half a unit of its last digit.
-    The README shows float64 reductions to at most 10 significant digits (the digits every CPU
-    with FMA gives); a full-length number is refused, so that no tolerance hides a promise."""
-    want = float(shown)
-    mantissa = shown.split("e")[0].lstrip("-")
-    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
-    if len(mantissa.replace(".", "").lstrip("0")) > 12:
-        return False
-    scale = 10.0 ** int(shown.split("e")[1]) if "e" in shown else 1.0
-    return abs(got - want) <= 0.5 * 10.0**-decimals * scale * (1 + 1e-12)
-
-
-PRELUDE = "import jax, jax.numpy as jnp\nimport htb_jax as htb\n"
-
-
-def _blocks_with_statements():
-    return [_statements(block) for block in _python_blocks()]
+README_PAGE = Page(
+    "README.md", outputs=tuple(OUTPUTS), not_outputs=tuple(NOT_OUTPUTS), not_run=tuple(NOT_RUN),
+    fma_only=tuple(FMA_ONLY), cpu_only=tuple(CPU_ONLY), skip_blocks=("jax.distributed.initialize(",),
+)
 
 
 def test_every_commented_statement_is_checked():
-    commented = {source for block in _blocks_with_statements() for _, source, comment in block if comment}
-    checked = {s for s, _, _ in OUTPUTS}
-    assert set(FMA_ONLY) <= checked and set(CPU_ONLY) <= checked
-    assert commented - checked - set(NOT_OUTPUTS) - set(NOT_RUN) == set()
-    assert checked - commented == set()
+    assert unchecked(README_PAGE) == (set(), set())
 
 
-def _check(statement, value, comment, namespace):
-    """The failures of ``statement``'s shown outputs against ``value`` (a list, empty if none)."""
-    failures = []
-    for _, pattern, expression in (o for o in OUTPUTS if o[0] == statement):
-        match = re.search(pattern, comment, flags=re.S)
-        if not match:
-            failures.append(f"{statement}: no output matching {pattern!r} in {comment!r}")
-            continue
-        shown = " ".join(match.groups())
-        got = value if expression is None else eval(expression, namespace)
-        dtype = re.search(r"dtype=(\w+)", shown)
-        if dtype:
-            if str(got.dtype) != dtype.group(1):
-                failures.append(f"{statement}: shown dtype {dtype.group(1)}, got {got.dtype}")
-            shown = shown.replace(dtype.group(0), "")
-        tokens, numbers = _NUMBER.findall(shown), _numbers(got)
-        if len(tokens) != len(numbers) or not all(_agrees(g, t) for g, t in zip(numbers, tokens, strict=False)):
-            failures.append(f"{statement}: shown {shown!r}, got {got!r}")
-    return failures
-
-
-@pytest.mark.parametrize("index", range(len(_python_blocks())))
+@pytest.mark.parametrize("index", range(len(README_PAGE.blocks())))
 def test_block_outputs_are_current(index):
     # Each block runs on its own (after the imports every block shares), so that the blocks
     # can run in different pytest-xdist workers.
-    namespace: dict = {}
-    exec(PRELUDE, namespace)
-    failures = []
-    fuses = host_fuses_multiply_add()
-    on_cpu = jax.default_backend() == "cpu"
-    for node, source, comment in _blocks_with_statements()[index]:
-        if source in NOT_RUN:
-            continue
-        if isinstance(node, ast.Expr):
-            value = eval(compile(ast.Expression(node.value), "<README>", "eval"), namespace)
-            if (fuses or source not in FMA_ONLY) and (on_cpu or source not in CPU_ONLY):
-                failures += _check(source, value, comment, namespace)
-        else:
-            exec(compile(ast.Module([node], []), "<README>", "exec"), namespace)
-    assert failures == []
+    assert run_blocks(README_PAGE, [README_PAGE.blocks()[index]]) == []
 
 
 def _readme_sweep_run():
