@@ -9,9 +9,13 @@ console transcripts of ``sweeps.md`` and ``scaling.md`` are the tables the comma
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from doc_snippets import Page, run_page, unchecked
+from doc_snippets import ROOT, Page, run_page, unchecked
+from htb_jax._src import resumable
+from htb_jax._src.cli import interrupted, main
 
 PROXIES = Page(
     "docs/guides/proxies-tuning.md",
@@ -52,3 +56,49 @@ def test_every_commented_statement_is_checked(page):
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.path.split("/")[-1])
 def test_shown_outputs_are_current(page):
     assert run_page(page) == []
+
+
+def _consoles(path: str) -> list[str]:
+    """The ``console`` blocks of a page."""
+    return re.findall(r"```console\n(.*?)```", (ROOT / path).read_text(), flags=re.S)
+
+
+def test_student_t_sweep_is_the_commands_output_started_interrupted_and_again(tmp_path, monkeypatch, capsys):
+    # sweeps.md's command at its full size (400 seeds; about 10 s on 2 cores), in an empty directory so
+    # that the output directory has the page's relative name: its banner, its table, the line of a
+    # resumed run, and the refusal of another configuration.  Catches a page left behind by a change
+    # of any number of the table, of the banner or of either line.
+    page = (ROOT / "docs/guides/sweeps.md").read_text()
+    toml = re.search(r"```toml\n(.*?)```", page, flags=re.S).group(1)
+    assert toml == (ROOT / "experiments" / "sweep.toml").read_text()
+    run, again, refusal, ctrl_c = _consoles("docs/guides/sweeps.md")
+    command = "$ htb-jax sweep --config experiments/sweep.toml"
+    assert run.splitlines()[0] == command and again.splitlines()[0] == command
+    banner = run.splitlines()[1]
+    table = page.split("<!-- sweep-table:begin -->\n")[1].split("<!-- sweep-table:end -->")[0].splitlines()
+    assert len(table) == 2 + 12
+    argv = ["sweep", "--config", str(ROOT / "experiments" / "sweep.toml")]
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out.strip().splitlines() == table
+    assert err.splitlines()[0] == banner
+    wrote = err.strip().splitlines()[-1].split(" s (compilation included)")[1]
+    assert run.strip().splitlines()[-1].endswith(wrote)
+    # Started again it reads the chunks back and prints the same table.
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out.strip().splitlines() == table
+    assert err.splitlines()[:2] == again.splitlines()[1:3]
+    # With --seeds 800 it refuses, in one line, with status 2.
+    assert refusal.splitlines()[0] == f"{command} --seeds 800"
+    assert main([*argv, "--seeds", "800"]) == 2
+    assert capsys.readouterr().err.strip() == refusal.splitlines()[1]
+    # The Ctrl-C transcript: the line an interrupt after two of four chunks prints, and the resumed
+    # run's line as the one above (tests/test_interrupts.py interrupts the commands themselves).
+    lines = ctrl_c.splitlines()
+    assert lines[1] == banner and lines[4] == "htb-jax: " + interrupted(
+        resumable.Interrupted(2, 4, "htb-jax-sweep-student"))
+    assert lines[5].split("#")[0].strip() == command
+    assert "resumed: 2 of 4 chunks read back from htb-jax-sweep-student" in lines
+    assert again.splitlines()[2] == "resumed: 4 of 4 chunks read back from htb-jax-sweep-student"
