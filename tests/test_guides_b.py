@@ -9,7 +9,11 @@ console transcripts of ``sweeps.md`` and ``scaling.md`` are the tables the comma
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import re
+import tomllib
 
 import pytest
 
@@ -45,7 +49,9 @@ MEMORY = Page(
     # A compiled program's measured peak is XLA:CPU's figure (2.3 MiB where XLA:GPU compiles it on an H200).
     cpu_only=("plan.estimated_peak, round(plan.measured_peak / 2**20, 1)",),
 )
-PAGES = (PROXIES, MEMORY)
+# The multi-host block needs jax.distributed and several processes: tests/test_distributed.py runs it.
+SCALING = Page("docs/guides/scaling.md", skip_blocks=("jax.distributed.initialize(",))
+PAGES = (PROXIES, MEMORY, SCALING)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.path.split("/")[-1])
@@ -63,11 +69,29 @@ def _consoles(path: str) -> list[str]:
     return re.findall(r"```console\n(.*?)```", (ROOT / path).read_text(), flags=re.S)
 
 
-def test_student_t_sweep_is_the_commands_output_started_interrupted_and_again(tmp_path, monkeypatch, capsys):
-    # sweeps.md's command at its full size (400 seeds; about 10 s on 2 cores), in an empty directory so
-    # that the output directory has the page's relative name: its banner, its table, the line of a
-    # resumed run, and the refusal of another configuration.  Catches a page left behind by a change
-    # of any number of the table, of the banner or of either line.
+@pytest.fixture(scope="module")
+def student_t_sweep(tmp_path_factory):
+    """sweeps.md's command at its full size (400 seeds; about 10 s on 2 cores) in an empty directory, so
+    that the output directory has the page's relative name: run, started again, then with --seeds 800.
+    ``(argv, [(status, stdout, stderr)] of the three)``."""
+    argv = ["sweep", "--config", str(ROOT / "experiments" / "sweep.toml")]
+    runs, cwd = [], os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("sweep"))
+    try:
+        for extra in ([], [], ["--seeds", "800"]):
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                status = main([*argv, *extra])
+            runs.append((status, out.getvalue(), err.getvalue()))
+    finally:
+        os.chdir(cwd)
+    return argv, runs
+
+
+def test_student_t_sweep_is_the_commands_output_started_interrupted_and_again(student_t_sweep):
+    # The page's banner, table, the line of a resumed run and the refusal of another configuration are
+    # what the command prints today.  Catches a page left behind by a change of any number of the table,
+    # of the banner or of either line.
     page = (ROOT / "docs/guides/sweeps.md").read_text()
     toml = re.search(r"```toml\n(.*?)```", page, flags=re.S).group(1)
     assert toml == (ROOT / "experiments" / "sweep.toml").read_text()
@@ -77,23 +101,17 @@ def test_student_t_sweep_is_the_commands_output_started_interrupted_and_again(tm
     banner = run.splitlines()[1]
     table = page.split("<!-- sweep-table:begin -->\n")[1].split("<!-- sweep-table:end -->")[0].splitlines()
     assert len(table) == 2 + 12
-    argv = ["sweep", "--config", str(ROOT / "experiments" / "sweep.toml")]
-    monkeypatch.chdir(tmp_path)
-    assert main(argv) == 0
-    out, err = capsys.readouterr()
-    assert out.strip().splitlines() == table
+    _, ((status, out, err), (status_again, out_again, err_again), (status_800, _, err_800)) = student_t_sweep
+    assert status == 0 and out.strip().splitlines() == table
     assert err.splitlines()[0] == banner
     wrote = err.strip().splitlines()[-1].split(" s (compilation included)")[1]
     assert run.strip().splitlines()[-1].endswith(wrote)
     # Started again it reads the chunks back and prints the same table.
-    assert main(argv) == 0
-    out, err = capsys.readouterr()
-    assert out.strip().splitlines() == table
-    assert err.splitlines()[:2] == again.splitlines()[1:3]
+    assert status_again == 0 and out_again.strip().splitlines() == table
+    assert err_again.splitlines()[:2] == again.splitlines()[1:3]
     # With --seeds 800 it refuses, in one line, with status 2.
     assert refusal.splitlines()[0] == f"{command} --seeds 800"
-    assert main([*argv, "--seeds", "800"]) == 2
-    assert capsys.readouterr().err.strip() == refusal.splitlines()[1]
+    assert status_800 == 2 and err_800.strip() == refusal.splitlines()[1]
     # The Ctrl-C transcript: the line an interrupt after two of four chunks prints, and the resumed
     # run's line as the one above (tests/test_interrupts.py interrupts the commands themselves).
     lines = ctrl_c.splitlines()
@@ -102,3 +120,29 @@ def test_student_t_sweep_is_the_commands_output_started_interrupted_and_again(tm
     assert lines[5].split("#")[0].strip() == command
     assert "resumed: 2 of 4 chunks read back from htb-jax-sweep-student" in lines
     assert again.splitlines()[2] == "resumed: 4 of 4 chunks read back from htb-jax-sweep-student"
+
+
+def test_two_process_sweep_table_is_one_process_output(student_t_sweep):
+    # scaling.md's two-process run printed the table one process prints for the same settings
+    # (tests/test_distributed.py checks two processes against one on a smaller sweep).  Its settings are
+    # sweep.toml's but the horizons (the first three) and the output directory; seed s of a grid point
+    # reads the same rewards whatever other horizons run (the reward table), so one process prints the
+    # Student-t sweep's rows at those horizons, which the sweep above printed.
+    (shown,) = [block for block in _consoles("docs/guides/scaling.md") if block.startswith('$ ARGS="')]
+    args = shown.split('"')[1].split()
+    flags = dict(zip(args[::2], args[1::2], strict=True))
+    config = tomllib.loads((ROOT / "experiments" / "sweep.toml").read_text())
+    assert flags == {
+        "--family": config["family"], "--df": f"{config['df']:g}", "--arms": str(config["num_arms"]),
+        "--gap": str(config["gap"]), "--alphas": ",".join(f"{a:g}" if a != "2/3" else a for a in config["alphas"]),
+        "--qs": "0", "--horizons": "1e3,1e4,1e5", "--seeds": str(config["num_seeds"]),
+        "--seed-chunk": str(config["seed_chunk"]), "--out": "runs/two-process",
+        "--coordinator": "127.0.0.1:23456", "--num-processes": "2",
+    }
+    assert config["qs"] == [0.0] and config["horizons"][:3] == [1e3, 1e4, 1e5] and config["key"] == 0
+    _, ((_, out, err), *_) = student_t_sweep
+    one_process = out.strip().splitlines()[:2] + [r for r in out.strip().splitlines()[2:] if "| 1e+06 |" not in r]
+    table = [line for line in shown.splitlines() if line.startswith("|")]
+    assert len(table) == 2 + 9 and table == one_process
+    banner = next(line for line in shown.splitlines() if line.startswith("AdaR-ETC sweep:"))
+    assert banner == err.splitlines()[0].replace(", 1000000]", "]").replace("htb-jax-sweep-student", "runs/two-process")
