@@ -1,0 +1,192 @@
+"""The getting-started pages and the guides on instances, policies, your own code and ``measure``.
+
+Every python block of each page runs, top to bottom in one namespace, and every output it shows
+is what the code gives today (``doc_snippets``); every commented statement is an output or listed
+as none.  The main job's tables are the recorded ones, their verdicts say what the page says they
+mean, and the ratios the pages quote are recorded benchmark figures.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+
+from doc_snippets import ROOT, Page, run_page, unchecked
+
+DOCS = pathlib.Path("docs")
+
+INSTALLATION = Page(
+    str(DOCS / "getting-started" / "installation.md"),
+    outputs=(
+        ("jnp.array(1.0)", r"^(.*)$", None),
+        ("jnp.arange(3)", r"^(.*)$", None),
+    ),
+)
+QUICKSTART = Page(
+    str(DOCS / "getting-started" / "quickstart.md"),
+    outputs=(
+        ("nu.mean()", r"^(.*)$", None),
+        ("nu.eps_sup()[0]", r"^(.*)$", None),
+        ("htb.intrinsic_scale(nu, eps=0.4)", r"of Section 5: (.*)$", None),
+        ("out.regret.shape", r"^(\(.*\)): grid", None),
+        ("s.mean[:, 0].round(0)", r"10\^6\n(.*)$", None),
+        ("s.stderr[:, 0].round(0)", r"^(.*)$", None),
+        ("(out.committed == 0).mean(-1, dtype=jnp.float64)[:, 0]", r"^(.*)$", None),
+    ),
+)
+INSTANCES = Page(
+    str(DOCS / "guides" / "instances.md"),
+    outputs=(
+        ("nu.eps_sup()[0], htb.intrinsic_scale(nu, eps=0.4)", r"^(.*)$", None),
+        ("nu1.mean(), htb.intrinsic_scale(nu1, eps=1.0)", r"^(.*)$", None),
+        ("out.regret.mean(-1)", r"^(.*)$", None),
+        ("(out.committed == 0).mean(-1)", r"^(.*)$", None),
+        ("fast.regret.mean(-1), (fast.committed == 0).mean(-1)", r"^(.*)$", None),
+    ),
+    not_outputs=("nu0, nu1 = htb.lower_bound_pair(num_arms=3, gap=0.5, spike_prob=1e-4)",),
+)
+POLICIES = Page(
+    str(DOCS / "guides" / "policies.md"),
+    outputs=(
+        ("htb.AdaRETC.order_free().exploration_length(num_arms=10, horizon=10**9)", r"^(.*)$", None),
+        ("htb.median_of_means(jnp.array([1.0, 2.0, 100.0, 3.0, 4.0, 5.0, jnp.inf]), num_blocks=3)",
+         r"^(Array\(.*?\)):", None),
+        ("out.regret.shape, out.regret_curve.shape", r"^(.*)$", None),
+        ("out.checkpoints[0, 0]", r"^(.*)$", None),
+        ("htb.summarize(out).mean", r"^(\[.*?\])", None),
+        ("htb.summarize(out).mean", r"std\. err\. (.*)\)$", "htb.summarize(out).stderr"),
+        ("out.exploration[:, 0]", r"D_T = (.*)$", None),
+        ("htb.simulate(jax.random.key(0), htb.UCB1(), nu, 20, 1, record_arms=True).arms", r"^(.*)$", None),
+        ("told.u", r"^(.*)$", None),
+        ("paired.regret.mean(-1)", r"^(.*)$", None),
+        ("every.regret.mean(-1)", r"^(.*)$", None),
+    ),
+    not_outputs=("htb.AdaRETC.calibrated(0.5)",),
+    not_run=("htb.run_on_rewards(policy, rewards, means, horizon)",),  # a signature, no data
+)
+OWN_CODE = Page(
+    str(DOCS / "guides" / "own-code.md"),
+    outputs=(
+        ("htb.summarize(out).mean", r"^(\[.*?\])", None),
+        ("htb.summarize(out).mean", r"std\. err\. (.*)\)$", "htb.summarize(out).stderr"),
+        ("htb.simulate(jax.random.key(0), htb.UCB1(), nu, 3000, num_seeds=20).regret.mean()", r"^(.*)$", None),
+        ("lomax.mean(), lomax.eps_sup()[0]", r"^(.*)$", None),
+        ("htb.intrinsic_scale(lomax, eps=0.4)", r"^(.*)$", None),
+        ("htb.simulate(jax.random.key(0), htb.AdaRETC(eps=0.4, alpha=0.8, q=0.0), lomax, 3000, num_seeds=20)"
+         ".regret.mean()", r"^(.*)$", None),
+    ),
+)
+MEASURE = Page(
+    str(DOCS / "guides" / "measure.md"),
+    outputs=(
+        ("m.d.slope, m.d.low, m.d.high", r"^(.*)$", None),
+        ("m.c.slope, m.c.low, m.c.high", r"^(.*)$", None),
+        ("m.off_frontier", r"^(.*)$", None),
+    ),
+)
+MAIN_JOB = Page(str(DOCS / "getting-started" / "main-job.md"))
+PAGES = (INSTALLATION, QUICKSTART, MAIN_JOB, INSTANCES, POLICIES, OWN_CODE, MEASURE)
+
+
+def _name(page: Page) -> str:
+    return pathlib.Path(page.path).stem
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_name)
+def test_every_commented_statement_is_checked(page):
+    assert unchecked(page) == (set(), set())
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.blocks()], ids=_name)
+def test_page_outputs_are_current(page):
+    assert run_page(page) == []
+
+
+def _table(text: str, after: str = "") -> list[str]:
+    """The first Markdown table of ``text`` after ``after``: its lines."""
+    lines = text.split(after, 1)[1].splitlines() if after else text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| eps |"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return lines[start:end]
+
+
+MAIN_JOB_TEXT = (ROOT / MAIN_JOB.path).read_text()
+STABLE_COMMAND = "$ htb-jax frontier --family stable --out experiments/frontier_stable"
+
+
+def test_main_job_tables_are_the_recorded_ones():
+    # The default table (the README's test recomputes its fits from the recorded runs) and the
+    # stable family's, each as its command wrote it (tests/test_stable_frontier.py recomputes those fits).
+    recorded = (ROOT / "experiments" / "frontier_default" / "table.md").read_text().splitlines()
+    shown = _table(MAIN_JOB_TEXT)
+    assert len(shown) == 2 + 9 and all(line in recorded for line in shown)
+    readme = (ROOT / "README.md").read_text()
+    assert _table(readme) == shown
+    stable = MAIN_JOB_TEXT.split(STABLE_COMMAND + "\n")[1].split("```")[0]
+    assert stable.rstrip("\n").splitlines() == (
+        (ROOT / "experiments" / "frontier_stable" / "table.md").read_text().rstrip("\n").splitlines())
+
+
+def _rows(table: list[str]) -> list[dict[str, str]]:
+    header = [cell.strip() for cell in table[0].strip("|").split("|")]
+    return [dict(zip(header, (cell.strip() for cell in line.strip("|").split("|")), strict=True))
+            for line in table[2:]]
+
+
+def _fit(cell: str) -> tuple[float, float, float]:
+    slope, low, high = re.fullmatch(r"(\S+) \[(\S+), (\S+)\]", cell).groups()
+    return float(slope), float(low), float(high)
+
+
+def _within(target: float, fit: tuple[float, float, float], tol: float = 0.05) -> bool:
+    """What `agrees` means on the page: ``target`` within ``tol`` of the slope or of its interval."""
+    slope, low, high = fit
+    return abs(slope - target) <= tol + 1e-9 or low - tol - 1e-9 <= target <= high + tol + 1e-9
+
+
+def test_verdicts_mean_what_the_page_says():
+    # "`agrees` means the theory lies within 0.05 of the measured slope or of its interval.
+    # Otherwise `finite T: schedule predicts ...` means the finite-T slope does."  A verdict the
+    # tables print against that reading (a looser tolerance, a finite-T value not the column's) fails.
+    stable = MAIN_JOB_TEXT.split(STABLE_COMMAND)[1]
+    rows = _rows(_table(MAIN_JOB_TEXT)) + _rows(_table(stable))
+    assert len(rows) == 9 + 6
+    verdicts = 0
+    for row in rows:
+        for fit in ("d", "c"):
+            measured, theory, finite = _fit(row[f"{fit} measured"]), float(row[f"{fit} theory"]), row[f"{fit} finite T"]
+            if row[fit] == "agrees":
+                assert _within(theory, measured), row
+            else:
+                assert row[fit] == f"finite T: schedule predicts {finite}", row
+                assert not _within(theory, measured) and _within(float(finite), measured), row
+            verdicts += 1
+    assert verdicts == 30
+    # Every slope shown lies in its interval.
+    assert all(low <= slope <= high for row in rows for fit in ("d", "c")
+               for slope, low, high in [_fit(row[f"{fit} measured"])])
+
+
+def test_main_job_quotes_its_table():
+    # "measured c = 0.065 (theory 0.2) and d = 1.000 (theory 0.9)", "still 63% of L_T", "measured
+    # 0.226, theory 0.3": the rows they come from; "about 1700 rounds" is K ceil(8 log(K T^3)), K = 2.
+    import math
+
+    rows = {(r["eps"], r["alpha"]): r for r in _rows(_table(MAIN_JOB_TEXT))}
+    row = rows["1", "0.900"]
+    assert (row["c measured"].split()[0], row["c theory"], row["d measured"].split()[0], row["d theory"]) == (
+        "0.065", "0.200", "1.000", "0.900")
+    assert row["K B_T / L_T"] == "0.63" and "still 63% of `L_T`" in MAIN_JOB_TEXT
+    assert (rows["0.5", "0.900"]["c measured"].split()[0], rows["0.5", "0.900"]["c theory"]) == ("0.226", "0.300")
+    assert round(2 * math.ceil(8 * math.log(2 * 1e45)), -2) == 1700
+
+
+def test_quoted_ratios_are_recorded_benchmark_figures():
+    # A ratio a page quotes ("0.95x", "3.74x") is a figure of BENCHMARKS.md or its history.
+    recorded = (ROOT / "BENCHMARKS.md").read_text() + (ROOT / "benchmarks" / "HISTORY.md").read_text()
+    quoted = {p.path: re.findall(r"(?<![\w.])\d+(?:\.\d+)?x(?!\w)", (ROOT / p.path).read_text()) for p in PAGES}
+    assert quoted[INSTANCES.path] == ["0.95x", "3.74x"]
+    assert [(path, x) for path, found in quoted.items() for x in found if x not in recorded] == []
+
