@@ -15,7 +15,9 @@ import os
 import re
 import tomllib
 
+import numpy as np
 import pytest
+import reproducibility_probe as probe
 
 from doc_snippets import ROOT, Page, run_page, unchecked
 from htb_jax._src import resumable
@@ -51,7 +53,13 @@ MEMORY = Page(
 )
 # The multi-host block needs jax.distributed and several processes: tests/test_distributed.py runs it.
 SCALING = Page("docs/guides/scaling.md", skip_blocks=("jax.distributed.initialize(",))
-PAGES = (PROXIES, MEMORY, SCALING)
+REPRODUCIBILITY = Page(
+    "docs/guides/reproducibility.md",
+    outputs=(("htb.intrinsic_scale(nu, eps=0.4)", r"^(.*)$", None),),
+    # A float64 quadrature: its last digits follow the vector width; 10 digits are promised with FMA.
+    fma_only=("htb.intrinsic_scale(nu, eps=0.4)",),
+)
+PAGES = (PROXIES, MEMORY, SCALING, REPRODUCIBILITY)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.path.split("/")[-1])
@@ -146,3 +154,13 @@ def test_two_process_sweep_table_is_one_process_output(student_t_sweep):
     assert len(table) == 2 + 9 and table == one_process
     banner = next(line for line in shown.splitlines() if line.startswith("AdaR-ETC sweep:"))
     assert banner == err.splitlines()[0].replace(", 1000000]", "]").replace("htb-jax-sweep-student", "runs/two-process")
+
+
+def test_the_full_length_u_eps_shown_is_the_recorded_one():
+    # reproducibility.md gives U_eps in full as tests/reproducibility_probe.npz recorded it (the probe's
+    # "intrinsic_scale", the same instance and eps), next to the 10 digits the snippet check compares.
+    page = (ROOT / "docs/guides/reproducibility.md").read_text()
+    recorded, _ = probe.load(probe.RECORDED)
+    full = repr(float(np.asarray(recorded["intrinsic_scale"])))
+    assert f"is `{full}` in full where it was recorded" in page
+    assert "htb.intrinsic_scale(nu, eps=0.4)   # " + probe.shown(recorded["intrinsic_scale"])[0] in page
