@@ -164,3 +164,15 @@ def test_the_full_length_u_eps_shown_is_the_recorded_one():
     full = repr(float(np.asarray(recorded["intrinsic_scale"])))
     assert f"is `{full}` in full where it was recorded" in page
     assert "htb.intrinsic_scale(nu, eps=0.4)   # " + probe.shown(recorded["intrinsic_scale"])[0] in page
+
+
+def test_gpu_figures_are_recorded_runs():
+    # gpu.md quotes recorded runs: every time, rate, ratio and count it gives is in benchmarks/HISTORY.md
+    # (a figure of no recorded run, or one left behind when a run is recorded anew, fails).
+    page = (ROOT / "docs/guides/gpu.md").read_text()
+    quoted = page[page.index("## Sizes off a CPU"):page.index("## Checked on every machine")]
+    figures = re.findall(r"(?<![\w^.])\d[\d,]*(?:\.\d+)?(?:e\d+|x| s\b| ms\b)", quoted)
+    figures += re.findall(r"\b\d+(?= passed)", quoted)
+    assert len(figures) >= 12, figures
+    history = (ROOT / "benchmarks" / "HISTORY.md").read_text()
+    assert [f for f in figures if f not in history] == []
