@@ -8,11 +8,14 @@ mean, and the ratios the pages quote are recorded benchmark figures.
 
 from __future__ import annotations
 
+import math
 import pathlib
 import re
 
+import numpy as np
 import pytest
 
+import htb_jax as htb
 from doc_snippets import ROOT, Page, run_page, unchecked
 
 DOCS = pathlib.Path("docs")
@@ -172,8 +175,6 @@ def test_verdicts_mean_what_the_page_says():
 def test_main_job_quotes_its_table():
     # "measured c = 0.065 (theory 0.2) and d = 1.000 (theory 0.9)", "still 63% of L_T", "measured
     # 0.226, theory 0.3": the rows they come from; "about 1700 rounds" is K ceil(8 log(K T^3)), K = 2.
-    import math
-
     rows = {(r["eps"], r["alpha"]): r for r in _rows(_table(MAIN_JOB_TEXT))}
     row = rows["1", "0.900"]
     assert (row["c measured"].split()[0], row["c theory"], row["d measured"].split()[0], row["d theory"]) == (
@@ -181,6 +182,15 @@ def test_main_job_quotes_its_table():
     assert row["K B_T / L_T"] == "0.63" and "still 63% of `L_T`" in MAIN_JOB_TEXT
     assert (rows["0.5", "0.900"]["c measured"].split()[0], rows["0.5", "0.900"]["c theory"]) == ("0.226", "0.300")
     assert round(2 * math.ceil(8 * math.log(2 * 1e45)), -2) == 1700
+
+
+def test_fixed_instance_regret_is_the_same_on_every_seed():
+    # "On the fixed instance every seed's regret is the same at every horizon": the recorded runs.
+    config = htb.frontier.TFrontierConfig()
+    runs = htb.frontier.load_runs(ROOT / "experiments" / "frontier_default" / "runs.npz", config.family)
+    fixed = runs.regret[:, -1]  # (schedules, horizons, seeds): the last member is the fixed instance
+    assert fixed.shape == (9, 13, config.num_seeds)
+    assert np.ptp(fixed, axis=-1).max() == 0.0
 
 
 def test_quoted_ratios_are_recorded_benchmark_figures():
