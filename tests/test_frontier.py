@@ -164,3 +164,15 @@ def test_frontier_user_errors(tmp_path, capsys, extra, message):
     assert main([*SMALL, "--out", str(tmp_path), *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_spike_family_instances_are_theorem_1_pairs_bit_for_bit():
+    # SpikeFamily builds its instances in one compiled program: the same numbers as lower_bound_pair run eagerly.
+    family = htb.frontier.SpikeFamily()
+    betas = jax.numpy.asarray((*family.spike_probs, family.fixed_spike), jax.numpy.float64)
+    eager = htb.lower_bound_pair(family.num_arms, family.gap, betas)[1]
+    built = family.instances()
+    for name in ("low", "high", "p"):
+        a, b = np.asarray(getattr(built, name)), np.asarray(getattr(eager, name))
+        assert a.dtype == b.dtype == np.float64
+        np.testing.assert_array_equal(a.view(np.uint64), b.view(np.uint64))

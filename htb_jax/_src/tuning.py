@@ -61,12 +61,11 @@ program (``vmap`` over ``lam``).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 from htb_jax._src import theory
 from htb_jax._src.distributions import Distribution
@@ -93,6 +92,9 @@ from htb_jax._src.validation import (
     given,
     real_array,
 )
+
+if TYPE_CHECKING:  # optax is imported where a schedule is tuned: `import htb_jax` does not wait for it
+    import optax
 
 PROXIES = ("monte_carlo", "analytic", "smoothed")
 DEFAULT_POLISH = 48  # polish=None with the smoothed proxy: 3 x 48 exact evaluations after the descent
@@ -299,6 +301,8 @@ def tune_schedule(
         check_interval("init_alpha", init_alpha, lo_a, hi_a, low_closed=True, high_closed=False, where=where)
     if init_q is not None:
         check_interval("init_q", init_q, lo_q, hi_q, low_closed=True, high_closed=True, where=where)
+    import optax
+
     optimizer = optax.adam(0.05) if optimizer is None else optimizer
     z0_a, z0_q = schedule_logits(
         (lo_a + hi_a) / 2 if init_alpha is None else init_alpha, hi_q / 2 if init_q is None else init_q, eps
@@ -357,6 +361,8 @@ def _smoothed_pulls(family, reference, sampler, eps: float, num_arms: int, horiz
 def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds, tau, sigma, steps,
               optimizer, tune_q, proxy, polish):
     """One ``lam``: ``steps`` optimiser updates by ``lax.scan``; returns the fields of TuningResult."""
+    import optax
+
 
     def policy_of(z):
         alpha, q = admissible_schedule(z[0], z[1], eps)

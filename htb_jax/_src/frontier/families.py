@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -58,7 +59,10 @@ class SpikeFamily:
 
 @functools.cache
 def _spike_instances(num_arms: int, gap: float, betas: tuple[float, ...]):
-    return lower_bound_pair(num_arms, gap, jnp.asarray(betas, jnp.float64))[1]
+    # One compiled program (its operations are exact: products, a quotient and selections) rather
+    # than one small program for each operation run eagerly; the arguments, constants of the trace,
+    # are checked as lower_bound_pair checks them.
+    return jax.jit(lambda: lower_bound_pair(num_arms, gap, np.asarray(betas, np.float64))[1])()
 
 
 @dataclasses.dataclass(frozen=True)

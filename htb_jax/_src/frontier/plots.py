@@ -118,6 +118,7 @@ def plot_t_frontier(result: TFrontierResult, path) -> None:
         fontsize=10,
     )
     fig.tight_layout()
+    fig.set_layout_engine(None)  # laid out: savefig need not draw the figure once more before drawing it
     fig.savefig(path, dpi=130)
     plt.close(fig)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import theory
@@ -126,7 +125,7 @@ class TFrontierResult:
 def t_frontier_policy(config: TFrontierConfig) -> AdaRETC:
     """The flat batch of schedules of the experiment, grid shape ``(G,)``."""
     eps, alpha = config.grid()
-    return AdaRETC(eps=jnp.asarray(eps), alpha=jnp.asarray(alpha), q=0.0)
+    return AdaRETC(eps=jax.device_put(eps), alpha=jax.device_put(alpha), q=0.0)  # placed, no program compiled
 
 
 def run_t_frontier(
