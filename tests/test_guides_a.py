@@ -8,15 +8,19 @@ mean, and the ratios the pages quote are recorded benchmark figures.
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import math
 import pathlib
 import re
 
+import jax
 import numpy as np
 import pytest
+from test_store_fingerprint import STALE
 
 import htb_jax as htb
-from doc_snippets import ROOT, Page, run_page, unchecked
+from doc_snippets import PRELUDE, ROOT, Page, run_page, statements, unchecked
 
 DOCS = pathlib.Path("docs")
 
@@ -191,6 +195,37 @@ def test_fixed_instance_regret_is_the_same_on_every_seed():
     fixed = runs.regret[:, -1]  # (schedules, horizons, seeds): the last member is the fixed instance
     assert fixed.shape == (9, 13, config.num_seeds)
     assert np.ptp(fixed, axis=-1).max() == 0.0
+
+
+OWN_CODE_TEXT = (ROOT / OWN_CODE.path).read_text()
+
+
+def test_own_code_shows_the_refusals_the_code_gives():
+    # The page's epsilon-greedy class (its definition alone, nothing simulated) with a summary that
+    # returns htb.Summary: the TypeError the page quotes, "(...)" standing for the shapes it lists.
+    namespace = {}
+    exec(PRELUDE, namespace)
+    for node, _, _ in statements(OWN_CODE.blocks()[0]):
+        if isinstance(node, ast.Import | ast.ClassDef):
+            exec(compile(ast.Module([node], []), OWN_CODE.path, "exec"), namespace)
+    base = namespace["EpsilonGreedy"]
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass(frozen=True)
+    class EpsilonGreedy(base):
+        def kernel(self, spec):
+            summary = lambda state, ctx: htb.Summary(mean=ctx.t * 1.0, stderr=ctx.t * 0.0, num_seeds=1)
+            return base.kernel(self, spec)._replace(summary=summary)
+
+    nu = htb.equal_gap(htb.StudentT(loc=0.0, df=3.0), num_arms=5, gap=0.2)
+    with pytest.raises(TypeError) as refused:
+        htb.simulate(jax.random.key(0), EpsilonGreedy(), nu, 10, 1)
+    shown = re.search(r"^TypeError: (.*)$", OWN_CODE_TEXT, flags=re.M).group(1)
+    assert re.fullmatch(re.escape(shown).replace(re.escape("(...)"), r"\(.*?\)"), str(refused.value))
+    # The refusal of a store another program computed, as tests/test_store_fingerprint.py gets it.
+    assert re.search(r"^htb-jax: error: .*$", OWN_CODE_TEXT, flags=re.M).group(0) == (
+        f"htb-jax: error: the output directory 'DIR' {STALE}; give another --out, or --restart to delete its "
+        "chunks and start again")
 
 
 def test_quoted_ratios_are_recorded_benchmark_figures():
