@@ -2,8 +2,10 @@
 
 Every python block of each page runs, top to bottom in one namespace, and every output it shows
 is what the code gives today (``doc_snippets``); every commented statement is an output or listed
-as none.  The main job's tables are the recorded ones, their verdicts say what the page says they
-mean, and the ratios the pages quote are recorded benchmark figures.
+as none (tests/test_readme.py checks that the blocks use public names only).  The main job's
+tables are the recorded ones, their verdicts mean what the page says, and the claims the page
+makes of them hold; the refusals own-code.md quotes are the code's; the ratios the pages quote are
+recorded benchmark figures.
 """
 
 from __future__ import annotations
