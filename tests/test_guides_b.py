@@ -62,7 +62,13 @@ REPRODUCIBILITY = Page(
 # Pages without python blocks: a commented statement added to one must be listed here.
 SWEEPS = Page("docs/guides/sweeps.md")
 GPU = Page("docs/guides/gpu.md")
-HOW_IT_WORKS = Page("docs/guides/how-it-works.md")
+HOW_IT_WORKS = Page(
+    "docs/guides/how-it-works.md",
+    outputs=(
+        ("u", r"^(\[.*?\]):", None),
+        ("u[0] ** (-1 / 1.5)", r"^(\S+):", None),
+    ),
+)
 PAGES = (PROXIES, SWEEPS, SCALING, MEMORY, REPRODUCIBILITY, GPU, HOW_IT_WORKS)
 
 
