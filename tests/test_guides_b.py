@@ -15,6 +15,7 @@ import os
 import re
 import tomllib
 
+import jax
 import numpy as np
 import pytest
 import reproducibility_probe as probe
@@ -227,3 +228,33 @@ def test_pages_use_public_names_only(page):
         owner = getattr(htb, module) if module in ("frontier", "theory") and path else htb
         top = path[0] if module in ("frontier", "theory") and path else module
         assert top in owner.__all__, name
+
+
+def test_stated_defaults_are_the_codes():
+    # The defaults the pages state in words: proxies-tuning.md (the smoothed proxy, its widths, a
+    # polish of 48, per-pull tables of at most 1 GiB), memory-resuming.md (2 GiB per CPU device, half
+    # an accelerator's memory), gpu.md (up to 4096 seeds a chunk off a CPU), how-it-works.md (blocks
+    # of up to 32 samples summed sample after sample).
+    import inspect
+
+    import htb_jax as htb
+    from htb_jax._src import memory, mom, proxy, tuning
+
+    defaults = {k: p.default for k, p in inspect.signature(htb.tune_schedule).parameters.items()}
+    assert defaults["proxy"] == "smoothed" and defaults["width"] == (0.05, 0.002)
+    assert defaults["polish"] is None and tuning.DEFAULT_POLISH == 48
+    assert proxy.MAX_TABLE_BYTES == 2**30
+    assert memory.default_memory_budget(jax.devices("cpu")[0]) == 2 * 2**30
+    assert memory.ACCELERATOR_MEMORY_FRACTION == 0.5
+    assert resumable.default_seed_chunk(10**6) == (8 if jax.default_backend() == "cpu" else 4096)
+    assert resumable.ACCELERATOR_SEED_CHUNK == 4096 and mom.STATIC_BLOCK_SIZES == 32
+
+
+def test_times_in_words_are_the_transcripts():
+    # The printed times the prose of sweeps.md and scaling.md explains are those of their transcripts.
+    sweeps, scaling = (" ".join((ROOT / f"docs/guides/{name}.md").read_text().split()) for name in ("sweeps", "scaling"))
+    run = _consoles("docs/guides/sweeps.md")[0].strip().splitlines()[-1]
+    assert f"The line the command prints, {run.split(' (')[0]}," in sweeps
+    two = next(b for b in _consoles("docs/guides/scaling.md") if b.startswith('$ ARGS="')).strip().splitlines()[-1]
+    assert f"they took {two.split(' (')[0]} as printed" in scaling
+    assert f"in one process took {run.split(' (')[0]} as printed" in scaling
