@@ -258,3 +258,17 @@ def test_times_in_words_are_the_transcripts():
     two = next(b for b in _consoles("docs/guides/scaling.md") if b.startswith('$ ARGS="')).strip().splitlines()[-1]
     assert f"they took {two.split(' (')[0]} as printed" in scaling
     assert f"in one process took {run.split(' (')[0]} as printed" in scaling
+
+
+def test_the_multi_host_block_is_python_for_the_public_api():
+    # scaling.md's block for several hosts is not run here (it needs jax.distributed and a cluster):
+    # it parses, and calls simulate, with the keywords simulate takes.
+    import ast
+    import inspect
+
+    import htb_jax as htb
+
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", SCALING.text, flags=re.S) if "jax.distributed" in b]
+    calls = [n for n in ast.walk(ast.parse(block)) if isinstance(n, ast.Call) and ast.unparse(n.func) == "htb.simulate"]
+    assert len(calls) == 1
+    assert {k.arg for k in calls[0].keywords} <= set(inspect.signature(htb.simulate).parameters)
