@@ -27,11 +27,14 @@ def test_two_setup_commands_main_job_then_tests():
 
 
 def test_tests_run_each_file_in_one_worker_slowest_files_first(pytestconfig):
-    # As the README says (and conftest.SLOWEST_FIRST orders): without --no-loadscope-reorder,
+    # As docs/getting-started/installation.md says (and conftest.SLOWEST_FIRST orders): without --no-loadscope-reorder,
     # pytest-xdist hands out the files with the most tests first, and the two workers of a run on
     # 2 cores ended 31 s apart (2026-11-26).
     assert pytestconfig.getoption("dist") == "loadfile" or pytestconfig.getoption("numprocesses") in (0, None)
     assert pytestconfig.getoption("loadscopereorder") is False
+    options = "-n 2 --dist loadfile --no-loadscope-reorder"
+    assert options in (ROOT / "pyproject.toml").read_text()
+    assert f"`{options}` in `pyproject.toml`" in (ROOT / "docs" / "getting-started" / "installation.md").read_text()
 
 
 def test_ci_runs_exactly_the_readme_commands():
