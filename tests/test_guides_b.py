@@ -4,7 +4,9 @@ works show what the code gives today.
 Each page's ``python`` blocks run top to bottom in one namespace (``tests/doc_snippets.py``), and
 every commented statement is an output checked at the precision shown or is listed as none.  The
 console transcripts of ``sweeps.md`` and ``scaling.md`` are the tables the commands print today
-(the Student-t sweep re-run at its full size), and the figures ``gpu.md`` quotes are recorded runs.
+(the Student-t sweep re-run at its full size), the refusals and interruptions they show are the lines
+the code forms, and the figures ``gpu.md``, ``scaling.md`` and ``how-it-works.md`` quote are recorded
+runs of benchmarks/HISTORY.md.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ MEMORY = Page(
     # A compiled program's measured peak is XLA:CPU's figure (2.3 MiB where XLA:GPU compiles it on an H200).
     cpu_only=("plan.estimated_peak, round(plan.measured_peak / 2**20, 1)",),
 )
-# The multi-host block needs jax.distributed and several processes: tests/test_distributed.py runs it.
+# The multi-host block needs jax.distributed and a cluster (tests/test_distributed.py runs simulate in
+# two processes; test_the_multi_host_block_is_python_for_the_public_api checks the block's call).
 SCALING = Page("docs/guides/scaling.md", skip_blocks=("jax.distributed.initialize(",))
 REPRODUCIBILITY = Page(
     "docs/guides/reproducibility.md",
@@ -90,9 +93,9 @@ def _consoles(path: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def student_t_sweep(tmp_path_factory):
-    """sweeps.md's command at its full size (400 seeds; about 10 s on 2 cores) in an empty directory, so
-    that the output directory has the page's relative name: run, started again, then with --seeds 800.
-    ``(argv, [(status, stdout, stderr)] of the three)``."""
+    """sweeps.md's command at its full size (400 seeds; 9 to 15 s on a 2-core AMD EPYC at load 2 to 5) in
+    an empty directory, so that the output directory has the page's relative name: run, started again,
+    then with --seeds 800.  ``[(status, stdout, stderr)]`` of the three."""
     argv = ["sweep", "--config", str(ROOT / "experiments" / "sweep.toml")]
     runs, cwd = [], os.getcwd()
     os.chdir(tmp_path_factory.mktemp("sweep"))
@@ -104,7 +107,7 @@ def student_t_sweep(tmp_path_factory):
             runs.append((status, out.getvalue(), err.getvalue()))
     finally:
         os.chdir(cwd)
-    return argv, runs
+    return runs
 
 
 def test_student_t_sweep_is_the_commands_output_started_interrupted_and_again(student_t_sweep):
@@ -120,7 +123,7 @@ def test_student_t_sweep_is_the_commands_output_started_interrupted_and_again(st
     banner = run.splitlines()[1]
     table = page.split("<!-- sweep-table:begin -->\n")[1].split("<!-- sweep-table:end -->")[0].splitlines()
     assert len(table) == 2 + 12
-    _, ((status, out, err), (status_again, out_again, err_again), (status_800, _, err_800)) = student_t_sweep
+    (status, out, err), (status_again, out_again, err_again), (status_800, _, err_800) = student_t_sweep
     assert status == 0 and out.strip().splitlines() == table
     assert err.splitlines()[0] == banner
     wrote = err.strip().splitlines()[-1].split(" s (compilation included)")[1]
@@ -159,7 +162,7 @@ def test_two_process_sweep_table_is_one_process_output(student_t_sweep):
         "--coordinator": "127.0.0.1:23456", "--num-processes": "2",
     }
     assert config["qs"] == [0.0] and config["horizons"][:3] == [1e3, 1e4, 1e5] and config["key"] == 0
-    _, ((_, out, err), *_) = student_t_sweep
+    (_, out, err), *_ = student_t_sweep
     one_process = out.strip().splitlines()[:2] + [r for r in out.strip().splitlines()[2:] if "| 1e+06 |" not in r]
     table = [line for line in shown.splitlines() if line.startswith("|")]
     assert len(table) == 2 + 9 and table == one_process
@@ -272,3 +275,14 @@ def test_the_multi_host_block_is_python_for_the_public_api():
     calls = [n for n in ast.walk(ast.parse(block)) if isinstance(n, ast.Call) and ast.unparse(n.func) == "htb.simulate"]
     assert len(calls) == 1
     assert {k.arg for k in calls[0].keywords} <= set(inspect.signature(htb.simulate).parameters)
+
+
+def test_fingerprint_refusals_are_the_lines_the_code_forms():
+    # memory-resuming.md's refusal of a store another program computed, and its example of another
+    # version (tests/test_store_fingerprint.py makes the commands print them).
+    page = " ".join((ROOT / "docs/guides/memory-resuming.md").read_text().split())
+    old = {"program": {"htb_jax": "0.1.0", "jax": "0.10.1", "jaxlib": "0.10.1", "program_sha256": "a"}, "backend": "cpu"}
+    stale = resumable._program_change(old, {**old["program"], "program_sha256": "b"})
+    line = f"htb-jax: error: the output directory 'DIR' holds chunks computed by another program ({stale}); "
+    assert line + str(resumable.CLI_REMEDY) in page
+    assert f"(`{resumable._program_change(old, {**old['program'], 'jax': '0.10.2'})}`)" in page
