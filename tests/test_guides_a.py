@@ -15,6 +15,7 @@ import dataclasses
 import math
 import pathlib
 import re
+import shlex
 
 import jax
 import numpy as np
@@ -111,6 +112,19 @@ def test_every_commented_statement_is_checked(page):
 @pytest.mark.parametrize("page", [p for p in PAGES if p.blocks()], ids=_name)
 def test_page_outputs_are_current(page):
     assert run_page(page) == []
+
+
+def test_measure_shell_example_prints_its_table(tmp_path, capsys):
+    # measure.md's `htb-jax frontier --policy ...` and the table it printed (stdout), run in this
+    # process: the same programs as the page's Python example, compiled once when both run here.
+    from htb_jax._src.cli import main
+
+    block = (ROOT / MEASURE.path).read_text().split("```console\n$ htb-jax frontier --policy")[1].split("```")[0]
+    command, *shown = ("htb-jax frontier --policy" + block).rstrip("\n").splitlines()
+    argv = shlex.split(command)[1:]
+    argv[argv.index("--out") + 1] = str(tmp_path / "ucb1")
+    assert len(shown) == 3 and main(argv) == 0
+    assert capsys.readouterr().out.strip().splitlines() == shown
 
 
 def _table(text: str, after: str = "") -> list[str]:
