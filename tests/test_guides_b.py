@@ -286,3 +286,15 @@ def test_fingerprint_refusals_are_the_lines_the_code_forms():
     line = f"htb-jax: error: the output directory 'DIR' holds chunks computed by another program ({stale}); "
     assert line + str(resumable.CLI_REMEDY) in page
     assert f"(`{resumable._program_change(old, {**old['program'], 'jax': '0.10.2'})}`)" in page
+
+
+def test_pathwise_gradient_ratios_are_the_experiments():
+    # proxies-tuning.md: the pathwise gradient is "1700 to 3500 times" the central difference, the three
+    # points experiments/README.md records (their ratios, to two significant digits).
+    page = " ".join((ROOT / "docs/guides/proxies-tuning.md").read_text().split())
+    low, high = map(float, re.search(r"it is (\d+) to (\d+) times the central difference", page).groups())
+    recorded = (ROOT / "experiments" / "README.md").read_text()
+    numbers = [float(x) for x in re.search(r"Student-t\(2\.4\), K = 7,\s+`T = 2e5`: (.*?)\)", recorded, flags=re.S)
+               .group(1).replace("against", ",").split(",")]
+    ratios = [a / b for a, b in zip(numbers[:3], numbers[3:], strict=True)]
+    assert float(f"{min(ratios):.2g}") == low and float(f"{max(ratios):.2g}") == high
