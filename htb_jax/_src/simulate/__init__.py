@@ -21,9 +21,11 @@ The exploration rewards come either pull by pull from the reward table
 (:class:`TwoPoint`, :class:`Dirac`, :class:`Gaussian`), one exact draw per
 Median-of-Means block (``sampler="block_sums"``, O(K B_T) per run), or the
 Median-of-Means estimate itself as one order statistic
-(``sampler="order_statistic"``: one Beta level and one quantile per arm, O(K)
-per run; see :mod:`htb_jax._src.order_statistic`), so horizons of 10^15 to
-10^18 cost no more than 10^3.  ``sampler="auto"`` (the default) takes the
+(``sampler="order_statistic"``: a Beta level from ``B_T + 1`` exponentials,
+shared by a grid's configurations, then one quantile per arm; see
+:mod:`htb_jax._src.order_statistic`), so a horizon of 10^18 costs a few times
+one of 10^3, not 10^15 times (docs/guides/how-it-works.md gives the recorded
+costs).  ``sampler="auto"`` (the default) takes the
 order statistic where it exists.  The three agree in law, not draw by draw.
 
 **Engine** (every other policy, or any policy with ``engine=True``): the
