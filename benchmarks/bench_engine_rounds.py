@@ -4,8 +4,7 @@ On a GPU the engine's round costs about the same whatever its number of lanes (s
 round loop waits on kernel launches and on the host reading each loop condition, not on memory.
 Two choices follow, each timed here against its alternative in the same run, on the same
 device, with the same reward tables (the share of runs whose regrets are equal is printed: 1 on a
-CPU; on a GPU two programs may round a draw differently, README "The same numbers on another
-machine"):
+CPU; on a GPU two programs may round a draw differently, docs/guides/reproducibility.md):
 
 1. **A family's instances side by side** with the seeds (one ``vmap``: one pass of rounds for
    ``F`` instances) against one after another (``F`` passes): ForceMoM and AdaR-UCB on ``F``

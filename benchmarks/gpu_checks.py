@@ -5,7 +5,7 @@ the checks compare: the reward words of four seeds, the first seeds of the
 AdaR-ETC sweep, of UCB1 through the engine and of the T-frontier.
 :func:`compare` gives the verdicts of two sides:
 
-* equal bit for bit where the README promises it on any machine: the reward
+* equal bit for bit where the documentation promises it on any machine: the reward
   words (threefry), the exploration lengths ``L_T``, the checkpoints, and the
   regret of every seed whose pull counts are equal;
 * statistically otherwise (the GPU's elementary functions round differently
@@ -141,7 +141,7 @@ def compute_side(size: Size, config: frontier.TFrontierConfig, devices=None, fro
 
 
 def compare(accel: Side, cpu: Side) -> list[Check]:
-    """The verdicts of the checks of ``accel`` against ``cpu``: bit for bit where the README
+    """The verdicts of the checks of ``accel`` against ``cpu``: bit for bit where the documentation
     promises it on any machine, statistically otherwise."""
     checks = [equal_check(WORDS_CHECK, accel.words, cpu.words)]
     checks.append(equal_check("sweep: exploration L_T", accel.sweep.exploration, cpu.sweep.exploration))

@@ -25,7 +25,7 @@ One command runs, on the default JAX backend,
 
 then checks a subset of seeds of the sweep, the engine and the frontier against
 the same programs on the CPU with the same key (``gpu_checks.py``): equal bit
-for bit where the README promises it on any machine, statistically otherwise.
+for bit where the documentation promises it on any machine, statistically otherwise.
 On a CPU both sides are the same device, so the checks compare the CPU path
 with itself and pass by construction: the block says so, and
 ``tests/test_gpu_suite.py`` feeds ``gpu_checks.compare`` a perturbed side (one

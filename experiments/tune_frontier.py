@@ -15,7 +15,7 @@ proxy, for a sweep of lam (one vmapped program per eps), and compare:
 * the tuned alpha at lam = 1 (worst case alone) and at the balanced weight
   lam_bal(eps) = (1+eps)/(1+2eps) with alpha*(eps) = (1+eps)/(1+2eps);
 * the finite-T slopes of the two terms in log L, which decide where the
-  scalarised optimum sits (see the README section);
+  scalarised optimum sits (see docs/guides/proxies-tuning.md);
 * the tuned schedules' (d, c) = (alpha, beta_alpha) -- the theoretical
   exponents at the tuned alpha -- on Theorem 1's line with the grid-swept
   measured points of ``experiments/t_frontier/frontier.csv``.

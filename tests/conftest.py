@@ -41,18 +41,20 @@ SLOWEST_FIRST = (
     "tests/test_notebooks.py::",  # 131
     "tests/test_tuning.py::",  # 108
     "tests/test_simulate.py::",  # 100
-    "tests/test_readme_snippets.py::",  # 95
     "tests/test_engine.py::",  # 81
     "tests/test_reproducibility.py::",  # 70
+    "tests/test_guides_a.py::",  # 65
     "tests/test_stable.py::",  # 47
     "tests/test_gpu_suite.py::",  # 47
     "tests/test_cuda_export.py::",  # 42
     "tests/test_distributed.py::",  # 42
     "tests/test_mom.py::",  # 41
+    "tests/test_guides_b.py::",  # 40
     "tests/test_distributions.py::",  # 35
     "tests/test_own_code.py::",  # 34
     "tests/test_proxy.py::",  # 32
     "tests/test_stable_frontier.py::",  # 32
+    "tests/test_docs_build.py::",  # 30
     "tests/test_binomial.py::",  # 30
     "tests/test_memory.py::",  # 28
     "tests/test_frontier_measure.py::",  # 28
@@ -62,6 +64,7 @@ SLOWEST_FIRST = (
     "tests/test_resumable.py::",  # 17
     "tests/test_sharding.py::",  # 17
     "tests/test_robust_ucb.py::",  # 16
+    "tests/test_packaging.py::",  # 15
     "tests/test_lee_lim.py::",  # 15
     "tests/test_frontier.py::",  # 14
     "tests/test_stable_quantile.py::",  # 13
@@ -100,10 +103,10 @@ def cpu_devices():
 
 
 def cpu_bits_only(what: str) -> None:
-    """Skips on a non-CPU default backend a test of bits the README promises on CPUs alone.
+    """Skips on a non-CPU default backend a test of bits the documentation promises on CPUs alone.
 
     Measured on an NVIDIA H200 (jax 0.11.2): ``what`` differs there between two programs by a few
-    float32 units in the last place (README, "The same numbers on another machine")."""
+    float32 units in the last place (docs/guides/reproducibility.md)."""
     import jax
 
     if jax.default_backend() != "cpu":
@@ -172,7 +175,7 @@ def adar_etc_loop(rewards, means, horizon: int, exploration: int, num_blocks: in
 
 def host_fuses_multiply_add() -> bool:
     """Whether XLA computes ``a * b + c`` with one rounding on this host (a CPU with FMA, and no
-    ``XLA_FLAGS=--xla_cpu_max_isa`` below AVX2).  The README promises every output bit for bit
+    ``XLA_FLAGS=--xla_cpu_max_isa`` below AVX2).  The documentation promises every output bit for bit
     only between hosts that do."""
     import jax
 

@@ -11,7 +11,7 @@ the notebooks again and store them with their new outputs:
 
 Each stored Markdown table carries ``{"htb_jax": {"check": ...}}`` in its output metadata (the
 notebooks' ``show``): ``"exact"`` for outputs every x86-64 CPU with FMA computes bit for bit
-(README, "The same numbers on another machine"), ``"rounded"`` for reductions over seeds
+(docs/guides/reproducibility.md), ``"rounded"`` for reductions over seeds
 (means, fits, bootstrap intervals), equal to a few units in the last place and so, once
 rounded for display, to one unit of the last digit shown.
 """

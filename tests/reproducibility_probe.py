@@ -8,7 +8,7 @@ with their recording (``RECORDED``, made on a CPU with FMA at XLA's default code
 Covers the fast path (per-pull Pareto rewards streamed over several chunks, a policy grid),
 the Median-of-Means drawn as one order statistic (the default for two-point spikes and
 Gaussian arms, horizons to 10^15), exact block sums (two-point spikes), and the round-by-round
-engine (UCB1, ForceMoM, AdaR-ETC); and the single float64 results of long reductions the README
+engine (UCB1, ForceMoM, AdaR-ETC); and the single float64 results of long reductions the documentation
 shows to 10 significant digits (``REDUCTIONS``): ``U_eps``, the regret proxy and its gradient,
 and a tuned schedule.
 """
@@ -32,7 +32,7 @@ SIGNIFICANT_DIGITS = 10
 
 
 def reductions() -> dict[str, np.ndarray]:
-    """The README's kinds of float64 reductions, at small sizes: its first example's ``U_eps``, the
+    """The documented kinds of float64 reductions, at small sizes: its first example's ``U_eps``, the
     proxy and its derivative in ``alpha``, and a short tuning."""
     key = jax.random.key(0)
     pareto = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=2, gap=0.05)
@@ -65,7 +65,7 @@ def load(path) -> tuple[dict[str, np.ndarray], str]:
 
 
 def shown(values: np.ndarray) -> list[str]:
-    """``values`` as the README shows such numbers: to ``SIGNIFICANT_DIGITS`` significant digits."""
+    """``values`` as the documentation shows such numbers: to ``SIGNIFICANT_DIGITS`` significant digits."""
     return [f"{v:.{SIGNIFICANT_DIGITS}g}" for v in np.ravel(values)]
 
 

@@ -162,15 +162,3 @@ def test_summary_table_has_one_row_per_headline_comparison():
                 assert (ROOT / script).exists(), f"{row[0]}: {script} does not exist"
         assert row[cell["today's figure"]] and row[cell["target"]] and row[cell["met?"]], row[0]
         assert "benchmarks/HISTORY.md#" in row[cell["details"]], f"{row[0]}: no link into the history"
-
-
-def test_the_readmes_gpu_figures_are_recorded_runs():
-    # The README's paragraph on GPUs quotes recorded runs: every figure in it is in HISTORY.md (a
-    # figure of no recorded run, or one left behind when a run is recorded anew, fails).
-    readme = (ROOT / "README.md").read_text()
-    paragraph = readme[readme.index("On one NVIDIA H200"):readme.index("`tests/test_cuda_export.py` checks on any")]
-    figures = re.findall(r"(?<![\w^.])\d[\d,]*(?:\.\d+)?(?:e\d+|x| s\b)", paragraph)
-    figures += re.findall(r"\b\d+(?= passed)", paragraph)
-    assert len(figures) >= 6, figures
-    history = HISTORY.read_text()
-    assert [f for f in figures if f not in history] == []

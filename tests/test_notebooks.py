@@ -9,7 +9,7 @@ each notebook runs top to bottom in a kernel of that environment (``tests/notebo
 its first cell finds the installed htb_jax.
 The tables each notebook marks ``"exact"`` must equal the stored ones character for character,
 those marked ``"rounded"`` (reductions over seeds) to one unit of the last digit shown, on a CPU
-with FMA (where the README's reproducibility table promises them); with another jax or jaxlib than
+with FMA (where the reproducibility guide promises them); with another jax or jaxlib than
 the stored run's, a difference says so (``python tests/notebook_runner.py`` stores new outputs).
 """
 

@@ -1,7 +1,7 @@
 """A policy and a reward law written outside the package, through the public protocol only.
 
 Nothing here imports ``htb_jax._src``: :class:`EpsilonGreedy` and
-:class:`TwoSidedLomax` are written as a user writes them (README, "Your own
+:class:`TwoSidedLomax` are written as a user writes them (docs/guides/own-code.md, "Your own
 policy and reward law"), checked exactly against plain-Python references on
 the same reward table and round uniforms, measured together on the frontier
 (``htb.frontier.measure``) and run by ``htb-jax sweep --family

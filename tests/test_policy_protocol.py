@@ -98,7 +98,7 @@ class Unclear(CountCheck):
 
 
 def test_update_sees_the_counts_before_its_pull_and_measure_reads_declarations():
-    """``ctx.pulls`` in ``update`` are the counts before this pull (documented in the README); measure
+    """``ctx.pulls`` in ``update`` are the counts before this pull (documented in docs/guides/own-code.md); measure
     reads a user's declaration, runs an undeclared policy per horizon, and refuses a policy that
     declares anytime (or is told so) but reads ``ctx.horizon``.  Catches an engine that counts the pull before
     ``update``, a measure that ignores a user's declaration (or reads a list of classes), and one that

@@ -1,4 +1,4 @@
-"""What the README promises across machines, checked on this one under other XLA CPU code generation.
+"""What the documentation promises across machines, checked on this one under other XLA CPU code generation.
 
 XLA compiles for the CPU it runs on: the vector width, and whether ``a * b + c`` becomes one fused
 multiply-add (CPUs with FMA: every x86-64 CPU since 2013) or two roundings (older CPUs), change
@@ -8,7 +8,7 @@ make this machine compile as another would:
 * ``AVX2`` with 128-bit vectors: FMA at another vector width.  Every simulation output is equal,
   bit for bit; the single float64 results of long reductions (``U_eps``, the proxy and its
   gradient, a tuned schedule), whose summation order follows the vector
-  width, to the 10 significant digits the README shows.
+  width, to the 10 significant digits the documentation shows.
 * ``SSE4_2``: no FMA (and 128-bit vectors).  The float32 rewards of continuous families come from
   XLA's float32 ``log``/``exp``, whose last bit changes without FMA, so the estimates may differ in
   the last bit; everything else (exploration lengths, checkpoints, pull counts, commits, regret
@@ -18,9 +18,9 @@ make this machine compile as another would:
   (the tuning amplifies a last-bit change of the rewards).
 
 Both are compared with the probe's recording, made on another CPU with FMA at XLA's default code
-generation (``tests/reproducibility_probe.npz``): what the README promises between machines, checked
+generation (``tests/reproducibility_probe.npz``): what the documentation promises between machines, checked
 here between that one and this one's two settings.  This machine's own default code generation
-is compared with recorded outputs by the README's and the notebooks' tests.
+is compared with recorded outputs by the documentation's and the notebooks' tests.
 
 The devices axis (1 against 4 forced host devices, and memory budgets) is in ``test_sharding.py``.
 """
@@ -36,7 +36,7 @@ import reproducibility_probe as probe
 from conftest import host_fuses_multiply_add
 
 PROBE = os.path.join(os.path.dirname(__file__), "reproducibility_probe.py")
-# Where a change of outputs is deliberate (the recorded README outputs change with it):
+# Where a change of outputs is deliberate (the recorded documentation outputs change with it):
 RERECORD = "record anew on a CPU with FMA: python tests/reproducibility_probe.py tests/reproducibility_probe.npz"
 SETTINGS = {
     "fma-128-bit": "--xla_cpu_max_isa=AVX2 --xla_cpu_prefer_vector_width=128",
@@ -63,7 +63,7 @@ def test_same_results_under_other_cpu_code_generation(tmp_path):
         ]
         differ = [name for name in promised if not np.array_equal(here[name], there[name], equal_nan=True)]
         assert differ == [], (setting, differ, rerecord)
-        if with_fma:  # the reductions to the digits the README shows (nothing is promised without FMA)
+        if with_fma:  # the reductions to the digits the documentation shows (nothing is promised without FMA)
             differ = [name for name in probe.REDUCTIONS if probe.shown(here[name]) != probe.shown(there[name])]
             assert differ == [], (setting, differ, rerecord)
         if setting == "no-fma" and fuses:  # the flag took effect: rewards changed

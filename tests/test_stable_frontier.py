@@ -193,13 +193,14 @@ def test_cli_stable_alpha_needs_family_stable(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
-def test_readme_shows_the_recorded_stable_table_and_its_fits_follow_from_the_recorded_runs():
-    # README: `htb-jax frontier --family stable --out experiments/frontier_stable`, its table indented.
+def test_the_docs_show_the_recorded_stable_table_and_its_fits_follow_from_the_recorded_runs():
+    # docs/getting-started/main-job.md: `htb-jax frontier --family stable --out experiments/frontier_stable`.
     root = pathlib.Path(__file__).resolve().parent.parent
-    readme = (root / "README.md").read_text().split("$ htb-jax frontier --family stable --out experiments/frontier_stable")[1]
-    shown = readme.split("```")[0].strip("\n").splitlines()
+    page = (root / "docs" / "getting-started" / "main-job.md").read_text()
+    shown = page.split("$ htb-jax frontier --family stable --out experiments/frontier_stable")[1]
+    shown = shown.split("```")[0].strip("\n").splitlines()
     recorded = (root / "experiments" / "frontier_stable" / "table.md").read_text()
-    assert [line.removeprefix("  ") for line in shown] == recorded.rstrip("\n").splitlines()
+    assert shown == recorded.rstrip("\n").splitlines()
     config = htb.frontier.TFrontierConfig(eps_values=(0.5, 0.25), horizons=tuple(10**e for e in range(3, 19)),
                                           family=htb.frontier.StableFamily())
     runs = htb.frontier.load_runs(root / "experiments" / "frontier_stable" / "runs.npz", config.family)

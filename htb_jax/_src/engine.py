@@ -162,7 +162,7 @@ def instances_side_by_side(device: jax.Device) -> bool:
     """Whether the engine runs a family's instances side by side with the seeds on ``device``: on an
     accelerator, not on a CPU.  Each run is the same per-lane program either way, so the numbers
     are the same up to how the compiler rounds a draw in a differently shaped program (as at
-    another seed chunk: README, "The same numbers on another machine"; on a CPU, ForceMoM on three
+    another seed chunk: docs/guides/reproducibility.md; on a CPU, ForceMoM on three
     Pareto instances gives the same bits, ``tests/test_engine.py``); what differs is speed.  A
     GPU's round costs about the same for any number of lanes (ForceMoM on an H100: 0.6 to 0.8 ms a
     round at 93, 1623 and 4096 seeds), so a family of ``F`` instances takes one pass of rounds

@@ -8,8 +8,8 @@ through ``register_pytree_with_keys`` keeps the class in the structure.
 Unflattening bypasses ``__init__``: validation runs where users construct a
 value, not when JAX rebuilds one from tracers or placeholder leaves.
 
-A user's policy or law registered with ``register_dataclass`` (as the README
-shows) has such a structure, and ``jax.jit``'s caches, which hash a structure
+A user's policy or law registered with ``register_dataclass`` (as the guide to
+your own code shows) has such a structure, and ``jax.jit``'s caches, which hash a structure
 by its class but compare it without, can then hand one class's program to
 another class of the same layout: an edited policy re-imported in a notebook,
 or two laws with the same fields.  Every program that takes a user's tree is

@@ -171,8 +171,8 @@ def check_pytree(name: str, value: Any, function: str, kind: str) -> list[tuple[
     if len(leaves) == 1 and leaves[0][1] is value:
         raise TypeError(
             f"{function} takes {kind} registered as a pytree for {name}; got {given(name, value)}, whose class "
-            f"JAX does not know (it would see one opaque leaf): decorate {cls} with {_REGISTER}, as the README "
-            f"does (\"Your own policy and reward law\")."
+            f"JAX does not know (it would see one opaque leaf): decorate {cls} with {_REGISTER}, as the guide "
+            f"\"Your own policy and reward law\" does (docs/guides/own-code.md)."
         )
     named = [(_leaf_name(path), leaf) for path, leaf in leaves]
     for leaf_name, leaf in named:

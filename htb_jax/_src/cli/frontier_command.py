@@ -110,7 +110,7 @@ def add_frontier_parser(sub) -> None:
             "family of the regret normalized by U_eps) and distribution-dependent exponent c (one fixed "
             "instance) for a grid of alpha at several eps, with bootstrap intervals; print the "
             "measured-vs-theory table and write frontier.png, frontier.csv, table.md and runs.npz. "
-            "With no flags it runs an embedded default (about 6 s on a 2-core CPU); raise "
+            "With no flags it runs an embedded default (docs/getting-started/main-job.md gives its time); raise "
             "--seeds, --horizons and --alphas-per-eps on a GPU. Every finished chunk of seeds is "
             "stored in --out with a manifest: the same command, interrupted (Ctrl-C, a killed job) "
             "and started again, resumes; another configuration, or chunks another program computed "

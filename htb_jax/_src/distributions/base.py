@@ -189,8 +189,8 @@ class Distribution:
         return dataclasses.replace(self, **moved)
 
 
-# What each method of the reward-law protocol must return, for the messages (README, "Your own policy and
-# reward law").
+# What each method of the reward-law protocol must return, for the messages (the guide "Your own policy
+# and reward law", docs/guides/own-code.md).
 LAW_METHODS = {
     "from_bits": "from_bits(words) -> float32 rewards of the words' leading shape, from words "
                  "uint64[..., num_words] (num_words 64-bit words per reward)",
@@ -202,7 +202,8 @@ LAW_METHODS = {
 
 def _undefined(law: Distribution, method: str) -> str:
     """The message of a protocol method (a key of :data:`LAW_METHODS`) that ``law``'s class does not define."""
-    return f"{type(law).__name__} does not define {LAW_METHODS[method]} (README, \"Your own policy and reward law\")."
+    return (f"{type(law).__name__} does not define {LAW_METHODS[method]} (docs/guides/own-code.md, \"Your own "
+            f"policy and reward law\").")
 
 
 # Compiled once per family and shape, whether called eagerly or inside a program.
