@@ -91,6 +91,10 @@ def test_every_public_name_has_a_reference_page(site, pages):
         if page not in pages or anchor not in pages[page].ids:
             missing.append(full)
     assert not missing, f"public names without a reference page: {missing} (add them to a page of docs/api/)"
+    # And no page for a name that left __all__ (a reference to an API that is no longer public).
+    public = {f"{module}.{name}" for module, name in _public_names()}
+    stale = sorted(p.stem for p in (root / "api" / "_autosummary").glob("*.html") if p.stem not in public)
+    assert not stale, f"reference pages of names not in any __all__: {stale} (remove them from docs/api/)"
 
 
 def test_internal_links_and_anchors_resolve(site, pages):
