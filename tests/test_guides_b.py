@@ -219,20 +219,6 @@ def test_sampler_costs_are_the_recorded_rows():
                          flags=re.M), power
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.path.split("/")[-1])
-def test_pages_use_public_names_only(page):
-    # What a reader runs or looks up reaches htb_jax as `import htb_jax as htb`: a block that needs a
-    # name from htb_jax._src, or a role naming a name outside the public modules, shows a gap.
-    import htb_jax as htb
-
-    assert re.findall(r"htb_jax\._src[\w.]*|\bhtb\._src[\w.]*", "\n".join(page.blocks())) == []
-    for name in re.findall(r"\{(?:func|class|meth)\}`([^`]+)`", page.text):
-        module, *path = name.removeprefix("htb_jax.").split(".")
-        owner = getattr(htb, module) if module in ("frontier", "theory") and path else htb
-        top = path[0] if module in ("frontier", "theory") and path else module
-        assert top in owner.__all__, name
-
-
 def test_stated_defaults_are_the_codes():
     # The defaults the pages state in words: proxies-tuning.md (the smoothed proxy, its widths, a
     # polish of 48, per-pull tables of at most 1 GiB), memory-resuming.md (2 GiB per CPU device, half

@@ -154,3 +154,23 @@ def test_experiments_notebooks_and_readme_use_public_names_only():
     private = {name: sorted(set(re.findall(r"htb_jax\._src[\w.]*|\bhtb\._src[\w.]*", text)))
                for name, text in sources.items()}
     assert {name: found for name, found in private.items() if found} == {}
+
+
+def test_documentation_roles_name_public_names():
+    # A {func}/{class}/{meth} role of a documentation page names a name of the public modules
+    # (Sphinx links only those and renders any other as plain text, without a warning).
+    import htb_jax as htb
+
+    roles = {}
+    for path in sorted(p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts):
+        for name in re.findall(r"\{(?:func|class|meth)\}`([^`]+)`", path.read_text()):
+            roles[name] = str(path.relative_to(ROOT))
+    assert len(roles) > 40
+    outside = []
+    for name, page in roles.items():
+        module, *path = name.removeprefix("htb_jax.").split(".")
+        owner = getattr(htb, module) if module in ("frontier", "theory") and path else htb
+        top = path[0] if module in ("frontier", "theory") and path else module
+        if top not in owner.__all__:
+            outside.append((page, name))
+    assert outside == []
