@@ -9,10 +9,10 @@ Unflattening bypasses ``__init__``: validation runs where users construct a
 value, not when JAX rebuilds one from tracers or placeholder leaves.
 
 A user's policy or law registered with ``register_dataclass`` (as the guide to
-your own code shows) has such a structure, and ``jax.jit``'s caches, which hash a structure
-by its class but compare it without, can then hand one class's program to
-another class of the same layout: an edited policy re-imported in a notebook,
-or two laws with the same fields.  Every program that takes a user's tree is
+one's own code shows) has such a structure, and ``jax.jit``'s caches, which
+hash a structure by its class but compare it without, can then hand one
+class's program to another class of the same layout: an edited policy
+re-imported in a notebook, or two laws with the same fields.  Every program that takes a user's tree is
 therefore compiled by :func:`class_keyed_jit`, whose cache key holds the
 classes of every node (:func:`node_classes`).
 """
@@ -68,17 +68,13 @@ def node_classes(tree: Any) -> tuple[type, ...]:
       >>> [c.__name__ for c in node_classes((htb.UCB1(), None))]
       ['tuple', 'UCB1', 'NoneType']
     """
-    classes = []
+    return _classes_of(jax.tree_util.tree_structure(tree))
 
-    def walk(treedef):
-        data = treedef.node_data()
-        if data is not None:
-            classes.append(data[0])
-        for child in treedef.children():
-            walk(child)
 
-    walk(jax.tree_util.tree_structure(tree))
-    return tuple(classes)
+def _classes_of(treedef) -> tuple[type, ...]:
+    data = treedef.node_data()
+    own = () if data is None else (data[0],)
+    return own + tuple(c for child in treedef.children() for c in _classes_of(child))
 
 
 def abstract_signature(tree: Any) -> tuple:
@@ -87,7 +83,7 @@ def abstract_signature(tree: Any) -> tuple:
     passed for one value passes for every value of the same signature.  The classes are explicit: tree
     structures of different classes may compare equal."""
     leaves, treedef = jax.tree_util.tree_flatten(tree)
-    return node_classes(tree), treedef, tuple((np.shape(x), jnp.result_type(x).name) for x in leaves)
+    return _classes_of(treedef), treedef, tuple((np.shape(x), jnp.result_type(x).name) for x in leaves)
 
 
 def class_keyed_jit(
