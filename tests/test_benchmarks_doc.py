@@ -33,6 +33,7 @@ HEADLINES = {
     "stable arms by their block law": r"^stable arms",
     "tuning": r"tuning",
     "GPU": r"\bgpu\b",
+    "first run of the main job": r"^first run",
 }
 
 _FENCE = re.compile(r"^(```|~~~)")
