@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src.distributions import Pareto, Stable
+from htb_jax._src.frontier.scale import family_scale
 from htb_jax._src.grids import powers_of_ten
 from htb_jax._src.instances import lower_bound_pair
 from htb_jax._src.policies.adar_etc import num_blocks
@@ -18,6 +19,7 @@ from htb_jax._src.validation import check_instance_type, check_integer, check_in
 
 
 def _check_family(name: str, family) -> None:
+    """Raises ``TypeError`` unless ``family`` (the argument ``name``) is one of the three families."""
     check_instance_type(name, family, (SpikeFamily, ParetoFamily, StableFamily),
                         "a SpikeFamily, ParetoFamily or StableFamily")
 
@@ -241,8 +243,6 @@ class StableFamily:
         check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
         gaps = np.asarray(self.gaps, float)
         regret = self.predicted_regret(horizons, exploration, gaps[:, None], self.index)  # [F, H]
-        from htb_jax._src.frontier.runs import family_scale  # noqa: PLC0415  (runs imports this module)
-
         scale = family_scale(self, eps)[: self.num_members, None]
         return _slope(horizons, np.max(regret / scale, axis=0))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import sys
 import time
@@ -14,7 +13,7 @@ import numpy as np
 
 from htb_jax._src.fingerprint import fingerprint
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, _check_family
-from htb_jax._src.instances import intrinsic_scale
+from htb_jax._src.frontier.scale import family_scale
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.resumable import (
     ChunkStore,
@@ -68,21 +67,6 @@ class FamilyRuns:
     def scale(self, eps: float) -> np.ndarray:
         """``U_eps`` of each family member, f64[F + 1] (computed once per family and ``eps``)."""
         return family_scale(self.family, eps).copy()
-
-
-@functools.lru_cache(maxsize=64)
-def _family_scale(family, eps: float) -> np.ndarray:
-    return np.asarray(intrinsic_scale(family.instances(), eps))
-
-
-def family_scale(family, eps: float) -> np.ndarray:
-    """``U_eps`` of each member of a (frozen, hashable) family, f64[F + 1], cached: the stable and Pareto
-    families' moments are quadratures of a few seconds on a CPU, asked for once per schedule."""
-    try:
-        hash(family)
-    except TypeError:  # a list among its fields
-        return np.asarray(intrinsic_scale(family.instances(), eps))
-    return _family_scale(family, float(eps))
 
 
 def run_family(
