@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from typing import TYPE_CHECKING
 
 import jax
 import numpy as np
@@ -32,14 +31,12 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_engine  # noqa: E402
 import bench_sweep  # noqa: E402
+from gpu_size import Size  # noqa: E402
 from progress import note  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import frontier  # noqa: E402
 from htb_jax._src.reward_table import seed_keys, table_words  # noqa: E402
-
-if TYPE_CHECKING:
-    from gpu_suite import Size
 
 Z_TOLERANCE = 5.0  # standard errors, for the statistical checks
 SAME_PULLS_MIN = 0.9  # least fraction of seeds whose pull counts must be equal across backends

@@ -12,18 +12,15 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments"))
 import peer_frontier  # noqa: E402
+from gpu_size import Size  # noqa: E402
 from progress import note  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import frontier  # noqa: E402
 from htb_jax._src.resumable import seed_chunks  # noqa: E402
-
-if TYPE_CHECKING:
-    from gpu_suite import Size
 
 # experiments/peer_frontier.py's peers whose round costs O(t) by definition: AdaR-UCB's sorted
 # insertion, APE2, MR-UCB and MR-APE recomputing the pulled arm's estimate from all its rewards,

@@ -82,6 +82,7 @@ import bench_sweep  # noqa: E402
 import peer_frontier  # noqa: E402
 from gpu_checks import Check, check_against_cpu, on_the_cpu_alone  # noqa: E402
 from gpu_experiments import PEERS, frontier_config, measure_peers, stable_configs, store_path  # noqa: E402
+from gpu_size import Size  # noqa: E402
 from progress import note  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
@@ -91,42 +92,6 @@ from htb_jax._src.resumable import ForeignStoreError, seed_chunks  # noqa: E402
 MiB = 2**20
 ENGINE_TARGET = 1e9  # UCB1 seed-rounds/s on one H100/H200 (issue 12)
 SWEEP_TARGET = 50.0  # GPU sweep rounds/s over the 2-core CPU figure of the same configuration
-
-
-@dataclasses.dataclass(frozen=True)
-class Size:
-    sweep_seeds: int
-    sweep_horizon: int
-    numpy_seeds: int
-    repeats: int
-    engine_seeds: int
-    engine_horizon: int
-    robust_seeds: int
-    robust_ucb: bool
-    loop_seeds: int
-    smpy_seeds: int
-    scale_max_seeds: int
-    scale_horizon: int
-    horizon_seeds: int
-    horizon_exponents: tuple[int, int]
-    budget_seeds: int
-    budget_engine_seeds: int
-    budget_horizon: int
-    budget_engine_horizon: int
-    budgets: tuple
-    frontier_seeds: int
-    frontier_chunk: int
-    stable_seeds: int
-    stable_chunk: int
-    peers: tuple[str, ...]  # the measured peers, of PEERS
-    peers_seeds: int
-    peers_chunk: int
-    peers_horizon: int  # the largest T of the peers whose round costs O(t)
-    peers_fit_from: int  # the smallest fitted T
-    peers_per_decade: int  # horizons per decade of the peers that read T (one run each)
-    peers_spike_probs: tuple  # Theorem 1's family: the spike probabilities (beta)
-    check_seeds: int
-    cpu_2core: bool
 
 
 SIZES = {
