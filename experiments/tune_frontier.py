@@ -50,30 +50,24 @@ probability 1e-16, with the finite-T indifference weight ``lam_T`` measured at e
 from __future__ import annotations
 
 import csv
-import pathlib
+import sys
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import tune_smoothed  # the smoothed proxy's parts
+from tune_settings import FIXED_SPIKE, KEY, OUT, ROOT, SIGMA, SPIKES, STARTS, STEPS
 
 import htb_jax as htb
 from htb_jax import theory
 
-ROOT = pathlib.Path(__file__).resolve().parent
-OUT = ROOT / "tune_frontier"
 HORIZON = 10**5
 NUM_SEEDS = 16
 TAU = 0.1  # commit temperature, in reward units (gap 1)
-SIGMA = 0.05  # smooth max over the family, log units
-STEPS = 100
 LEARNING_RATE = 0.05
-SPIKES = htb.powers_of_ten(-3.0, -0.3, 0.25) + (0.5,)
-STARTS = (0.02, 0.97)  # initial alpha, as a fraction of the admissible range; the better end point is kept
-FIXED_SPIKE = 0.9
 EPS_VALUES = (1.0, 0.5)
-KEY = 0
 
 
 def lam_grid(eps: float) -> np.ndarray:
@@ -247,10 +241,6 @@ def table_md(rows, summaries, tau_rows) -> str:
 
 
 def main() -> None:
-    import sys
-
-    import tune_smoothed  # the smoothed proxy's parts (it reads this module's settings)
-
     if "--smoothed" in sys.argv:
         tune_smoothed.smoothed_main(tuning_only="--tuning-only" in sys.argv)
         return

@@ -3,8 +3,8 @@
 against common-random-number differences of ``simulate``, and ``tune_schedule(proxy="smoothed")``
 against the argmin of the same objective computed by ``simulate`` on an alpha grid.
 
-It shares the experiment's settings (family, reference spike, key, smoothing, steps, output folder)
-with ``tune_frontier.py``, which runs it:
+It reads the experiment's settings (family, reference spike, key, smoothing, steps, output folder)
+from ``tune_settings.py``, as ``tune_frontier.py`` does, which runs it:
 
     python experiments/tune_frontier.py --smoothed
 """
@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from tune_frontier import FIXED_SPIKE, KEY, OUT, SIGMA, SPIKES, STARTS, STEPS
+from tune_settings import FIXED_SPIKE, KEY, OUT, SIGMA, SPIKES, STARTS, STEPS
 
 import htb_jax as htb
 from htb_jax import theory
