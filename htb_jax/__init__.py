@@ -20,6 +20,7 @@ from htb_jax._src.bits import signed_tail, uniform_from_bits  # noqa: E402
 from htb_jax._src.distributions import (  # noqa: E402
     Dirac,
     Distribution,
+    Empirical,
     Frechet,
     Gaussian,
     LogNormal,
@@ -90,6 +91,7 @@ __all__ = [
     "AnytimeAdaRETC",
     "Dirac",
     "Distribution",
+    "Empirical",
     "EmpiricalETC",
     "EngineSpec",
     "ExponentFit",

@@ -3,8 +3,10 @@
 Every family is a frozen dataclass registered as a pytree; its float fields may
 be arrays of any (broadcastable) shape, so a batch of distributions -- the K
 arms of an instance, or a whole family of instances -- is one object that
-``vmap`` and ``jit`` see through.  All families except :class:`TwoPoint` are
-parametrised by their mean ``loc`` (:class:`Stable` in the S1 form, whose location is the mean), so gaps are differences of ``loc``.
+``vmap`` and ``jit`` see through.  All families except :class:`TwoPoint` and
+:class:`Empirical` (the law of observed rewards, which keeps its data static and
+moves them by ``shift``) are parametrised by their mean ``loc`` (:class:`Stable`
+in the S1 form, whose location is the mean), so gaps are differences of ``loc``.
 
 Each family provides:
 
@@ -32,6 +34,7 @@ Each family provides:
 """
 
 from htb_jax._src.distributions.base import Distribution
+from htb_jax._src.distributions.empirical import Empirical
 from htb_jax._src.distributions.frechet import Frechet
 from htb_jax._src.distributions.gaussian import Gaussian
 from htb_jax._src.distributions.log_normal import LogNormal
@@ -43,6 +46,7 @@ from htb_jax._src.distributions.two_point import Dirac, TwoPoint
 __all__ = [
     "Dirac",
     "Distribution",
+    "Empirical",
     "Frechet",
     "Gaussian",
     "LogNormal",

@@ -1,0 +1,291 @@
+"""The empirical law of observed rewards: arms from data.
+
+Each arm is the uniform law on its observations (rounded to float32, as every
+reward is), so a bandit instance can be built from real data and run through
+every entry point.  The observations are the tree structure (a static field),
+not leaves: every leaf has the batch shape, as the engine's and the reward
+table's code expect of a reward law, and the data enter a compiled program as
+a constant.  A program is therefore compiled per data set (two laws built from
+equal data share it), and the fingerprint of a stored run covers the data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import jax.numpy as jnp
+import numpy as np
+
+from htb_jax._src import pytree
+from htb_jax._src.distributions.base import _F64, Distribution, _f32, _f64
+from htb_jax._src.validation import (
+    check_broadcast,
+    check_float32,
+    check_integer,
+    check_interval,
+    given,
+    real_array,
+)
+
+MAX_OBSERVATIONS = 2**31 - 1  # the pooled observations of a law, indexed by int32-range offsets
+_MASK32 = np.uint64(2**32 - 1)
+_THIRTY_TWO = np.uint64(32)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Observations:
+    """Every arm's observations, pooled: the static part of an :class:`Empirical` law.
+
+    Attributes:
+      pool: f32[N] each arm's observations sorted in increasing order, one arm after another
+        (arms built from the same array share one run of it).
+      longest: the largest number of observations of one arm.
+      digest: SHA-256 of ``pool``: two pools compare equal where their digests do, so laws
+        built from equal data share compiled programs.
+    """
+
+    pool: np.ndarray
+    longest: int
+    digest: str
+
+    @classmethod
+    def of(cls, runs: Sequence[np.ndarray]) -> tuple[Observations, np.ndarray, np.ndarray]:
+        """The pooled runs (each f32[n_i], sorted here) and each run's start and length."""
+        pool = np.concatenate([np.sort(r) for r in runs]).astype(np.float32)
+        pool.setflags(write=False)
+        sizes = np.array([r.size for r in runs], np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        digest = hashlib.sha256(pool.tobytes()).hexdigest()
+        return cls(pool, int(sizes.max()), digest), starts, sizes
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Observations) and self.digest == other.digest
+
+    def __repr__(self) -> str:
+        return f"Observations({self.pool.size} values, sha256 {self.digest[:12]})"
+
+
+def _observations(name: str, value: Any) -> np.ndarray:
+    """One arm's observations as f32[n]: ``ValueError`` naming ``name`` for a wrong rank, an empty
+    array, a value that is not finite or one beyond the float32 range of the rewards."""
+    arr = real_array(name, value, "a one-dimensional array of observed rewards")
+    if arr is None:
+        raise TypeError(
+            f"{name} must be concrete observed rewards (a NumPy or JAX array), not a traced value."
+        )
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{name} must be a one-dimensional array of observed rewards; got an array of shape {arr.shape}."
+        )
+    if arr.size == 0:
+        raise ValueError(f"{name} must hold at least one observed reward; got an empty array.")
+    if arr.size >= 2**32:
+        raise ValueError(f"{name} must hold fewer than 2^32 observed rewards; got {arr.size}.")
+    values = arr.astype(np.float64)
+    bad = ~np.isfinite(values)
+    if np.any(bad):
+        at = int(np.argmax(bad))
+        raise ValueError(f"{name} must hold finite observed rewards; got {name}[{at}]={float(values[at])!r}.")
+    check_float32(name, values)
+    return values.astype(np.float32)
+
+
+@pytree.dataclass
+class Empirical(Distribution):
+    """The empirical law of observed rewards: each arm draws one of its observations uniformly.
+
+    Built with :meth:`from_samples` (one array per arm, of any lengths) or
+    :meth:`from_table` (a padded table and each row's count).  Each arm's
+    observations are rounded to float32 and sorted; a draw from the 64-bit word
+    ``w`` that every family reads for that seed, arm and pull (common random
+    numbers) takes the observation of index
+
+        i = floor(w n / 2^64)   in {0, ..., n - 1}
+
+    of the arm's ``n`` sorted observations, in exact integer arithmetic
+    (``w = 2^32 h + l``: ``i = (h n + floor(l n / 2^32)) >> 32``, every product
+    below ``2^64``), the same on every machine.  The draw is thus the empirical
+    quantile ``F_n^-1(U)`` at ``U = w / 2^64``, as the other families draw
+    ``F^-1(U)``.  Index ``i`` has ``floor(2^64 / n)`` or ``ceil(2^64 / n)`` of
+    the ``2^64`` words: probability ``1/n`` within ``2^-64``.  ``shift`` is
+    added in float32.
+
+    Every moment of a finite sample is finite: :meth:`eps_sup` is ``inf``, as
+    for :class:`Gaussian` and :class:`TwoPoint`, and ``U_eps`` (``abs_moment``,
+    the normalisation of :func:`~htb_jax.intrinsic_scale` and the frontier) is
+    finite for every ``eps``.  Which ``eps`` describes the population the data
+    came from is a question for its tail: :func:`~htb_jax.tail_index` estimates
+    the index ``alpha`` and suggests ``eps = min(1, alpha - 1)``.  Only the
+    per-pull sampler of :func:`~htb_jax.simulate` applies (no closed-form block
+    sums); ``sampler="auto"`` chooses it.
+
+    Attributes:
+      start: f[...] offset of each arm's observations in ``data.pool``.
+      size: f[...] number of observations ``n`` of each arm, in ``[1, 2^32)``.
+      shift: f[...] added to every draw (the location that :func:`~htb_jax.equal_gap`
+        moves).
+      data: the pooled observations (static).
+
+    Examples:
+      >>> import jax, numpy as np, htb_jax as htb
+      >>> nu = htb.Empirical.from_samples([[0.0, 1.0, 5.0], [2.0, -1.0]])
+      >>> nu.batch_shape, nu.mean().tolist()
+      ((2,), [2.0, 0.5])
+      >>> htb.reward_table(jax.random.key(0), nu, 6).tolist()
+      [[1.0, 0.0, 5.0, 1.0, 1.0, 1.0], [-1.0, 2.0, -1.0, -1.0, -1.0, -1.0]]
+      >>> gapped = htb.equal_gap(htb.Empirical.from_samples(np.arange(10.0)), num_arms=3, gap=0.5)
+      >>> gapped.mean().tolist(), gapped.eps_sup().tolist()
+      ([5.0, 4.5, 4.5], [inf, inf, inf])
+    """
+
+    start: Any
+    size: Any
+    shift: Any
+    data: Observations = pytree.static_field()
+
+    location_fields: ClassVar[tuple[str, ...]] = ("shift",)
+
+    def __post_init__(self):
+        self.check_parameters()
+
+    @classmethod
+    def from_samples(cls, samples: Any, shift: Any = 0.0) -> Empirical:
+        """The empirical law of each arm's observations.
+
+        Args:
+          samples: one arm's observations, f[n] (a law of batch shape ``()``, for
+            :func:`~htb_jax.equal_gap`); or one array per arm, a sequence of K
+            arrays f[n_i] of any lengths, or f[K, n] (batch shape ``(K,)``).  Every
+            value finite and within the float32 range.
+          shift: f[...] added to every draw; broadcast against the arms.
+
+        Returns:
+          The law, batch shape ``()`` or ``broadcast((K,), shift.shape)``.
+
+        Raises:
+          ValueError: for an arm without observations, a value that is not
+            finite or beyond the float32 range, or an array of rank other than 1
+            (2 for one table of arms).
+        """
+        if (
+            isinstance(samples, (list, tuple))
+            and samples
+            and all(isinstance(s, (list, tuple)) or np.ndim(s) >= 1 for s in samples)
+        ):
+            runs = [_observations(f"samples[{i}]", s) for i, s in enumerate(samples)]
+            data, starts, sizes = Observations.of(runs)
+            return cls(start=starts.astype(np.float64), size=sizes.astype(np.float64), shift=shift, data=data)
+        arr = real_array("samples", samples, "observed rewards: f[n] for one arm, or one array per arm")
+        if arr is not None and arr.ndim == 2:
+            return cls.from_samples(list(arr), shift)
+        data, starts, sizes = Observations.of([_observations("samples", samples)])
+        return cls(start=float(starts[0]), size=float(sizes[0]), shift=shift, data=data)
+
+    @classmethod
+    def from_table(cls, values: Any, counts: Any, shift: Any = 0.0) -> Empirical:
+        """The empirical law of the first ``counts[i]`` entries of each row ``values[i]``.
+
+        Args:
+          values: f[K, n_max] observations, row ``i`` padded beyond ``counts[i]``
+            (the padding is ignored).
+          counts: i[K] number of observations of each arm, in ``[1, n_max]``.
+          shift: f[...] added to every draw.
+
+        Returns:
+          The law, batch shape ``broadcast((K,), shift.shape)``.
+        """
+        table = real_array("values", values, "a table f[K, n_max] of observed rewards")
+        if table is None or table.ndim != 2:
+            shape = None if table is None else table.shape
+            raise ValueError(f"values must be a table f[K, n_max] of observed rewards; got shape {shape}.")
+        check_integer("counts", counts, 1, maximum=table.shape[1])
+        counts = np.asarray(counts)
+        if counts.shape != table.shape[:1]:
+            raise ValueError(
+                f"counts must hold one count per row of values, shape {table.shape[:1]}; got shape {counts.shape}."
+            )
+        runs = [
+            _observations(f"values[{i}, :{int(c)}]", row[: int(c)])
+            for i, (row, c) in enumerate(zip(table, counts, strict=True))
+        ]
+        data, starts, sizes = Observations.of(runs)
+        return cls(start=starts.astype(np.float64), size=sizes.astype(np.float64), shift=shift, data=data)
+
+    def check_parameters(self) -> None:
+        """``TypeError`` for ``data`` that is not :class:`Observations` or a parameter that is not real;
+        ``ValueError`` for shapes that do not broadcast, runs outside the pool or a ``shift`` beyond
+        the float32 range (concrete values only)."""
+        if not isinstance(self.data, Observations):
+            raise TypeError(
+                f"Empirical data must be the pooled observations that Empirical.from_samples builds; got "
+                f"{given('data', self.data)}."
+            )
+        for name in ("start", "size", "shift"):
+            real_array(f"Empirical {name}", getattr(self, name))
+        check_broadcast("Empirical", start=self.start, size=self.size, shift=self.shift)
+        total = self.data.pool.size
+        check_integer("Empirical size", self.size, 1, maximum=min(total, 2**32 - 1))
+        check_integer("Empirical start", self.start, 0, maximum=total - 1)
+        start, size = real_array("start", self.start), real_array("size", self.size)
+        if start is not None and size is not None and np.any(start + size > total):
+            raise ValueError(f"Empirical start + size must be at most the {total} pooled observations.")
+        check_interval("Empirical shift", self.shift, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
+        check_float32("Empirical shift", self.shift)
+
+    # -- shapes: every leaf has the batch shape; the observations are static --------------------
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return tuple(jnp.broadcast_shapes(*(jnp.shape(p) for p in (self.start, self.size, self.shift))))
+
+    def broadcast(self, shape: tuple[int, ...] | None = None) -> Empirical:
+        shape = self.batch_shape if shape is None else tuple(shape)
+        start, size, shift = (jnp.broadcast_to(_f64(p), shape) for p in (self.start, self.size, self.shift))
+        return dataclasses.replace(self, start=start, size=size, shift=shift)
+
+    # -- sampling --------------------------------------------------------------------------------
+    def from_bits(self, words):
+        w = words[..., 0]
+        n = _f64(self.size).astype(jnp.uint64)
+        high, low = w >> _THIRTY_TWO, w & _MASK32
+        index = (high * n + ((low * n) >> _THIRTY_TWO)) >> _THIRTY_TWO  # floor(w n / 2^64)
+        at = _f64(self.start).astype(jnp.int64) + index.astype(jnp.int64)
+        return jnp.take(jnp.asarray(self.data.pool), at, mode="clip") + _f32(self.shift)
+
+    # -- moments of the law, from every observation -----------------------------------------------
+    def _draws(self):
+        """Every value the law takes, f64[*batch_shape, longest], and which are observations (bool)."""
+        j = jnp.arange(self.data.longest, dtype=jnp.int64)
+        size = _f64(self.size).astype(jnp.int64)[..., None]
+        at = _f64(self.start).astype(jnp.int64)[..., None] + jnp.minimum(j, size - 1)
+        values = jnp.take(jnp.asarray(self.data.pool), at) + _f32(self.shift)[..., None]
+        valid = jnp.broadcast_to(j < size, values.shape)
+        return values.astype(_F64), valid
+
+    def _average(self, values, valid):
+        return jnp.sum(jnp.where(valid, values, 0.0), axis=-1) / _f64(jnp.sum(valid, axis=-1))
+
+    def mean(self):
+        return self._average(*self._draws())
+
+    def eps_sup(self):
+        return jnp.full(self.batch_shape, jnp.inf, _F64)  # a finite sample has every moment
+
+    def _abs_moment(self, eps):
+        values, valid = self._draws()
+        r = 1.0 + _f64(eps)[..., None]
+        shape = jnp.broadcast_shapes(r.shape, values.shape)
+        powers = jnp.abs(jnp.broadcast_to(values, shape)) ** r
+        return self._average(powers, jnp.broadcast_to(valid, shape))
+
+    def _cdf(self, x):
+        values, valid = self._draws()
+        x = _f64(x)[..., None]
+        shape = jnp.broadcast_shapes(x.shape, values.shape)
+        below = jnp.broadcast_to(values, shape) <= x
+        return self._average(below.astype(_F64), jnp.broadcast_to(valid, shape))
