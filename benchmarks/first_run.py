@@ -52,11 +52,11 @@ def machine() -> str:
 
 
 def entry_point() -> list[str]:
-    """``htb-jax`` next to this Python if installed there, else the same ``main`` through ``python -c``."""
+    """``htb-jax`` next to this Python if installed there, else the same entry point through ``python -m htb_jax``."""
     script = os.path.join(os.path.dirname(sys.executable), "htb-jax")
     if os.path.exists(script):
         return [script]
-    return [sys.executable, "-c", "import sys; from htb_jax._src.cli import main; sys.exit(main())"]
+    return [sys.executable, "-m", "htb_jax"]
 
 
 def timed(argv: list[str], env: dict) -> tuple[float, str]:

@@ -1,7 +1,5 @@
 """``python -m htb_jax`` runs the ``htb-jax`` command line."""
 
-import sys
+from htb_jax._src.cli import run
 
-from htb_jax._src.cli import main
-
-sys.exit(main())
+run()

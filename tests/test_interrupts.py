@@ -135,3 +135,27 @@ def test_ctrl_c_at_every_moment_of_a_chunk_keeps_whole_chunks_only(tmp_path, mon
     status, printed, err = _run(argv, capsys)
     assert status == 0 and "resumed: 2 of 3 chunks" in err and "damaged" not in err
     assert printed == uninterrupted["sweep"]
+
+
+def test_the_console_script_ends_at_once_after_an_interrupt(monkeypatch, capsys):
+    # After Ctrl-C the console script must skip Python's finalization (os._exit), where XLA's
+    # half-initialized objects can crash the process (SIGSEGV instead of status 130); any other
+    # status exits normally. Catches a run() that returns or calls sys.exit after an interrupt.
+    import htb_jax._src.cli as cli
+
+    class ExitCalledError(Exception):
+        pass
+
+    def record(how):
+        def exit_(status):
+            raise ExitCalledError(how, status)
+
+        return exit_
+
+    monkeypatch.setattr(cli.os, "_exit", record("os._exit"))
+    monkeypatch.setattr(cli.sys, "exit", record("sys.exit"))
+    for status, how in [(130, "os._exit"), (0, "sys.exit"), (2, "sys.exit")]:
+        monkeypatch.setattr(cli, "main", lambda status=status: status)
+        with pytest.raises(ExitCalledError) as exited:
+            cli.run()
+        assert exited.value.args == (how, status)

@@ -121,7 +121,7 @@ def test_wheel_metadata_license_and_console_script(built):
     urls = dict(url.split(", ") for url in metadata.get_all("Project-URL"))
     assert set(urls) >= {"Homepage", "Documentation", "Source", "Changelog"}
     entry_points = wheel.read(dist_info + "entry_points.txt").decode()
-    assert "[console_scripts]\nhtb-jax = htb_jax._src.cli:main\n" in entry_points
+    assert "[console_scripts]\nhtb-jax = htb_jax._src.cli:run\n" in entry_points
 
 
 def test_sdist_is_the_source_tree(built):

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import htb_jax  # noqa: F401  (enables x64 before anything is traced)
@@ -38,6 +39,22 @@ def main(argv=None) -> int:
     except KeyboardInterrupt as e:  # Ctrl-C: one line, status 130 (128 + SIGINT), every finished chunk kept
         print(f"htb-jax: {interrupted(e)}", file=sys.stderr)
         return 130
+
+
+def run() -> None:
+    """The ``htb-jax`` console script: exits with :func:`main`'s status.
+
+    After Ctrl-C (status 130) the process ends at once, without Python's finalization: a SIGINT
+    that lands while JAX initializes its backend or compiles can leave XLA's objects in a state
+    whose destructors crash at exit (a segmentation fault in about one run in five, measured with
+    SIGINT 2 to 3 s into ``htb-jax sweep``). Every stored chunk is already on disk, renamed whole.
+    """
+    status = main()
+    if status == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
 
 
 def interrupted(error: KeyboardInterrupt) -> str:
