@@ -18,7 +18,7 @@ from htb_jax._src.policies.adar_etc import num_blocks
 from htb_jax._src.validation import check_instance_type, check_integer, check_interval, check_nonempty
 
 
-def _check_family(name: str, family) -> None:
+def check_family(name: str, family) -> None:
     """Raises ``TypeError`` unless ``family`` (the argument ``name``) is one of the three families."""
     check_instance_type(name, family, (SpikeFamily, ParetoFamily, StableFamily),
                         "a SpikeFamily, ParetoFamily or StableFamily")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from htb_jax._src.exponents import ExponentFit, fit_exponent, fit_worst_case_exponent
-from htb_jax._src.frontier.families import SpikeFamily, StableFamily, _check_family
+from htb_jax._src.frontier.families import SpikeFamily, StableFamily, check_family
 from htb_jax._src.frontier.runs import FamilyRuns, _check_runs
 from htb_jax._src.policies.adar_etc import num_blocks
 from htb_jax._src.validation import check_instance_type, check_integer, check_interval, given
@@ -137,7 +137,7 @@ def verdict(fit: ExponentFit, theory_value: float, finite_t: float, hardest: flo
         if value is not None:
             check_interval(name, value, -np.inf, np.inf, low_closed=False, high_closed=False)
     if family is not None:
-        _check_family("family", family)
+        check_family("family", family)
     if fit.contains(theory_value, tol=AGREEMENT) or abs(fit.slope - theory_value) <= AGREEMENT:
         return "agrees"
     if fit.contains(finite_t, tol=AGREEMENT) or abs(fit.slope - finite_t) <= AGREEMENT:

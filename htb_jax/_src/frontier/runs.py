@@ -12,7 +12,7 @@ import jax
 import numpy as np
 
 from htb_jax._src.fingerprint import fingerprint
-from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, _check_family
+from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, check_family
 from htb_jax._src.frontier.scale import family_scale
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.resumable import (
@@ -105,7 +105,7 @@ def run_family(
       Interrupted: a ``KeyboardInterrupt`` on Ctrl-C, after every finished chunk is stored.
     """
     check_policy_instance("policy", policy, "run_family")
-    _check_family("family", family)
+    check_family("family", family)
     family.validate()
     check_nonempty("horizons", horizons)
     check_integer("horizons", list(horizons), 1, maximum=10**18)
@@ -175,7 +175,7 @@ def save_runs(runs: FamilyRuns, path) -> None:
 def load_runs(path, family: SpikeFamily) -> FamilyRuns:
     """The runs :func:`save_runs` wrote (``seconds`` is NaN)."""
     check_path("path", path, file_object=True)
-    _check_family("family", family)
+    check_family("family", family)
     with np.load(path) as data:
         return FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)
 
