@@ -30,7 +30,8 @@ reports the slope this *schedule-implied* curve has over the fitted horizons
 (``d`` at finite T) and the slope of ``L_T`` itself (``c`` at finite T), which
 both tend to the theory as ``T -> inf``, and the share of ``K B_T`` in ``L_T``.
 
-Modules: ``families`` (the instance families), ``runs`` (a batch of policies on
+Modules: ``families`` (the instance families), ``scale`` (``U_eps`` of a family's
+members, cached), ``runs`` (a batch of policies on
 a family, resumable), ``fits`` (exponents, finite-T predictions, verdicts),
 ``t_frontier`` (the experiment of ``htb-jax frontier``), ``measure`` (any
 policy's ``(d, c)`` from one call), ``measurement`` (what it returns, and its table), ``plots`` (Theorem 1's
