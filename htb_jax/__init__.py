@@ -80,6 +80,7 @@ from htb_jax._src.simulate.on_rewards import run_on_rewards  # noqa: E402
 from htb_jax._src.simulate.program import memory_plan, simulate  # noqa: E402
 from htb_jax._src.smoothing import regret_at_lengths, smoothed_regret  # noqa: E402
 from htb_jax._src.sweep import progress_bar  # noqa: E402
+from htb_jax._src.tail_index import TailIndex, suggested_eps, tail_index  # noqa: E402
 from htb_jax._src.tuning import TuningResult, smooth_max_log, tune_schedule  # noqa: E402
 
 __version__ = "0.1.0"
@@ -113,6 +114,7 @@ __all__ = [
     "RoundContext",
     "Stable",
     "StudentT",
+    "TailIndex",
     "Summary",
     "TableReader",
     "TuningResult",
@@ -151,7 +153,9 @@ __all__ = [
     "simulate",
     "smooth_max_log",
     "smoothed_regret",
+    "suggested_eps",
     "summarize",
+    "tail_index",
     "theory",
     "tune_schedule",
     "uniform_from_bits",
