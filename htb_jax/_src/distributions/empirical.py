@@ -21,6 +21,7 @@ import numpy as np
 
 from htb_jax._src import pytree
 from htb_jax._src.distributions.base import _F64, Distribution, _f32, _f64
+from htb_jax._src.pytree import class_keyed_jit
 from htb_jax._src.validation import (
     check_broadcast,
     check_float32,
@@ -30,7 +31,6 @@ from htb_jax._src.validation import (
     real_array,
 )
 
-MAX_OBSERVATIONS = 2**31 - 1  # the pooled observations of a law, indexed by int32-range offsets
 _MASK32 = np.uint64(2**32 - 1)
 _THIRTY_TWO = np.uint64(32)
 
@@ -271,7 +271,7 @@ class Empirical(Distribution):
         return jnp.sum(jnp.where(valid, values, 0.0), axis=-1) / _f64(jnp.sum(valid, axis=-1))
 
     def mean(self):
-        return self._average(*self._draws())
+        return _mean(self)
 
     def eps_sup(self):
         return jnp.full(self.batch_shape, jnp.inf, _F64)  # a finite sample has every moment
@@ -289,3 +289,6 @@ class Empirical(Distribution):
         shape = jnp.broadcast_shapes(x.shape, values.shape)
         below = jnp.broadcast_to(values, shape) <= x
         return self._average(below.astype(_F64), jnp.broadcast_to(valid, shape))
+
+
+_mean = class_keyed_jit(lambda law: law._average(*law._draws()))  # one program per data set and shape
