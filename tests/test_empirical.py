@@ -120,13 +120,18 @@ def test_table_construction_indexing_and_equal_gap_give_the_same_laws(nu):
     """``from_table`` with padding equals ``from_samples``; ``nu[i]`` is arm i's law; ``equal_gap``
     of one arm's data shifts arm 0 by the gap in float32; the law is a pytree that ``jit`` and
     ``vmap`` see through, and equal data compare equal (shared programs).  Catches padding read as
-    data, an index that loses the static data, or a ``broadcast`` that drops the shift."""
+    data, an index that loses the static data, a ``broadcast`` that drops the shift, or data that
+    compare equal by their pooled values alone (a program gathering 2 values per arm reused for an
+    arm of 3)."""
     lengths = [s.size for s in SAMPLES]
     table = np.full((3, max(lengths)), np.nan)
     for i, s in enumerate(SAMPLES):
         table[i, : s.size] = s
     padded = htb.Empirical.from_table(table, lengths, shift=np.array([0.0, 0.05, -0.2]))
     assert jax.tree_util.tree_structure(padded) == jax.tree_util.tree_structure(nu)
+    # The same pooled values in runs of other lengths: another structure, so another program.
+    assert htb.Empirical.from_samples([[1.0, 2.0], [3.0, 4.0]]).mean().tolist() == [1.5, 3.5]
+    assert htb.Empirical.from_samples([[1.0], [2.0, 3.0, 4.0]]).mean().tolist() == [1.0, 3.0]
     key = jax.random.key(1)
     np.testing.assert_array_equal(htb.reward_table(key, padded, 64), htb.reward_table(key, nu, 64))
     assert float(nu[1].mean()) == float(nu.mean()[1])

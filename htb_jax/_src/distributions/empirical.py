@@ -43,8 +43,10 @@ class Observations:
       pool: f32[N] each arm's observations sorted in increasing order, one arm after another
         (arms built from the same array share one run of it).
       longest: the largest number of observations of one arm.
-      digest: SHA-256 of ``pool``: two pools compare equal where their digests do, so laws
-        built from equal data share compiled programs.
+      digest: SHA-256 of ``pool`` and ``longest``: two pools compare equal where their digests
+        do, so laws built from equal data share compiled programs (``longest`` fixes the shape of
+        the moments' programs, so it counts: ``[[1], [2, 3, 4]]`` and ``[[1, 2], [3, 4]]`` pool
+        the same values).
     """
 
     pool: np.ndarray
@@ -58,8 +60,9 @@ class Observations:
         pool.setflags(write=False)
         sizes = np.array([r.size for r in runs], np.int64)
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        digest = hashlib.sha256(pool.tobytes()).hexdigest()
-        return cls(pool, int(sizes.max()), digest), starts, sizes
+        longest = int(sizes.max())
+        digest = hashlib.sha256(pool.tobytes() + longest.to_bytes(8, "little")).hexdigest()
+        return cls(pool, longest, digest), starts, sizes
 
     def __hash__(self) -> int:
         return hash(self.digest)
