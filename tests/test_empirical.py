@@ -58,7 +58,7 @@ def test_simulate_reads_the_reward_table_on_the_fast_path_and_in_the_engine(nu):
     outcome on ``reward_table``'s rewards; the round-by-round engine reads every reward of the table
     bit for bit (a hash of every read, as tests/test_engine.py checks the other families; a gather
     and one addition leave no rounding to the vector width, so one seed chunk, 2, is enough).  Catches an engine or fast path that read another arm's run or pull."""
-    key, horizon = jax.random.key(9), 120
+    key, horizon = jax.random.key(9), 300  # 300 pulls: reward_table's program of the first test
     policy = htb.AdaRETC(eps=0.5, alpha=0.8, q=0.0)
     fast = htb.simulate(key, policy, nu, horizon, 1)
     table = htb.reward_table(htb.seed_keys(key, 1)[0], nu, horizon)
@@ -133,7 +133,7 @@ def test_table_construction_indexing_and_equal_gap_give_the_same_laws(nu):
     assert htb.Empirical.from_samples([[1.0, 2.0], [3.0, 4.0]]).mean().tolist() == [1.5, 3.5]
     assert htb.Empirical.from_samples([[1.0], [2.0, 3.0, 4.0]]).mean().tolist() == [1.0, 3.0]
     key = jax.random.key(1)
-    np.testing.assert_array_equal(htb.reward_table(key, padded, 64), htb.reward_table(key, nu, 64))
+    np.testing.assert_array_equal(htb.reward_table(key, padded, 300), htb.reward_table(key, nu, 300))
     assert float(nu[1].mean()) == float(nu.mean()[1])
     words = jax.random.bits(key, (64, 3, 1), jnp.uint64)
     np.testing.assert_array_equal(nu[..., 1:].from_bits(words[:, 1:]), nu.from_bits(words)[:, 1:])
