@@ -120,13 +120,18 @@ class Empirical(Distribution):
     added in float32.
 
     Every moment of a finite sample is finite: :meth:`eps_sup` is ``inf``, as
-    for :class:`Gaussian` and :class:`TwoPoint`, and ``U_eps`` (``abs_moment``,
-    the normalisation of :func:`~htb_jax.intrinsic_scale` and the frontier) is
-    finite for every ``eps``.  Which ``eps`` describes the population the data
-    came from is a question for its tail: :func:`~htb_jax.tail_index` estimates
-    the index ``alpha`` and suggests ``eps = min(1, alpha - 1)``.  Only the
-    per-pull sampler of :func:`~htb_jax.simulate` applies (no closed-form block
-    sums); ``sampler="auto"`` chooses it.
+    for :class:`Gaussian` and :class:`TwoPoint`, so it rules out no ``eps``
+    (``htb-jax sweep`` checks ``eps < eps_sup``), and the normalisation
+    ``U_eps`` of :func:`~htb_jax.intrinsic_scale` and ``htb.frontier.measure``
+    is the data's own ``max_i (E|X_i|^(1+eps))^(1/(1+eps))`` at whatever
+    ``eps`` it is given, finite for all.  The law is bounded by the largest
+    observation: it follows the population's tail down to probabilities of
+    about ``1/n``, no further.  Which ``eps`` describes that population is a
+    question for its tail: :func:`~htb_jax.tail_index` estimates the index
+    ``alpha`` and suggests ``eps = min(1, alpha - 1)``.  Only the per-pull
+    sampler of :func:`~htb_jax.simulate` applies (no closed-form block sums);
+    ``sampler="auto"`` chooses it, and ``"block_sums"`` or ``"order_statistic"``
+    is refused.
 
     Attributes:
       start: f[...] offset of each arm's observations in ``data.pool``.
