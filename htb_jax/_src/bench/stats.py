@@ -66,8 +66,8 @@ def summary(regrets: Any, level: float = 0.95) -> dict[str, float | int]:
     both rest on the central limit theorem over seeds, and at the
     benchmark's seed counts they differ little (t's interval is 2.0% wider at
     64 seeds, 8.7% at 16).  Where the regret's variance is infinite the
-    interval is too narrow whatever ``z``: the median and ``q90`` are the
-    robust summaries.  ``q90`` is NumPy's default quantile (``method=
+    interval covers the mean less often than ``level`` says, whatever ``z``:
+    the median and ``q90`` are the robust summaries.  ``q90`` is NumPy's default quantile (``method=
     "linear"``: linear interpolation between order statistics, Hyndman and
     Fan's type 7), as is the median.
 
