@@ -66,7 +66,7 @@ def plot_profile(results: dict, path: Path) -> None:
 
     The user's policies (``user: true``) are drawn opaque with a black edge and listed first in
     the legend; the peers are lighter.  A policy without a score in an experiment (no setting
-    reached) gets an ``x`` at 0 instead of a bar.
+    reached) reads "not reached" instead of a bar.
     """
     plt = _pyplot()
     policies, experiments = _ordered(results), results["experiments"]
@@ -80,7 +80,8 @@ def plot_profile(results: dict, path: Path) -> None:
         shown = ~np.isnan(scores)
         ax.barh(y[shown], scores[shown], height=bar, color=colors[p["name"]], alpha=1.0 if p["user"] else 0.55,
                 edgecolor="black" if p["user"] else "none", linewidth=1.2, label=_label(p), zorder=3 if p["user"] else 2)
-        ax.plot(np.zeros(int((~shown).sum())), y[~shown], "x", color=colors[p["name"]], ms=4)
+        for y_absent in y[~shown]:
+            ax.text(0.01, y_absent, "not reached", color=colors[p["name"]], fontsize=6, va="center")
     ax.set_yticks(np.arange(len(experiments)), [e["name"] for e in experiments])
     ax.set_ylim(len(experiments) - 0.5, -0.5)
     ax.set_xlim(0.0, 1.0)
@@ -90,7 +91,7 @@ def plot_profile(results: dict, path: Path) -> None:
     ax.set_title(f"{results['suite']} profile (size {results['size']})", fontsize=10)
     fig.subplots_adjust(left=0.16, right=0.72, top=1.0 - 0.45 / fig.get_figheight(),
                         bottom=0.6 / fig.get_figheight())
-    _save(plt, fig, path)
+    _save(plt, fig, path, tight=True)  # the legend's long names included
 
 
 def _log_axes(ax, rounds: list[np.ndarray], means: list[np.ndarray]) -> None:
