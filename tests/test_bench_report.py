@@ -321,14 +321,18 @@ def test_latex_scorecard(written):
 
 
 def test_latex_escapes_every_special_character():
-    r"""Each of \ _ % & # $ { } ~ ^ in a policy name is escaped, and a name opening with [ is guarded; catches a
-    backslash escaped after the others (\_ would become \textbackslash{}_) and a row read as \\[...]."""
+    r"""Each of \ _ % & # $ { } ~ ^ in a policy name is escaped, a name opening with [ is guarded and the caption's
+    suite escaped; catches a backslash escaped after the others (\_ would become \textbackslash{}_), a row read as
+    \\[...] and a raw _ in the caption."""
     results = _results()
     for e in results["experiments"]:
         for key in ("cells", "curves", "scores", "ratios", "ranks"):
             e[key]["[a]\\b_c%d&e#f$g{h}i~j^k"] = e[key].pop("UCB1")
     results["policies"][0]["name"] = "[a]\\b_c%d&e#f$g{h}i~j^k"
-    first = _tex_rows(report._latex(results))[0][0]
+    results["suite"] = "ht_v1"
+    text = report._latex(results)
+    assert "benchmark ht\\_v1 (size cpu, key 0; htb\\_jax 0.1.0, jax 0.4.35, jaxlib 0.4.35)." in text
+    first = _tex_rows(text)[0][0]
     assert first == ("{}[a]\\textbackslash{}b\\_c\\%d\\&e\\#f\\$g\\{h\\}i\\textasciitilde{}j"
                      "\\textasciicircum{}k")
 

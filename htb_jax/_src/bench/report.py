@@ -326,8 +326,9 @@ def _tex_escape(text: str) -> str:
 def _latex(results: dict) -> str:
     rows = scorecard_rows(results)
     names = [e["name"] for e in results["experiments"]]
-    caption = (f"Scorecard of the heavy-tailed bandit benchmark {results['suite']} (size {results['size']}, "
-               f"key {results['key']}, htb\\_jax {results['versions'].get('htb_jax', '?')}). Per experiment: "
+    versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items())
+    run = _tex_escape(f"{results['suite']} (size {results['size']}, key {results['key']}; {versions})")
+    caption = (f"Scorecard of the heavy-tailed bandit benchmark {run}. Per experiment: "
                r"score in $[0, 1]$, rank (\#1: lowest mean normalised regret) and regret ratio to the best peer "
                r"with its 95\% paired bootstrap interval. Bold: the policies under test.")
     lines = [
