@@ -82,8 +82,7 @@ from htb_jax._src.smoothing import regret_at_lengths, smoothed_regret  # noqa: E
 from htb_jax._src.sweep import progress_bar  # noqa: E402
 from htb_jax._src.tail_index import TailIndex, suggested_eps, tail_index  # noqa: E402
 from htb_jax._src.tuning import TuningResult, smooth_max_log, tune_schedule  # noqa: E402
-
-__version__ = "0.1.0"
+from htb_jax._src.version import __version__  # noqa: E402, F401  (htb_jax.__version__)
 
 __all__ = [
     "APE2",

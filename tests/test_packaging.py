@@ -32,7 +32,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-VERSION = PYPROJECT["project"]["version"]
+# The one place the version is written (pyproject.toml reads it as its dynamic version).
+VERSION = re.search(r'^__version__ = "(.+)"$', (ROOT / "htb_jax" / "_src" / "version.py").read_text(), re.M).group(1)
 # setuptools' own files in an sdist, beside the source tree.
 SDIST_ADDED = re.compile(r"PKG-INFO|setup\.cfg|htb_jax\.egg-info/.*")
 

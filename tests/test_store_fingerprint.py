@@ -21,6 +21,7 @@ import pytest
 
 import htb_jax as htb
 from htb_jax._src import resumable
+from htb_jax._src import version as version_module
 from htb_jax._src.cli import main
 from htb_jax._src.fingerprint import fingerprint
 
@@ -227,7 +228,7 @@ def test_a_changed_parameter_version_or_manifest_is_refused_and_restart_keeps_ot
         run(alpha=0.9)
     version = re.escape(htb.__version__)
     with monkeypatch.context() as m:
-        m.setattr(htb, "__version__", "0.1.0.dev9")
+        m.setattr(version_module, "__version__", "0.1.0.dev9")
         with pytest.raises(resumable.StaleStoreError, match=rf"another program \(htb_jax {version} there, "
                                                             r"0\.1\.0\.dev9 here\)"):
             run()

@@ -32,6 +32,8 @@ import jax
 import numpy as np
 from jax.extend.core import ClosedJaxpr, Jaxpr
 
+from htb_jax._src import version
+
 # A function shown in a jaxpr's parameters prints with its address, which changes from one process to the next.
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 # Options of simulate that place the work and change no number: the fingerprint fixes them.
@@ -40,9 +42,7 @@ _PLACEMENT = ("memory_budget", "seed_chunk", "threads", "devices")
 
 def versions() -> dict[str, str | None]:
     """The versions a stored result depends on: htb_jax's, jax's and jaxlib's."""
-    import htb_jax  # the package imports this module
-
-    return {"htb_jax": htb_jax.__version__, "jax": jax.__version__, "jaxlib": _jaxlib_version()}
+    return {"htb_jax": version.__version__, "jax": jax.__version__, "jaxlib": _jaxlib_version()}
 
 
 def _jaxlib_version() -> str | None:
