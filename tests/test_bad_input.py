@@ -597,6 +597,12 @@ SURFACE = {
         policy=htb.UCB1(), eps=1.0, horizons=(100, 126), num_seeds=2, family=SPIKE_FAMILY, key=0, anytime=False,
         per_decade=10, seed_chunk=8, store="store", restart=False, name="p", family_name="f", progress=False),
         ("family", "anytime", "seed_chunk", "store", "name", "family_name")),
+    "Empirical": (htb.Empirical, dict(start=0.0, size=3.0, shift=0.0,
+                                      data=htb.Empirical.from_samples([1.0, 2.0, 3.0]).data), ()),
+    "Empirical.from_samples": (htb.Empirical.from_samples, dict(samples=[1.0, 2.0], shift=0.0), ()),
+    "Empirical.from_table": (htb.Empirical.from_table, dict(values=np.zeros((2, 3)), counts=[1, 2], shift=0.0), ()),
+    "tail_index": (htb.tail_index, dict(samples=np.arange(1.0, 20.0), k=3), ("k",)),
+    "suggested_eps": (htb.suggested_eps, dict(alpha=1.5), ()),
     "frontier.checkpoint_horizons": (htb.frontier.checkpoint_horizons,
                                      dict(horizon=10**4, fit_from=10**3, per_decade=10), ()),
     "frontier.measurement_table": (htb.frontier.measurement_table, dict(measurements=[MEASUREMENT], claims={}),
@@ -620,7 +626,7 @@ NOT_IN_SURFACE = {
     "EngineSpec", "PolicyKernel", "PolicySummary", "RoundContext", "TableReader",  # the policy protocol's types
     "ExponentFit", "MemoryPlan", "Outcome", "ProxyTable", "Summary", "TuningResult", "frontier.FamilyRuns",
     "frontier.TFrontierResult", "theory.CalibratedProfile", "theory.Exponents", "theory.ForceMoMExponents",
-    "theory.OperatingPoint", "frontier.Measurement",  # results
+    "theory.OperatingPoint", "frontier.Measurement", "TailIndex",  # results
 }
 
 def _public_callables():
