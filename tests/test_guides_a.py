@@ -54,6 +54,13 @@ INSTANCES = Page(
         ("out.regret.mean(-1)", r"^(.*)$", None),
         ("(out.committed == 0).mean(-1)", r"^(.*)$", None),
         ("fast.regret.mean(-1), (fast.committed == 0).mean(-1)", r"^(.*)$", None),
+        ("nu.mean()", r"^(.*)$", None),
+        ("est.alpha, est.stderr, est.eps", r"^(.*)$", None),
+        ("eps", r"^(.*)$", None),
+        ("htb.intrinsic_scale(nu, eps=eps)", r"^(.*)$", None),
+        ("gapped.mean()", r"^(.*)$", None),
+        ("res.regret.mean(-1)", r"^(.*)$", None),
+        ("(res.committed == 0).mean(-1)", r"^(.*)$", None),
     ),
     not_outputs=("nu0, nu1 = htb.lower_bound_pair(num_arms=3, gap=0.5, spike_prob=1e-4)",),
 )
