@@ -1,5 +1,7 @@
 """``python -m htb_jax`` runs the ``htb-jax`` command line."""
 
-from htb_jax._src.cli import run
+import sys
 
-run()
+from htb_jax._src.cli import main
+
+sys.exit(main())

@@ -137,25 +137,27 @@ def test_ctrl_c_at_every_moment_of_a_chunk_keeps_whole_chunks_only(tmp_path, mon
     assert printed == uninterrupted["sweep"]
 
 
-def test_the_console_script_ends_at_once_after_an_interrupt(monkeypatch, capsys):
-    # After Ctrl-C the console script must skip Python's finalization (os._exit), where XLA's
-    # half-initialized objects can crash the process (SIGSEGV instead of status 130); any other
-    # status exits normally. Catches a run() that returns or calls sys.exit after an interrupt.
+def test_the_command_line_ends_at_once_after_an_interrupt(monkeypatch, capsys):
+    # Run as the command line (argv None), Ctrl-C ends the process at once (os._exit(130)), skipping
+    # Python's finalization, where XLA's half-initialized objects can crash it (SIGSEGV instead of
+    # status 130); main called with arguments returns 130. Catches main returning, or calling
+    # sys.exit, after an interrupt of the command line, and an os._exit from Python callers.
     import htb_jax._src.cli as cli
 
     class ExitCalledError(Exception):
         pass
 
-    def record(how):
-        def exit_(status):
-            raise ExitCalledError(how, status)
+    def exit_(status):
+        raise ExitCalledError(status)
 
-        return exit_
+    def interrupted_sweep(args):
+        raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.os, "_exit", record("os._exit"))
-    monkeypatch.setattr(cli.sys, "exit", record("sys.exit"))
-    for status, how in [(130, "os._exit"), (0, "sys.exit"), (2, "sys.exit")]:
-        monkeypatch.setattr(cli, "main", lambda status=status: status)
-        with pytest.raises(ExitCalledError) as exited:
-            cli.run()
-        assert exited.value.args == (how, status)
+    monkeypatch.setattr(cli.os, "_exit", exit_)
+    monkeypatch.setattr(cli, "run_sweep", interrupted_sweep)
+    monkeypatch.setattr(cli.sys, "argv", ["htb-jax", "sweep"])
+    with pytest.raises(ExitCalledError) as exited:
+        cli.main()
+    assert exited.value.args == (130,)
+    assert cli.main(["sweep"]) == 130
+    assert capsys.readouterr().err.count("htb-jax: interrupted;") == 2

@@ -122,7 +122,7 @@ def test_wheel_metadata_license_and_console_script(built):
     urls = dict(url.split(", ") for url in metadata.get_all("Project-URL"))
     assert set(urls) >= {"Homepage", "Documentation", "Source", "Changelog"}
     entry_points = wheel.read(dist_info + "entry_points.txt").decode()
-    assert "[console_scripts]\nhtb-jax = htb_jax._src.cli:run\n" in entry_points
+    assert "[console_scripts]\nhtb-jax = htb_jax._src.cli:main\n" in entry_points
 
 
 def test_sdist_is_the_source_tree(built):
@@ -154,5 +154,5 @@ def test_release_files_name_the_package_version():
     citation = (ROOT / "CITATION.cff").read_text()
     assert re.search(rf'^version: "?{re.escape(VERSION)}"?$', citation, re.MULTILINE)
     changelog = (ROOT / "CHANGELOG.md").read_text()
-    assert re.search(r"^## (\S+)", changelog, re.MULTILINE).group(1) == VERSION
+    assert re.search(r"^## (?!Unreleased)(\S+)", changelog, re.MULTILINE).group(1) == VERSION
     assert (ROOT / "LICENSE").read_text().split()[:4] == ["Apache", "License", "Version", "2.0,"]
