@@ -15,7 +15,7 @@ import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
 
-from htb_jax import frontier, theory  # noqa: E402
+from htb_jax import bench, frontier, theory  # noqa: E402
 from htb_jax._src.bits import signed_tail, uniform_from_bits  # noqa: E402
 from htb_jax._src.distributions import (  # noqa: E402
     Dirac,
@@ -113,15 +113,16 @@ __all__ = [
     "RoundContext",
     "Stable",
     "StudentT",
-    "TailIndex",
     "Summary",
     "TableReader",
+    "TailIndex",
     "TuningResult",
     "TwoPoint",
     "UCB1",
     "abs_moment_by_quadrature",
     "admissible_schedule",
     "analytic_regret_bound",
+    "bench",
     "default_memory_budget",
     "equal_gap",
     "exploration_pulls",

@@ -381,7 +381,7 @@ def test_bare_command_is_a_usage_error_on_stderr(capsys):
     assert main([]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == ("htb-jax: error: give a command: frontier (the T-frontier, the main job) or sweep "
+    assert captured.err == ("htb-jax: error: give a command: frontier (the T-frontier, the main job), sweep or bench "
                             "(see 'htb-jax --help')\n")
 
 
@@ -603,6 +603,12 @@ SURFACE = {
     "Empirical.from_table": (htb.Empirical.from_table, dict(values=np.zeros((2, 3)), counts=[1, 2], shift=0.0), ()),
     "tail_index": (htb.tail_index, dict(samples=np.arange(1.0, 20.0), k=3), ("k",)),
     "suggested_eps": (htb.suggested_eps, dict(alpha=1.5), ()),
+    "bench.run": (htb.bench.run, dict(policy=htb.UCB1(), name="mine", size="cpu", out="bench", peers=True,
+                                      only=["gaps"], restart=False, progress=True, command="htb-jax bench"),
+                  ("policy", "name", "out", "only", "command")),
+    "bench.experiments": (htb.bench.experiments, dict(size="cpu"), ()),
+    "bench.setting_score": (htb.bench.setting_score, dict(mean_regret=1.0, uniform_regret=2.0), ()),
+    "bench.write_report": (htb.bench.write_report, dict(results={"suite": "ht-v1"}, directory="report"), ()),
     "frontier.checkpoint_horizons": (htb.frontier.checkpoint_horizons,
                                      dict(horizon=10**4, fit_from=10**3, per_decade=10), ()),
     "frontier.measurement_table": (htb.frontier.measurement_table, dict(measurements=[MEASUREMENT], claims={}),
@@ -627,11 +633,13 @@ NOT_IN_SURFACE = {
     "ExponentFit", "MemoryPlan", "Outcome", "ProxyTable", "Summary", "TuningResult", "frontier.FamilyRuns",
     "frontier.TFrontierResult", "theory.CalibratedProfile", "theory.Exponents", "theory.ForceMoMExponents",
     "theory.OperatingPoint", "frontier.Measurement", "TailIndex",  # results
+    "bench.peers",  # no parameters
+    "bench.Contender", "bench.Experiment", "bench.Setting", "bench.Size",  # the suite's descriptions
 }
 
 def _public_callables():
-    names = {n for n in htb.__all__ if n not in ("frontier", "theory")}
-    names |= {f"{module}.{n}" for module in ("frontier", "theory") for n in getattr(htb, module).__all__}
+    names = {n for n in htb.__all__ if n not in ("bench", "frontier", "theory")}
+    names |= {f"{module}.{n}" for module in ("bench", "frontier", "theory") for n in getattr(htb, module).__all__}
     return names
 
 

@@ -74,7 +74,7 @@ def pages(site):
 
 
 def _public_names():
-    for module in (htb_jax, htb_jax.frontier, htb_jax.theory):
+    for module in (htb_jax, htb_jax.bench, htb_jax.frontier, htb_jax.theory):
         for name in module.__all__:
             yield module.__name__, name
 
@@ -84,7 +84,7 @@ def test_every_public_name_has_a_reference_page(site, pages):
     missing = []
     for module, name in _public_names():
         full = f"{module}.{name}"
-        if full in ("htb_jax.frontier", "htb_jax.theory"):  # the modules: a group page each
+        if full in ("htb_jax.bench", "htb_jax.frontier", "htb_jax.theory"):  # the modules: a group page each
             page, anchor = root / "api" / f"{name}.html", f"module-{full}"
         else:
             page, anchor = root / "api" / "_autosummary" / f"{full}.html", full
@@ -135,7 +135,7 @@ def _command_parsers(monkeypatch):
 def test_cli_page_lists_every_option(site, pages, monkeypatch):
     text = (site[0] / "cli.html").read_text(encoding="utf-8")
     commands = _command_parsers(monkeypatch)
-    assert set(commands) == {"frontier", "sweep"}
+    assert set(commands) == {"bench", "frontier", "sweep"}
     starts = {name: text.index(f'id="htb-jax-{name}"') for name in commands}
     bounds = sorted(starts.values()) + [len(text)]
     missing = []

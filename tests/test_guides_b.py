@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import reproducibility_probe as probe
 
-from doc_snippets import ROOT, Page, run_page, unchecked
+from doc_snippets import ROOT, Page, run_page, statements, unchecked
 from htb_jax._src import resumable
 from htb_jax._src.cli import interrupted, main
 
@@ -66,6 +66,14 @@ REPRODUCIBILITY = Page(
 # Pages without python blocks: a commented statement added to one must be listed here.
 SWEEPS = Page("docs/guides/sweeps.md")
 GPU = Page("docs/guides/gpu.md")
+# bench.md's two lists of names are compared whole by test_bench_lists_are_the_codes (the runner compares numbers).
+BENCH_LISTS = ('[(e.name, len(e.settings)) for e in htb.bench.experiments("cpu")]',
+               "[(p.name, p.knows) for p in htb.bench.peers()][:4]")
+BENCH = Page(
+    "docs/guides/bench.md",
+    outputs=(("htb.bench.setting_score(250.0, 1000.0)", r"^(.*)$", None),),
+    not_outputs=BENCH_LISTS,
+)
 HOW_IT_WORKS = Page(
     "docs/guides/how-it-works.md",
     outputs=(
@@ -73,7 +81,7 @@ HOW_IT_WORKS = Page(
         ("u[0] ** (-1 / 1.5)", r"^(\S+):", None),
     ),
 )
-PAGES = (PROXIES, SWEEPS, SCALING, MEMORY, REPRODUCIBILITY, GPU, HOW_IT_WORKS)
+PAGES = (PROXIES, SWEEPS, SCALING, MEMORY, REPRODUCIBILITY, GPU, HOW_IT_WORKS, BENCH)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.path.split("/")[-1])
@@ -284,3 +292,28 @@ def test_pathwise_gradient_ratios_are_the_experiments():
                .group(1).replace("against", ",").split(",")]
     ratios = [a / b for a, b in zip(numbers[:3], numbers[3:], strict=True)]
     assert float(f"{min(ratios):.2g}") == low and float(f"{max(ratios):.2g}") == high
+
+
+def test_bench_sizes_table_is_the_suites():
+    # The sizes bench.md states are the suite's (catches a size changed in the code but not on the page).
+    from htb_jax._src.bench.suite import SIZES
+
+    def shown(n):
+        return f"10^{len(str(n)) - 1}" if n >= 10**4 and str(n).strip("0") == "1" else str(n)
+
+    text = BENCH.text
+    for s in SIZES.values():
+        row = (f"| `{s.name}` | {shown(s.horizon)} | {s.seeds} | {', '.join(shown(h) for h in s.horizons)} "
+               f"| {shown(s.reach)} |")
+        assert row in text, row
+
+
+def test_bench_lists_are_the_codes():
+    # The experiments and peers bench.md shows, names included, are what htb.bench returns.
+    import ast
+
+    import htb_jax as htb
+
+    shown = {source: comment for block in BENCH.blocks() for _, source, comment in statements(block) if comment}
+    for source in BENCH_LISTS:
+        assert ast.literal_eval(shown[source]) == eval(source, {"htb": htb}), source

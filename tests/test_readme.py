@@ -169,8 +169,8 @@ def test_documentation_roles_name_public_names():
     outside = []
     for name, page in roles.items():
         module, *path = name.removeprefix("htb_jax.").split(".")
-        owner = getattr(htb, module) if module in ("frontier", "theory") and path else htb
-        top = path[0] if module in ("frontier", "theory") and path else module
+        owner = getattr(htb, module) if module in ("bench", "frontier", "theory") and path else htb
+        top = path[0] if module in ("bench", "frontier", "theory") and path else module
         if top not in owner.__all__:
             outside.append((page, name))
     assert outside == []

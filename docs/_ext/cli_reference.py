@@ -12,6 +12,7 @@ import argparse
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from htb_jax._src.cli.bench_command import add_bench_parser
 from htb_jax._src.cli.frontier_command import add_frontier_parser
 from htb_jax._src.cli.sweep_command import add_sweep_parser
 
@@ -23,6 +24,7 @@ def subcommand_parsers() -> dict[str, argparse.ArgumentParser]:
     sub = argparse.ArgumentParser(prog="htb-jax").add_subparsers()
     add_frontier_parser(sub)
     add_sweep_parser(sub)
+    add_bench_parser(sub)
     return dict(sub.choices)
 
 

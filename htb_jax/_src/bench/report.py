@@ -219,8 +219,8 @@ def _blocks(results: dict, figures: dict[str, str]) -> list:
         ("h", 1, f"htb_jax benchmark {results['suite']}: report"),
         ("list", [f"suite: {results['suite']}", f"size: {results['size']}", f"key: {results['key']}",
                   f"device: {results['device']}", f"versions: {versions}"]),
-        ("p", "Command:"),
-        ("code", results["command"]),
+        *([("p", "Command:"), ("code", results["command"])] if results["command"] else
+          [("p", "Run from Python (htb.bench.run).")]),
         ("h", 2, "Profile"),
         ("img", "profile.png", "profile: the experiments' scores per policy"),
         ("h", 2, "Scorecard"),
@@ -370,8 +370,8 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     Returns:
       The paths written, keyed by file name.
     """
-    _check_results(results)
     check_path("directory", directory)
+    _check_results(results)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths = {}

@@ -1,5 +1,5 @@
-"""The ``htb-jax`` command line: ``frontier`` (:mod:`.frontier_command`) and ``sweep``
-(:mod:`.sweep_command`), their argument types (:mod:`.arguments`) and output directory
+"""The ``htb-jax`` command line: ``frontier`` (:mod:`.frontier_command`), ``sweep``
+(:mod:`.sweep_command`) and ``bench`` (:mod:`.bench_command`), their argument types (:mod:`.arguments`) and output directory
 (:mod:`.output_dir`)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import sys
 import htb_jax  # noqa: F401  (enables x64 before anything is traced)
 from htb_jax._src import distributed, resumable
 from htb_jax._src.cli.arguments import Parser
+from htb_jax._src.cli.bench_command import add_bench_parser, run_bench
 from htb_jax._src.cli.frontier_command import add_frontier_parser, run_frontier
 from htb_jax._src.cli.sweep_command import add_sweep_parser, run_sweep
 
@@ -22,15 +23,21 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_frontier_parser(sub)
     add_sweep_parser(sub)
+    add_bench_parser(sub)
     args = parser.parse_args(argv)
     if args.command is None:  # usage errors are one line on stderr, status 2
-        print("htb-jax: error: give a command: frontier (the T-frontier, the main job) or sweep "
+        print("htb-jax: error: give a command: frontier (the T-frontier, the main job), sweep or bench "
               "(see 'htb-jax --help')", file=sys.stderr)
         return 2
     try:
         # Joining the other processes comes first: checking a configuration already uses the devices.
-        if distributed.check_arguments(args.coordinator, args.num_processes, args.process_id):
+        # (bench runs on one host: it has no such flags)
+        if hasattr(args, "coordinator") and distributed.check_arguments(
+            args.coordinator, args.num_processes, args.process_id
+        ):
             distributed.initialize(args.coordinator, args.num_processes, args.process_id)
+        if args.command == "bench":  # its report records the command line
+            return run_bench(args, sys.argv[1:] if argv is None else argv)
         return run_frontier(args) if args.command == "frontier" else run_sweep(args)
     except (ValueError, TypeError, OSError) as e:
         message = f"{e.filename or ''}: {e.strerror or e}" if isinstance(e, OSError) else str(e)
@@ -38,23 +45,22 @@ def main(argv=None) -> int:
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C: one line, status 130 (128 + SIGINT), every finished chunk kept
         print(f"htb-jax: {interrupted(e)}", file=sys.stderr)
+        if argv is None:  # the command line itself: end at once (see end_after_interrupt)
+            end_after_interrupt()
         return 130
 
 
-def run() -> None:
-    """The ``htb-jax`` console script: exits with :func:`main`'s status.
+def end_after_interrupt() -> None:
+    """Ends the process with status 130 at once, without Python's finalization.
 
-    After Ctrl-C (status 130) the process ends at once, without Python's finalization: a SIGINT
-    that lands while JAX initializes its backend or compiles can leave XLA's objects in a state
-    whose destructors crash at exit (a segmentation fault in about one run in five, measured with
-    SIGINT 2 to 3 s into ``htb-jax sweep``). Every stored chunk is already on disk, renamed whole.
+    A SIGINT that lands while JAX initializes its backend or compiles can leave XLA's objects in a
+    state whose destructors crash at exit (a segmentation fault in about one run in five, measured
+    with SIGINT 2 to 3 s into ``htb-jax sweep``). Every stored chunk is already on disk, renamed
+    whole. :func:`main` called with arguments (from Python) returns 130 instead.
     """
-    status = main()
-    if status == 130:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
-    sys.exit(status)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
 
 
 def interrupted(error: KeyboardInterrupt) -> str:

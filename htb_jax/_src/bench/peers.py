@@ -1,0 +1,99 @@
+"""The built-in peers of the benchmark: the literature's policies, with what each is told.
+
+Every peer is defined in ``POLICIES.md`` and ``PEERS.md`` terms by its class
+(see each class's docstring); this module fixes its parameters for the
+benchmark and what it knows of each instance: nothing, the tail exponent
+``eps`` (or the moment order ``p = 1 + eps``), the moment bound ``u``, or the
+horizon ``T``.  A policy told ``eps`` or ``u`` receives the setting's values
+(:meth:`~htb_jax._src.bench.suite.Setting.told`), misspecified only in the
+misspecification experiment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from typing import Any
+
+from htb_jax._src.policies.adar_etc import AdaRETC
+from htb_jax._src.policies.adar_ucb import AdaRUCB
+from htb_jax._src.policies.ape2 import APE2
+from htb_jax._src.policies.force_mom import ForceMoM
+from htb_jax._src.policies.mr_ape import MRAPE
+from htb_jax._src.policies.mr_ucb import MRUCB
+from htb_jax._src.policies.robust_ucb import RobustUCB
+from htb_jax._src.policies.robust_ucb_f import RobustUCBf
+from htb_jax._src.policies.ucb1 import UCB1
+from htb_jax._src.theory import balanced_alpha
+
+ROUND_COSTS = ("fast path", "O(K)", "O(t)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Contender:
+    """A policy in the benchmark: a built-in peer or a user's policy.
+
+    Attributes:
+      name: its label in tables and figures.
+      make: the policy itself (told nothing), or ``(eps, u) -> policy`` for a policy told the
+        setting's tail exponent and moment bound (a function of floats; its parameters must be
+        arrays so that the policies of several settings stack into one grid).
+      knows: what it is told, in words (``"nothing"``, ``"eps, T"``, ...).
+      round_cost: ``"fast path"`` or ``"O(K)"`` (runs to every horizon of a size) or ``"O(t)"``
+        (runs to the size's ``reach``: its whole run costs ``O(T^2)``).
+      user: whether it is the user's policy (not a peer: never the best peer of a ratio).
+    """
+
+    name: str
+    make: Any
+    knows: str
+    round_cost: str
+    user: bool = False
+
+    @property
+    def slug(self) -> str:
+        """The name as a file name: characters other than letters, digits, ``.``, ``=`` and ``-`` as ``_``."""
+        return re.sub(r"[^A-Za-z0-9.=-]+", "_", self.name).strip("_")
+
+    @property
+    def told(self) -> bool:
+        """Whether the policy is built per setting from ``(eps, u)``."""
+        return callable(self.make) and not hasattr(self.make, "kernel")
+
+    def policy(self, eps: float, u: float):
+        """The policy for a setting whose told ``(eps, u)`` are given."""
+        return self.make(eps, u) if self.told else self.make
+
+
+def _balanced(eps: float, u: float) -> AdaRETC:
+    return AdaRETC(eps=eps, alpha=float(balanced_alpha(eps)), q=0.0)
+
+
+def _told(build: Callable[[float, float], Any], name: str) -> Callable[[float, float], Any]:
+    build.__qualname__ = name
+    return build
+
+
+def peers() -> tuple[Contender, ...]:
+    """The built-in peers of the suite, in report order.
+
+    AdaR-ETC at its balanced setting (told ``eps``: ``alpha = balanced_alpha(eps)``, ``q = 0``) and its
+    order-free setting (Theorem 4: told nothing but ``T``); UCB1; Robust UCB with the truncated mean
+    (Bubeck et al. 2013, told ``eps`` and the true ``u``); R-UCB (``f = 2.1``) and R-UCB-G (``f = (log
+    t)^2``) of Ashutosh et al. 2021; ForceMoM (``rho = 1/2``); AdaR-UCB (Genalti et al. 2024); APE2
+    (Lee et al. 2020), MR-UCB and MR-APE (Lee and Lim), each told ``p = 1 + eps``.
+    """
+    return (
+        Contender("AdaR-ETC balanced", _told(_balanced, "AdaR-ETC balanced"), "eps, T", "fast path"),
+        Contender("AdaR-ETC order-free", AdaRETC.order_free(), "T", "fast path"),
+        Contender("UCB1", UCB1(), "nothing", "O(K)"),
+        Contender("R-UCB f=2.1", RobustUCBf(kind="R-UCB", m=2.1, a=0.0), "nothing", "O(K)"),
+        Contender("R-UCB-G f=(log t)^2", RobustUCBf(kind="R-UCB-G", m=1.0, a=2.0), "nothing", "O(K)"),
+        Contender("ForceMoM rho=1/2", ForceMoM(rho=0.5), "nothing", "O(K)"),
+        Contender("Robust UCB", _told(lambda eps, u: RobustUCB(eps=eps, u=u), "Robust UCB"), "eps, u", "O(t)"),
+        Contender("AdaR-UCB", AdaRUCB(), "nothing", "O(t)"),
+        Contender("APE2", _told(lambda eps, u: APE2(p=1.0 + eps), "APE2"), "p = 1 + eps", "O(t)"),
+        Contender("MR-UCB", _told(lambda eps, u: MRUCB(p=1.0 + eps), "MR-UCB"), "p = 1 + eps, T", "O(t)"),
+        Contender("MR-APE", _told(lambda eps, u: MRAPE(p=1.0 + eps), "MR-APE"), "p = 1 + eps, T", "O(t)"),
+    )

@@ -1,0 +1,328 @@
+"""Runs policies through the suite: every contender on the same reward tables, stored and resumable.
+
+The settings of an experiment that share a law class, an arm count and a
+horizon run as one :func:`~htb_jax._src.simulate.program.simulate` program (a
+family of instances); a contender told ``eps`` or ``u`` runs as a grid paired
+with the instances.  Every contender's seed ``s`` reads the reward table of
+``fold_in(key(KEY), s)``: paired comparisons.  Each run (contender x group of
+settings) is stored as it finishes, under ``out/runs/<contender>/``, with the
+fingerprint of its program, so a run started again, or a second user policy
+benchmarked into the same ``out``, reads back every intact run whose program
+is unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from htb_jax._src.bench import stats, worst_case
+from htb_jax._src.bench.peers import Contender, peers
+from htb_jax._src.bench.report import write_report
+from htb_jax._src.bench.suite import (
+    KEY,
+    NAMES,
+    SIZES,
+    VERSION,
+    Experiment,
+    Setting,
+    experiments,
+    setting_score,
+)
+from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
+from htb_jax._src.fingerprint import fingerprint, versions
+from htb_jax._src.resumable import ChunkStore, Remedy, root_key_data, run_chunks
+from htb_jax._src.simulate.program import simulate
+from htb_jax._src.validation import check_choice, check_flag, check_path, check_policy_instance, given
+
+NUM_CHECKPOINTS = 16
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """Settings of one experiment run by one program.
+
+    Attributes:
+      experiment: the experiment's name.
+      index: the group's position in the experiment.
+      settings: the positions of its settings in the experiment.
+      instances: the distinct instances, stacked: batch shape ``(I, K)``.
+      horizons: the distinct horizons, increasing.
+      where: for each setting, ``(instance row, horizon column)``.
+    """
+
+    experiment: str
+    index: int
+    settings: tuple[int, ...]
+    instances: object
+    horizons: tuple[int, ...]
+    where: tuple[tuple[int, int], ...]
+
+
+def _stack(laws):
+    return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x, jnp.float64) for x in xs]), *laws)
+
+
+def groups(experiment: Experiment, contender: Contender) -> list[Group]:
+    """The programs a contender runs for an experiment: settings grouped by law class and arm count.
+
+    A contender told ``eps`` or ``u`` keeps one row per setting (its policy differs per setting);
+    others share a row between settings of equal instances (the misspecification experiment's).
+    """
+    keyed: dict[tuple, list[int]] = {}
+    for i, s in enumerate(experiment.settings):
+        keyed.setdefault((type(s.instance).__name__, s.num_arms), []).append(i)
+    out = []
+    for index, members in enumerate(keyed.values()):
+        rows, where, laws = {}, [], []
+        for i in members:
+            s = experiment.settings[i]
+            identity = i if contender.told else repr(s.instance)
+            if identity not in rows:
+                rows[identity] = len(laws)
+                laws.append(s.instance)
+            where.append(rows[identity])
+        horizons = tuple(sorted({experiment.settings[i].horizon for i in members}))
+        out.append(Group(experiment.name, index, tuple(members), _stack(laws), horizons,
+                         tuple((r, horizons.index(experiment.settings[i].horizon)) for r, i in zip(where, members, strict=True))))
+    return out
+
+
+def _call(contender: Contender, group: Group, experiment: Experiment, reach: int | None) -> dict:
+    """The ``simulate`` keywords of a contender's run of a group (horizons beyond ``reach`` dropped)."""
+    horizons = [h for h in group.horizons if reach is None or h <= reach]
+    call = {"key": jax.random.key(KEY), "instance": group.instances, "horizon": horizons,
+            "num_checkpoints": NUM_CHECKPOINTS}
+    if contender.told:
+        told = [experiment.settings[i].told() for i in group.settings]
+        grid = [contender.make(e, u) for e, u in told]
+        call |= {"policy": _stack(grid), "paired": True}
+    else:
+        call["policy"] = contender.make
+    return call
+
+
+def _reach(contender: Contender, size: str) -> int | None:
+    return SIZES[size].reach if contender.round_cost == "O(t)" else None
+
+
+def run_group(contender: Contender, experiment: Experiment, group: Group, size: str, out: str | None,
+              restart: bool = False) -> tuple[dict[str, np.ndarray] | None, bool, float]:
+    """One contender's run of one group: ``(arrays, read back, seconds)``; arrays ``None`` where the
+    contender reaches none of the group's horizons, seconds those of the run that computed them
+    (compilation included; also when read back).
+
+    Arrays: ``regret`` f64[I, H', S], ``curve`` f64[I, H', S, C], ``checkpoints`` i64[I, H', C]
+    (``H'`` the horizons it reaches).
+    """
+    call = _call(contender, group, experiment, _reach(contender, size))
+    if not call["horizon"]:
+        return None, False, 0.0
+    seeds = SIZES[size].seeds
+    store = None
+    if out is not None:
+        directory = os.path.join(out, "runs", contender.slug, f"{experiment.name}-{group.index}")
+        os.makedirs(directory, exist_ok=True)
+        config = {"suite": VERSION, "size": size, "experiment": experiment.name, "group": group.index,
+                  "contender": contender.name, "horizons": call["horizon"], "seeds": seeds}
+        store = ChunkStore(directory, config, root_key_data(KEY), [(0, seeds)], fingerprint([call]),
+                           restart=restart, remedy=Remedy())
+
+    def compute(first: int, num: int) -> dict[str, np.ndarray]:
+        started = time.perf_counter()
+        o = simulate(**call, num_seeds=num, first_seed=first)
+        arrays = {"regret": np.asarray(o.regret), "curve": np.asarray(o.regret_curve),
+                  "checkpoints": np.asarray(o.checkpoints)[..., 0, :]}
+        return arrays | {"seconds": np.float64(time.perf_counter() - started)}
+
+    (arrays,), resumed = run_chunks([(0, seeds)], compute, store)
+    return arrays, bool(resumed), float(arrays["seconds"])
+
+
+def contenders(policy=None, name: str | None = None, with_peers: bool = True) -> list[Contender]:
+    """The user's policy (if any) as a contender, then the built-in peers."""
+    out = []
+    field = peers() if with_peers else ()
+    if policy is not None:
+        told = callable(policy) and not hasattr(policy, "kernel")
+        label = name or (getattr(policy, "__qualname__", "policy") if told else repr(policy))
+        if label in {p.name for p in field}:
+            raise ValueError(f"name must differ from every built-in peer's name; got name={label!r} (give another "
+                             "name)")
+        knows = "eps, u (told by the suite)" if told else "nothing"
+        out.append(Contender(label, policy, knows, "O(K)", user=True))
+    return out + list(field)
+
+
+def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | None = "htb-jax-bench",
+        peers: bool = True, only: Sequence[str] | None = None, restart: bool = False, progress: bool = True,
+        command: str | None = None) -> dict:
+    """Runs a policy and the built-in peers through the suite ``ht-v1``; writes and returns the results.
+
+    Every contender's seed ``s`` reads the same reward table, so their regrets are paired.  Each run of
+    a contender on a group of settings is stored in ``out`` as it finishes, with the fingerprint of its
+    program: the same call resumes, and a second policy benchmarked into the same ``out`` reads the
+    peers' runs back (a run whose code or htb_jax version changed is refused, as every store is).
+
+    Args:
+      policy: the policy to benchmark (a policy instance, told nothing), a function ``(eps, u) ->
+        policy`` told each setting's tail exponent and moment bound, or ``None`` for the peers alone.
+      name: its label (default: its ``repr``, or a function's name); a built-in peer's name is refused.
+      size: ``"cpu"`` (``T = 2000``, 32 seeds a setting) or ``"gpu"`` (``T = 10^4``, 1024 seeds).
+      out: the directory of the stored runs and the report (``None``: nothing stored or written).
+      peers: also run the built-in peers (:func:`~htb_jax._src.bench.peers.peers`).
+      only: names of the experiments to run (default: all).
+      restart: delete stored runs that are refused (another configuration or program) and run again.
+      progress: a line on stderr per run.
+      command: the command line that made the results, recorded in them.
+
+    Returns:
+      The results: results.json's dict (the suite, size, versions, device, every policy's cells,
+      curves, scores, ranks and ratios per experiment).
+
+    Raises:
+      ValueError, TypeError: for a bad argument, before anything runs.
+      Interrupted: a ``KeyboardInterrupt`` on Ctrl-C, every finished run kept.
+    """
+    check_choice("size", size, tuple(SIZES))
+    for flag, value in (("peers", peers), ("restart", restart), ("progress", progress)):
+        check_flag(flag, value)
+    for label, value in (("name", name), ("command", command)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise TypeError(f"{label} must be None or a non-empty string; got {given(label, value)}.")
+    names = [*NAMES, worst_case.NAME]
+    if only is not None:
+        listed = [only] if isinstance(only, str) else list(only) if isinstance(only, (list, tuple)) else None
+        if not listed or any(o not in names for o in listed):
+            raise ValueError(f"only must be None or experiment names among {', '.join(names)}; got "
+                             f"{given('only', only)}.")
+        only = listed
+    if policy is None and not peers:
+        raise ValueError("peers=False needs a policy: there would be nothing to run")
+    if policy is not None and not (callable(policy) and not isinstance(policy, type) and not hasattr(policy, "kernel")):
+        check_policy_instance("policy", policy, "htb.bench.run")
+    if out is not None:
+        check_path("out", out)
+        out = os.fspath(out)
+        check_output_dir(out)
+        make_output_dir(out)
+    size_experiments = tuple(e for e in experiments(size) if only is None or e.name in only)
+    worst = only is None or worst_case.NAME in only
+    field = contenders(policy, name, peers)
+    plan = [(c, e, g) for c in field for e in size_experiments for g in groups(e, c)]
+    total = len(plan) + (len(field) if worst else 0)
+    per_contender: dict[str, dict[tuple[str, int], dict | None]] = {c.name: {} for c in field}
+    wall = {c.name: 0.0 for c in field}
+    started = time.perf_counter()
+
+    def note(n: int, what: str, resumed: bool, seconds: float) -> None:
+        if progress:
+            state = "read back" if resumed else f"{seconds:.1f} s"
+            print(f"[{n}/{total}] {what}: {state}; {time.perf_counter() - started:.0f} s elapsed", file=sys.stderr,
+                  flush=True)
+
+    for n, (c, e, g) in enumerate(plan, 1):
+        arrays, resumed, seconds = run_group(c, e, g, size, out, restart)
+        per_contender[c.name][(e.name, g.index)] = arrays
+        wall[c.name] += seconds
+        note(n, f"{c.name} | {e.name} {g.index + 1}/{len(groups(e, c))} ({len(g.settings)} settings)", resumed,
+             seconds)
+    measured = {}
+    if worst:
+        for n, c in enumerate(field, len(plan) + 1):
+            measured[c.name], seconds, resumed = worst_case.measure_contender(c, size, out, restart)
+            wall[c.name] += seconds
+            note(n, f"{c.name} | {worst_case.NAME}", resumed, seconds)
+    results = assemble(field, size_experiments, per_contender, wall, size, command)
+    if worst:
+        results["experiments"].append(worst_case.entry(field, measured, size))
+        results["frontier"] = [m.row() | {"seconds": None} for ms in measured.values() for m in ms]
+    if out is not None:
+        write_report(results, out)
+    return results
+
+
+def _cells(contender, experiment, arrays_by_group) -> tuple[list, list, list]:
+    """Per setting: the regrets f64[S] (or None), its summary cell and its curve band."""
+    regrets, cells, curves = [None] * len(experiment.settings), [None] * len(experiment.settings), \
+        [None] * len(experiment.settings)
+    for g in groups(experiment, contender):
+        arrays = arrays_by_group.get((experiment.name, g.index))
+        if arrays is None:
+            continue
+        for i, (row, col) in zip(g.settings, g.where, strict=True):
+            if col >= arrays["regret"].shape[1]:
+                continue  # a horizon beyond the contender's reach
+            s: Setting = experiment.settings[i]
+            r = arrays["regret"][row, col]
+            regrets[i] = r
+            cells[i] = {"horizon": s.horizon, **stats.summary(r),
+                        "score": setting_score(float(np.mean(r)), s.uniform_regret())}
+            band = stats.curve_band(arrays["curve"][row, col].T)
+            curves[i] = {"rounds": arrays["checkpoints"][row, col].tolist(), **band}
+    return regrets, cells, curves
+
+
+def assemble(field, size_experiments, per_contender, wall, size, command) -> dict:
+    """results.json's dict from every contender's runs."""
+    s = SIZES[size]
+    out_experiments = []
+    for e in size_experiments:
+        uniform = np.array([st.uniform_regret() for st in e.settings])
+        entry = {
+            "name": e.name, "axis": e.axis, "description": e.description, "score": e.score,
+            "settings": [{"label": st.label, "axis_value": st.axis_value, "instance": _compact(st.instance),
+                          "num_arms": st.num_arms, "horizon": st.horizon, "seeds": s.seeds,
+                          "uniform_regret": float(u)} for st, u in zip(e.settings, uniform, strict=True)],
+            "cells": {}, "curves": {}, "scores": {},
+        }
+        normalised = {}
+        for c in field:
+            regrets, cells, curves = _cells(c, e, per_contender[c.name])
+            entry["cells"][c.name], entry["curves"][c.name] = cells, curves
+            scores = [cell["score"] for cell in cells if cell is not None]
+            entry["scores"][c.name] = float(np.mean(scores)) if scores else None
+            if all(r is not None for r in regrets):
+                normalised[c.name] = stats.normalised(np.stack(regrets), uniform)
+        # A contender that missed a setting (beyond its reach) has no rank or ratio on the experiment.
+        ranks, ratios = stats.ranks_and_ratios(normalised, [c.name for c in field if not c.user and c.name in normalised])
+        entry["ranks"] = {c.name: ranks.get(c.name) for c in field}
+        entry["ratios"] = {c.name: ratios.get(c.name) for c in field}
+        out_experiments.append(entry)
+    return {
+        "suite": VERSION, "size": size, "key": KEY, "versions": versions(), "device": _device(),
+        "command": command,
+        "policies": [{"name": c.name, "knows": c.knows, "round_cost": c.round_cost, "user": c.user,
+                      "wall_s": round(wall[c.name], 2)} for c in field],
+        "experiments": out_experiments,
+        "frontier": [],
+    }
+
+
+def _compact(law) -> str:
+    """A law's class and each parameter's values over the arms, e.g. ``StudentT(loc=[1, 0, 0, 0], df=2.5,
+    scale=1)``."""
+    fields = []
+    for f in dataclasses.fields(law):
+        v = np.asarray(getattr(law, f.name))
+        text = f"{v.flat[0]:g}" if v.size and np.all(v == v.flat[0]) else "[" + ", ".join(f"{x:g}" for x in v.ravel()) + "]"
+        fields.append(f"{f.name}={text}")
+    return f"{type(law).__name__}({', '.join(fields)})"
+
+
+def _device() -> str:
+    """The device the runs used: its platform and kind, with the CPU's model name on a CPU."""
+    d = jax.devices()[0]
+    kind = d.device_kind
+    if d.platform == "cpu" and os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            models = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        kind = models[0] if models else kind
+    return f"{d.platform}: {kind} ({len(jax.devices())} device(s), {os.cpu_count()} cores)"

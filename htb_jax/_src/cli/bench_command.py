@@ -1,0 +1,70 @@
+"""``htb-jax bench``: a policy against the built-in peers on the suite ``ht-v1``, with a report."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+from htb_jax._src import user_code
+from htb_jax._src.bench import runner, worst_case
+from htb_jax._src.bench.suite import NAMES, SIZES, VERSION
+from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir
+from htb_jax._src.validation import check_policy_instance
+
+
+def load_contender(spec: str):
+    """The policy ``'module:expression'`` names: a policy instance (told nothing), or a function
+    ``(eps, u) -> policy`` told each setting's tail exponent and moment bound."""
+    policy = user_code.load(spec, "--policy", "mypolicies:MyUCB()")
+    if callable(policy) and not hasattr(policy, "kernel"):
+        return policy
+    check_policy_instance("policy", policy, "--policy")
+    return policy
+
+
+def add_bench_parser(sub) -> None:
+    p = sub.add_parser(
+        "bench",
+        help=f"a policy against the literature's heavy-tailed bandit policies on the suite {VERSION}, with a report",
+        description=(
+            f"Run a policy and the built-in peers through the benchmark suite {VERSION} (tail heaviness, asymmetry, "
+            "gaps, arms, horizon, misspecification), on the same reward tables, and write results.json, report.md, "
+            "report.html and scorecard.tex to the output directory. Every run is stored there as it finishes: the "
+            "same command resumes, and a second policy benchmarked into the same directory reuses the peers' runs."
+        ),
+    )
+    p.add_argument("--policy", metavar="MODULE:EXPRESSION", default=None,
+                   help="the policy to benchmark: MODULE is imported (the current directory first) and EXPRESSION "
+                   "evaluated in it, a policy instance (told nothing) or a function (eps, u) -> policy told each "
+                   "setting's tail exponent and moment bound; without it, the peers alone")
+    p.add_argument("--name", default=None, help="the policy's label in the report (default: the expression)")
+    p.add_argument("--size", choices=tuple(SIZES), default="cpu",
+                   help="cpu: T = 2000, 32 seeds a setting; gpu: T = 10^4, 1024 seeds (default cpu)")
+    p.add_argument("--only", default=None, metavar="NAMES",
+                   help="comma-separated experiments to run (default all: "
+                   + ", ".join((*NAMES, worst_case.NAME)) + ")")
+    p.add_argument("--no-peers", action="store_true", help="run the policy alone, without the built-in peers")
+    p.add_argument("--out", default="htb-jax-bench", help="output directory (default htb-jax-bench)")
+    add_restart_argument(p)
+
+
+def run_bench(args, argv: list[str]) -> int:
+    """Checks the whole command, then runs it (``argv``: the command line's arguments, for the report); status 0."""
+    policy = None if args.policy is None else load_contender(args.policy)
+    name = args.name or (None if args.policy is None else user_code.parts(args.policy)[1])
+    names = [*NAMES, worst_case.NAME]
+    only = None
+    if args.only is not None:
+        only = [s.strip() for s in args.only.split(",") if s.strip()]
+        unknown = [s for s in only if s not in names]
+        if not only or unknown:
+            raise ValueError(f"--only takes experiment names among {', '.join(names)}; got {args.only!r}")
+    if policy is None and args.no_peers:
+        raise ValueError("--no-peers needs --policy: there would be nothing to run")
+    check_output_dir(args.out)
+    print(f"htb-jax bench: suite {VERSION}, size {args.size}; output in {args.out}", file=sys.stderr)
+    command = shlex.join(["htb-jax", *argv])
+    runner.run(policy, name=name, size=args.size, out=args.out, peers=not args.no_peers, restart=args.restart,
+               command=command, only=only)
+    print(f"wrote {args.out}/report.md, report.html, scorecard.tex and results.json", file=sys.stderr)
+    return 0

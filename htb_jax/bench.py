@@ -1,0 +1,27 @@
+"""A versioned benchmark of heavy-tailed bandit policies (see :mod:`htb_jax._src.bench`).
+
+``htb_jax.bench`` runs a policy, a user's or a built-in one, and the
+literature's policies (:func:`peers`) through the suite's experiments
+(:func:`experiments`: tail heaviness, asymmetry, gaps, arms, horizon,
+misspecification), every policy on the same reward tables, and writes a
+report (:func:`write_report`): scores in ``[0, 1]`` per experiment, ranks,
+regret ratios to the best peer with paired bootstrap intervals, regret
+curves, and a LaTeX scorecard.
+"""
+
+from htb_jax._src.bench.peers import Contender, peers
+from htb_jax._src.bench.report import write_report
+from htb_jax._src.bench.runner import run
+from htb_jax._src.bench.suite import Experiment, Setting, Size, experiments, setting_score
+
+__all__ = [
+    "Contender",
+    "Experiment",
+    "Setting",
+    "Size",
+    "experiments",
+    "peers",
+    "run",
+    "setting_score",
+    "write_report",
+]

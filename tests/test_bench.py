@@ -1,0 +1,185 @@
+"""The benchmark suite, its runner and its command, at a small size.
+
+The suite's settings are what their descriptions say; a contender's numbers in the results are the
+``simulate`` call the runner stands for (a peer told ``eps`` and ``u`` included); the user's policy
+and a peer of the same code see the same rewards (paired); a second run reads every run back and
+gives the same results; an interrupted run, started again, gives them too.
+"""
+
+import json
+import math
+
+import jax
+import numpy as np
+import pytest
+
+import htb_jax as htb
+from htb_jax._src.bench import peers as peers_lib
+from htb_jax._src.bench import runner, stats, suite, worst_case
+from htb_jax._src.cli import main
+
+TINY = suite.Size("tiny", horizon=300, seeds=4, horizons=(300, 600), reach=300)
+ONLY = ("misspecification", "horizon", "worst-case")
+FIELD = ("UCB1", "Robust UCB")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """Two peers (told nothing; told ``eps`` and ``u``, with an ``O(t)`` round) and the user's
+    UCB1 at a tiny size, on three experiments; the results of a first and a second call into one store."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setitem(suite.SIZES, "tiny", TINY)
+        m.setattr(runner, "peers", lambda: tuple(p for p in peers_lib.peers() if p.name in FIELD))
+        out = tmp_path_factory.mktemp("bench")
+        kwargs = dict(name="mine", size="tiny", out=str(out), only=ONLY, progress=False)
+        first = runner.run(htb.UCB1(), **kwargs)
+        second = runner.run(htb.UCB1(), **kwargs)
+        yield out, first, second, kwargs, m
+
+
+def _cells(results, experiment, policy):
+    (e,) = [e for e in results["experiments"] if e["name"] == experiment]
+    return e, e["cells"][policy]
+
+
+def test_settings_are_what_their_descriptions_say():
+    """Arm 0 is better by the stated gap, the arm count and the tail index are the label's, a told eps has a
+    finite moment. Catches a gap given to the wrong arm, a K or tail index off the label, an eps beyond
+    the tail."""
+    for e in suite.experiments("cpu"):
+        for s in e.settings:
+            mu = np.asarray(s.instance.mean())
+            gap = s.axis_value if e.name == "gaps" else suite.GAP
+            np.testing.assert_allclose(mu, [gap] + [0.0] * (s.num_arms - 1), atol=1e-12)
+            assert s.num_arms == (s.axis_value if e.name == "arms" else suite.NUM_ARMS)
+            assert s.uniform_regret() == pytest.approx(s.horizon * gap * (s.num_arms - 1) / s.num_arms, rel=1e-12)
+            tail = float(np.min(np.asarray(s.instance.eps_sup()))) + 1.0
+            assert 1.0 + s.eps < tail
+            if e.name == "tail" and "Stable alpha = 2" not in s.label:
+                assert tail == pytest.approx(s.axis_value)
+    assert tuple(e.name for e in suite.experiments("cpu")) == suite.NAMES
+    horizon = {e.name: e for e in suite.experiments("gpu")}["horizon"]
+    assert [s.horizon for s in horizon.settings] == list(suite.SIZES["gpu"].horizons)
+
+
+def test_a_peer_in_the_results_is_the_simulate_call_it_stands_for(tiny):
+    """Robust UCB told each misspecified ``(eps, u)`` (a paired grid) and UCB1 on the deduplicated instance,
+    at each setting, and UCB1 at each horizon, equal their own ``simulate`` calls. Catches a told value not
+    multiplied by the factor, a paired grid read off its diagonal, settings mapped to the wrong row or
+    horizon."""
+    _, results, *_ = tiny
+    e = {x.name: x for x in suite.experiments("cpu")}["misspecification"]
+    key = jax.random.key(suite.KEY)
+    _, robust = _cells(results, "misspecification", "Robust UCB")
+    _, ucb = _cells(results, "misspecification", "UCB1")
+    for s, r_cell, u_cell in zip(e.settings, robust, ucb, strict=True):
+        eps, u = s.told()
+        for policy, cell in ((htb.RobustUCB(eps=eps, u=u), r_cell), (htb.UCB1(), u_cell)):
+            direct = np.asarray(htb.simulate(key, policy, s.instance, TINY.horizon, TINY.seeds).regret)
+            assert cell["mean"] == pytest.approx(direct.mean(), rel=1e-12)
+            assert cell["median"] == pytest.approx(np.median(direct), rel=1e-12)
+    _, cells = _cells(results, "horizon", "UCB1")
+    instance = {x.name: x for x in suite.experiments("tiny")}["horizon"].settings[0].instance
+    direct = np.asarray(htb.simulate(key, htb.UCB1(), instance, list(TINY.horizons), TINY.seeds).regret)
+    assert [c["mean"] for c in cells] == pytest.approx(direct.mean(-1), rel=1e-12)
+
+
+def test_the_users_policy_and_the_same_peer_are_paired(tiny):
+    """The user's UCB1 and the peer UCB1 read the same rewards: equal cells, scores and curves, a ratio of 1
+    with an interval of width 0. Catches contenders drawing from different keys or seeds."""
+    _, results, *_ = tiny
+    for e in results["experiments"]:
+        assert e["cells"]["mine"] == e["cells"]["UCB1"], e["name"]
+        assert e["scores"]["mine"] == e["scores"]["UCB1"]
+    e, _ = _cells(results, "misspecification", "mine")
+    assert e["ratios"]["mine"] == {"value": 1.0, "low": 1.0, "high": 1.0, "best": "UCB1"}
+    assert "mine" not in {r["best"] for r in e["ratios"].values() if r is not None}  # a user's policy is no peer
+
+
+def test_scores_ratios_and_the_worst_case_follow_their_definitions(tiny):
+    """Scores from the cells' means, the ratio from the paired regrets, the worst case's score from its rows'
+    d and c. Catches a score of the median, a ratio against a user's policy, a frontier score mixing d and c."""
+    _, results, *_ = tiny
+    e, cells = _cells(results, "misspecification", "Robust UCB")
+    uniform = [s["uniform_regret"] for s in e["settings"]]
+    scores = [max(0.0, 1 - c["mean"] / u) for c, u in zip(cells, uniform, strict=True)]
+    assert e["scores"]["Robust UCB"] == pytest.approx(np.mean(scores), rel=1e-12)
+    w, _ = _cells(results, worst_case.NAME, "UCB1")
+    rows = {(r["policy"], r["eps"]): r for r in results["frontier"]}
+    assert set(rows) == {(n, eps) for n in ("mine", *FIELD) for eps in worst_case.EPS}
+    for name in ("mine", *FIELD):
+        expected = [worst_case.frontier_score(rows[name, eps]["d"], rows[name, eps]["c"], eps)
+                    for eps in worst_case.EPS]
+        assert w["scores"][name] == pytest.approx(np.mean(expected), rel=1e-12)
+        assert all(0.0 <= x <= 1.0 for x in expected)
+    assert worst_case.frontier_score(1 / (1 + 0.5), 0.0, 0.5) == 1.0  # the minimax d, constant regret
+    assert worst_case.frontier_score(1.0, 1.0, 1.0) == 0.0
+
+
+def test_an_o_t_peer_runs_to_its_reach_only(tiny):
+    """Robust UCB (an ``O(t)`` round) has no cell beyond the size's reach; the others have every cell. Catches
+    a reach ignored or applied to every contender."""
+    _, results, *_ = tiny
+    reach = TINY.reach
+    _, cells = _cells(results, "horizon", "Robust UCB")
+    assert [c is not None for c in cells] == [h <= reach for h in TINY.horizons]
+    _, cells = _cells(results, "horizon", "UCB1")
+    assert all(c is not None for c in cells)
+
+
+def test_a_second_call_reads_every_run_back_with_the_same_results(tiny):
+    """Catches a store that recomputes, or results (wall times included) that depend on whether a run was
+    read back."""
+    out, first, second, *_ = tiny
+    assert json.dumps(first, default=str) == json.dumps(second, default=str)
+    assert json.loads((out / "results.json").read_text())["suite"] == suite.VERSION
+    assert (out / "report.html").exists() and (out / "scorecard.tex").exists()
+
+
+def test_an_interrupted_run_resumes_to_the_same_results(tiny, tmp_path, monkeypatch):
+    """Ctrl-C during the third run keeps the two finished ones; the same call then gives the uninterrupted
+    results. Catches a half-written run read back, or a finished one lost."""
+    _, first, _, kwargs, _ = tiny
+    original, calls = runner.simulate, []
+
+    def simulate(*args, **kw):
+        calls.append(None)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return original(*args, **kw)
+
+    monkeypatch.setattr(runner, "simulate", simulate)
+    kwargs = {**kwargs, "out": str(tmp_path)}
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(htb.UCB1(), **kwargs)
+    assert len(list(tmp_path.glob("runs/*/*/chunks/*.npz"))) == 2
+    monkeypatch.setattr(runner, "simulate", original)
+    again = runner.run(htb.UCB1(), **kwargs)
+    assert again["experiments"] == first["experiments"]
+
+
+def test_bad_arguments_are_refused_before_anything_runs(tmp_path, capsys):
+    with pytest.raises(ValueError, match=r"only must be None or experiment names among tail, .*worst-case; got "
+                                         r"only=\['tails'\]"):
+        htb.bench.run(htb.UCB1(), only=["tails"], out=str(tmp_path / "x"))
+    with pytest.raises(ValueError, match="peers=False needs a policy"):
+        htb.bench.run(None, peers=False, out=str(tmp_path / "x"))
+    assert list(tmp_path.iterdir()) == []
+    assert main(["bench", "--only", "tails", "--out", str(tmp_path / "y")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--only takes experiment names" in err
+    assert not (tmp_path / "y").exists()
+    assert main(["bench", "--policy", "htb_jax:UCB", "--out", str(tmp_path / "y")]) == 2
+    assert "--policy: 'UCB' failed in htb_jax" in capsys.readouterr().err
+
+
+def test_summary_cells_are_the_statistics_of_the_stored_regrets(tiny):
+    """The cells are :func:`stats.summary` of the stored per-seed regrets (catches a cell built from
+    another setting's row)."""
+    out, results, *_ = tiny
+    stored = np.load(out / "runs" / "UCB1" / "horizon-0" / "chunks" / "chunk-00000.npz")
+    _, cells = _cells(results, "horizon", "UCB1")
+    for col, cell in enumerate(cells):
+        expected = stats.summary(stored["regret"][0, col])
+        assert {k: cell[k] for k in expected} == expected
+    assert math.isfinite(results["policies"][0]["wall_s"])
