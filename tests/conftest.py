@@ -60,6 +60,7 @@ SLOWEST_FIRST = (
     "tests/test_frontier_measure.py::",  # 28
     "tests/test_anytime_adar_etc.py::",  # 26
     "tests/test_smoothing.py::",  # 25
+    "tests/test_bench.py::",  # 24
     "tests/test_store_fingerprint.py::",  # 18
     "tests/test_empirical.py::",  # 14
     "tests/test_resumable.py::",  # 17
