@@ -6,10 +6,12 @@ literature's policies (:func:`peers`) through the suite's experiments
 misspecification), every policy on the same reward tables, and writes a
 report (:func:`write_report`): scores in ``[0, 1]`` per experiment, ranks,
 regret ratios to the best peer with paired bootstrap intervals, regret
-curves, and a LaTeX scorecard.
+curves, and a LaTeX scorecard.  :func:`wti_returns` gives the real data of its
+real-data experiment.
 """
 
 from htb_jax._src.bench.peers import Contender, peers
+from htb_jax._src.bench.real_data import wti_returns
 from htb_jax._src.bench.report import write_report
 from htb_jax._src.bench.runner import run
 from htb_jax._src.bench.suite import Experiment, Setting, Size, experiments, setting_score
@@ -24,4 +26,5 @@ __all__ = [
     "run",
     "setting_score",
     "write_report",
+    "wti_returns",
 ]

@@ -633,7 +633,7 @@ NOT_IN_SURFACE = {
     "ExponentFit", "MemoryPlan", "Outcome", "ProxyTable", "Summary", "TuningResult", "frontier.FamilyRuns",
     "frontier.TFrontierResult", "theory.CalibratedProfile", "theory.Exponents", "theory.ForceMoMExponents",
     "theory.OperatingPoint", "frontier.Measurement", "TailIndex",  # results
-    "bench.peers",  # no parameters
+    "bench.peers", "bench.wti_returns",  # no parameters
     "bench.Contender", "bench.Experiment", "bench.Setting", "bench.Size",  # the suite's descriptions
 }
 

@@ -15,11 +15,11 @@ import pytest
 
 import htb_jax as htb
 from htb_jax._src.bench import peers as peers_lib
-from htb_jax._src.bench import runner, stats, suite, worst_case
+from htb_jax._src.bench import real_data, runner, stats, suite, worst_case
 from htb_jax._src.cli import main
 
 TINY = suite.Size("tiny", horizon=300, seeds=4, horizons=(300, 600), reach=300)
-ONLY = ("misspecification", "horizon", "worst-case")
+ONLY = ("misspecification", "horizon")
 FIELD = ("UCB1", "Robust UCB")
 
 
@@ -33,8 +33,10 @@ def tiny(tmp_path_factory):
         out = tmp_path_factory.mktemp("bench")
         kwargs = dict(name="mine", size="tiny", out=str(out), only=ONLY, progress=False)
         first = runner.run(htb.UCB1(), **kwargs)
+        m.setattr(runner, "write_report", lambda results, directory: None)  # once is enough (test_bench_report)
         second = runner.run(htb.UCB1(), **kwargs)
-        yield out, first, second, kwargs, m
+        worst = runner.run(htb.UCB1(), **{**kwargs, "only": [worst_case.NAME]})
+        yield out, first, second, worst, kwargs
 
 
 def _cells(results, experiment, policy):
@@ -49,15 +51,25 @@ def test_settings_are_what_their_descriptions_say():
     for e in suite.experiments("cpu"):
         for s in e.settings:
             mu = np.asarray(s.instance.mean())
-            gap = s.axis_value if e.name == "gaps" else suite.GAP
-            np.testing.assert_allclose(mu, [gap] + [0.0] * (s.num_arms - 1), atol=1e-12)
+            if s.label == "WTI by weekday":
+                assert np.argmax(mu) == 3 and s.num_arms == 5  # Thursday's the best
+                continue
+            gap = s.axis_value if e.name in ("gaps", "real-data") else suite.GAP
+            # Arms of data: each float32 reward x + gap is rounded (2^-24 relative, |x| <= 41), so their
+            # exact mean moves by at most 41 * 2^-24 = 2.4e-6.
+            tol = 2.5e-6 if e.name == "real-data" else 1e-12
+            np.testing.assert_allclose(mu - mu[1], [gap] + [0.0] * (s.num_arms - 1), atol=tol)
+            assert mu[1] == 0.0 or e.name == "real-data"
             assert s.num_arms == (s.axis_value if e.name == "arms" else suite.NUM_ARMS)
-            assert s.uniform_regret() == pytest.approx(s.horizon * gap * (s.num_arms - 1) / s.num_arms, rel=1e-12)
+            uniform = s.horizon * gap * (s.num_arms - 1) / s.num_arms
+            assert s.uniform_regret() == pytest.approx(uniform, rel=tol / gap)
             tail = float(np.min(np.asarray(s.instance.eps_sup()))) + 1.0
             assert 1.0 + s.eps < tail
             if e.name == "tail" and "Stable alpha = 2" not in s.label:
                 assert tail == pytest.approx(s.axis_value)
     assert tuple(e.name for e in suite.experiments("cpu")) == suite.NAMES
+    returns, _ = real_data.wti_returns()  # the real-data description's figures
+    assert (returns.size, round(float(returns.std()), 1), round(float(htb.tail_index(returns).alpha))) == (8320, 2.5, 4)
     horizon = {e.name: e for e in suite.experiments("gpu")}["horizon"]
     assert [s.horizon for s in horizon.settings] == list(suite.SIZES["gpu"].horizons)
 
@@ -99,13 +111,13 @@ def test_the_users_policy_and_the_same_peer_are_paired(tiny):
 def test_scores_ratios_and_the_worst_case_follow_their_definitions(tiny):
     """Scores from the cells' means, the ratio from the paired regrets, the worst case's score from its rows'
     d and c. Catches a score of the median, a ratio against a user's policy, a frontier score mixing d and c."""
-    _, results, *_ = tiny
+    _, results, _, worst, _ = tiny
     e, cells = _cells(results, "misspecification", "Robust UCB")
     uniform = [s["uniform_regret"] for s in e["settings"]]
     scores = [max(0.0, 1 - c["mean"] / u) for c, u in zip(cells, uniform, strict=True)]
     assert e["scores"]["Robust UCB"] == pytest.approx(np.mean(scores), rel=1e-12)
-    w, _ = _cells(results, worst_case.NAME, "UCB1")
-    rows = {(r["policy"], r["eps"]): r for r in results["frontier"]}
+    (w,) = worst["experiments"]
+    rows = {(r["policy"], r["eps"]): r for r in worst["frontier"]}
     assert set(rows) == {(n, eps) for n in ("mine", *FIELD) for eps in worst_case.EPS}
     for name in ("mine", *FIELD):
         expected = [worst_case.frontier_score(rows[name, eps]["d"], rows[name, eps]["c"], eps)
@@ -131,7 +143,7 @@ def test_a_second_call_reads_every_run_back_with_the_same_results(tiny):
     """Catches a store that recomputes, or results (wall times included) that depend on whether a run was
     read back."""
     out, first, second, *_ = tiny
-    assert json.dumps(first, default=str) == json.dumps(second, default=str)
+    assert json.dumps(first) == json.dumps(second)
     assert json.loads((out / "results.json").read_text())["suite"] == suite.VERSION
     assert (out / "report.html").exists() and (out / "scorecard.tex").exists()
 
@@ -139,7 +151,7 @@ def test_a_second_call_reads_every_run_back_with_the_same_results(tiny):
 def test_an_interrupted_run_resumes_to_the_same_results(tiny, tmp_path, monkeypatch):
     """Ctrl-C during the third run keeps the two finished ones; the same call then gives the uninterrupted
     results. Catches a half-written run read back, or a finished one lost."""
-    _, first, _, kwargs, _ = tiny
+    _, first, _, _, kwargs = tiny
     original, calls = runner.simulate, []
 
     def simulate(*args, **kw):
@@ -149,6 +161,7 @@ def test_an_interrupted_run_resumes_to_the_same_results(tiny, tmp_path, monkeypa
         return original(*args, **kw)
 
     monkeypatch.setattr(runner, "simulate", simulate)
+    monkeypatch.setattr(runner, "write_report", lambda results, directory: None)
     kwargs = {**kwargs, "out": str(tmp_path)}
     with pytest.raises(KeyboardInterrupt):
         runner.run(htb.UCB1(), **kwargs)
