@@ -8,15 +8,21 @@ gives the same results; an interrupted run, started again, gives them too.
 
 import json
 import math
+import pathlib
+import re
 
 import jax
 import numpy as np
 import pytest
 
 import htb_jax as htb
+from conftest import host_fuses_multiply_add
 from htb_jax._src.bench import peers as peers_lib
 from htb_jax._src.bench import real_data, runner, stats, suite, worst_case
+from htb_jax._src.bench.report import scorecard_rows
 from htb_jax._src.cli import main
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 TINY = suite.Size("tiny", horizon=300, seeds=4, horizons=(300, 600), reach=300)
 ONLY = ("misspecification", "horizon")
@@ -63,6 +69,7 @@ def test_settings_are_what_their_descriptions_say():
             assert s.num_arms == (s.axis_value if e.name == "arms" else suite.NUM_ARMS)
             uniform = s.horizon * gap * (s.num_arms - 1) / s.num_arms
             assert s.uniform_regret() == pytest.approx(uniform, rel=tol / gap)
+            assert runner._compact(s.instance).startswith(type(s.instance).__name__ + "(")  # the report's label
             tail = float(np.min(np.asarray(s.instance.eps_sup()))) + 1.0
             assert 1.0 + s.eps < tail
             if e.name == "tail" and "Stable alpha = 2" not in s.label:
@@ -196,3 +203,39 @@ def test_summary_cells_are_the_statistics_of_the_stored_regrets(tiny):
         expected = stats.summary(stored["regret"][0, col])
         assert {k: cell[k] for k in expected} == expected
     assert math.isfinite(results["policies"][0]["wall_s"])
+
+
+REFERENCE = ROOT / "benchmarks" / "bench-ht-v1-cpu"
+
+
+def test_the_guides_reference_table_is_the_stored_reports():
+    """bench.md's scorecard is the stored report's, which write_report renders from the stored results, and
+    the figures its prose states hold. Catches a table edited by hand or left behind a new reference run."""
+    report = (REFERENCE / "report.md").read_text()
+    table = re.search(r"(\| policy \| tail .*?)\n\n", report, re.S).group(1)
+    assert table in (ROOT / "docs" / "guides" / "bench.md").read_text()
+    results = json.loads((REFERENCE / "results.json").read_text())
+    rows = scorecard_rows(results)
+    assert [r["policy"] for r in rows] == [p.name for p in peers_lib.peers()]
+    assert results["suite"] == suite.VERSION and results["size"] == "cpu"
+    assert int(htb.num_arms(suite.experiments("cpu")[0].settings[0].instance)) * int(htb.num_blocks(4, 2000)) == 776
+
+
+def test_a_stored_reference_run_reproduces():
+    """UCB1 on the gaps experiment at the CPU size, run again, gives the stored cells: bit for bit on a CPU
+    with FMA (the reference's), the means to 1e-12 relative elsewhere (a pseudo-regret is exact; the
+    decisions' float32 indices may round differently without FMA, so there the means agree in law
+    only: 4 standard errors). Catches a suite whose gaps experiment or seeds changed without a new
+    reference."""
+    results = json.loads((REFERENCE / "results.json").read_text())
+    (stored,) = [e for e in results["experiments"] if e["name"] == "gaps"]
+    (ucb1,) = [p for p in peers_lib.peers() if p.name == "UCB1"]
+    (e,) = [x for x in suite.experiments("cpu") if x.name == "gaps"]
+    arrays, _, _ = runner.run_group(ucb1, e, runner.groups(e, ucb1)[0], "cpu", None)
+    _, cells, _ = runner._cells(ucb1, e, {("gaps", 0): arrays})
+    for got, want in zip(cells, stored["cells"]["UCB1"], strict=True):
+        if host_fuses_multiply_add():
+            assert got == want
+        else:
+            se = (want["mean_high"] - want["mean_low"]) / (2 * 1.959964)
+            assert abs(got["mean"] - want["mean"]) <= 4 * se

@@ -311,8 +311,14 @@ def _compact(law) -> str:
     scale=1)``."""
     fields = []
     for f in dataclasses.fields(law):
-        v = np.asarray(getattr(law, f.name))
-        text = f"{v.flat[0]:g}" if v.size and np.all(v == v.flat[0]) else "[" + ", ".join(f"{x:g}" for x in v.ravel()) + "]"
+        value = getattr(law, f.name)
+        v = np.asarray(value) if isinstance(value, (int, float, np.ndarray, jax.Array)) else None
+        if v is None:  # a static field, such as the observations of an Empirical law
+            text = repr(value)
+        elif v.size and np.all(v == v.flat[0]):
+            text = f"{v.flat[0]:g}"
+        else:
+            text = "[" + ", ".join(f"{x:g}" for x in v.ravel()) + "]"
         fields.append(f"{f.name}={text}")
     return f"{type(law).__name__}({', '.join(fields)})"
 
