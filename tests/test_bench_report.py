@@ -376,3 +376,17 @@ def test_refuses_a_malformed_results_dict(tmp_path):
     with pytest.raises(TypeError, match="results must be a dict"):
         report.scorecard_rows([1, 2])
     assert not list(tmp_path.iterdir())
+
+
+def test_an_experiment_without_curves_gets_no_empty_figure(tmp_path):
+    """An experiment whose curves are all null (the worst case's, fitted by measure) draws no regret figure
+    and links none; the others still do. Catches an empty figure of blank panels in the report."""
+    results = _results()
+    last = results["experiments"][-1]
+    last["curves"] = {name: [None] * len(curves) for name, curves in last["curves"].items()}
+    paths = report.write_report(results, tmp_path)
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", last["name"]).strip("-")
+    assert f"regret-{stem}.png" not in paths and not (tmp_path / f"regret-{stem}.png").exists()
+    assert f"regret-{stem}.png" not in (tmp_path / "report.md").read_text()
+    first = re.sub(r"[^A-Za-z0-9_-]+", "-", results["experiments"][0]["name"]).strip("-")
+    assert f"regret-{first}.png" in paths

@@ -166,7 +166,7 @@ def _file_stem(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "experiment"
 
 
-def _experiment_blocks(results: dict, e: dict, figure: str, reach: dict) -> list:
+def _experiment_blocks(results: dict, e: dict, figure: str | None, reach: dict) -> list:
     names = [p["name"] for p in results["policies"]]
     user = {p["name"]: p["user"] for p in results["policies"]}
     best = collections.Counter(r["best"] for r in e["ratios"].values() if r is not None).most_common()
@@ -186,7 +186,8 @@ def _experiment_blocks(results: dict, e: dict, figure: str, reach: dict) -> list
                    [([n, *(_regret_cell(c, reach[n]) for c in cells.get(n, [None] * len(e["settings"])))], user[n])
                     for n in names],
                    "l" + "r" * len(e["settings"])))
-    blocks.append(("img", figure, f"{e['name']}: regret curves per setting"))
+    if figure is not None:
+        blocks.append(("img", figure, f"{e['name']}: regret curves per setting"))
     return blocks
 
 
@@ -359,7 +360,8 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     lacks, written as ``null``), ``report.md`` (title with suite, size, device, versions and command;
     the profile; the scorecard; per experiment its description, score, settings, regret table and
     curves; the frontier rows and figure; the wall time per policy) with its figures beside it
-    (``profile.png``, ``regret-<experiment>.png``, ``frontier.png`` where there are frontier rows),
+    (``profile.png``, ``regret-<experiment>.png`` for each experiment with curves, ``frontier.png``
+    where there are frontier rows),
     ``report.html`` (the same blocks, every figure embedded as a base64 data URI) and
     ``scorecard.tex`` (a booktabs table of :func:`scorecard_rows` to ``\\input``).
 
@@ -385,6 +387,9 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     report_figures.plot_profile(results, path("profile.png"))
     figures = {}
     for e in results["experiments"]:
+        if not any(c is not None for curves in e["curves"].values() for c in curves):
+            figures[e["name"]] = None  # no curve to draw (the worst case's fits have their own figure)
+            continue
         figures[e["name"]] = f"regret-{_file_stem(e['name'])}.png"
         report_figures.plot_curves(results, e, path(figures[e["name"]]))
     if results["frontier"]:
