@@ -41,7 +41,11 @@ def tiny(tmp_path_factory):
         first = runner.run(htb.UCB1(), **kwargs)
         m.setattr(runner, "write_report", lambda results, directory: None)  # once is enough (test_bench_report)
         second = runner.run(htb.UCB1(), **kwargs)
+        # The worst case with the user's UCB1 and the peer UCB1 (one program; Robust UCB's per-member told
+        # policies are measure's own, tested in tests/test_frontier_measure.py).
+        m.setattr(runner, "peers", lambda: tuple(p for p in peers_lib.peers() if p.name == "UCB1"))
         worst = runner.run(htb.UCB1(), **{**kwargs, "only": [worst_case.NAME]})
+        m.setattr(runner, "peers", lambda: tuple(p for p in peers_lib.peers() if p.name in FIELD))
         yield out, first, second, worst, kwargs
 
 
@@ -125,8 +129,9 @@ def test_scores_ratios_and_the_worst_case_follow_their_definitions(tiny):
     assert e["scores"]["Robust UCB"] == pytest.approx(np.mean(scores), rel=1e-12)
     (w,) = worst["experiments"]
     rows = {(r["policy"], r["eps"]): r for r in worst["frontier"]}
-    assert set(rows) == {(n, eps) for n in ("mine", *FIELD) for eps in worst_case.EPS}
-    for name in ("mine", *FIELD):
+    assert set(rows) == {(n, eps) for n in ("mine", "UCB1") for eps in worst_case.EPS}
+    assert rows["mine", 1.0] == rows["UCB1", 1.0] | {"policy": "mine"}  # paired: the same fits
+    for name in ("mine", "UCB1"):
         expected = [worst_case.frontier_score(rows[name, eps]["d"], rows[name, eps]["c"], eps)
                     for eps in worst_case.EPS]
         assert w["scores"][name] == pytest.approx(np.mean(expected), rel=1e-12)

@@ -34,6 +34,7 @@ HEADLINES = {
     "tuning": r"tuning",
     "GPU": r"\bgpu\b",
     "first run of the main job": r"^first run",
+    "the benchmark suite": r"^`htb-jax bench`",
 }
 
 _FENCE = re.compile(r"^(```|~~~)")

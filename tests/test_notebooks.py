@@ -66,8 +66,9 @@ def _imported_from(nb) -> pathlib.Path:
     return pathlib.Path(text_output(code_cells(nb)[-1]).removeprefix(WHERE).strip())
 
 
-def test_there_are_four_notebooks():
-    assert [p.name for p in NOTEBOOKS] == ["frontier.ipynb", "gpu_showcase.ipynb", "peers.ipynb", "tune_schedule.ipynb"]
+def test_there_are_five_notebooks():
+    assert [p.name for p in NOTEBOOKS] == ["frontier.ipynb", "gpu_showcase.ipynb", "peers.ipynb", "tune_schedule.ipynb",
+                                           "your_data.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
