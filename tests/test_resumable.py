@@ -73,10 +73,13 @@ def test_sigint_mid_run_prints_one_line_exits_130_and_the_command_resumes(tmp_pa
     out = tmp_path / "interrupted"
     command = [sys.executable, "-m", "htb_jax", *KILLED, "--out", str(out)]
     env = dict(os.environ, JAX_PLATFORMS="cpu")
-    # A shell's background job starts with SIGINT ignored, and a child inherits that: restore the default
-    # (Ctrl-C's), so that the test does not depend on how the suite was started.
-    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # A shell's background job starts with SIGINT ignored, and Python then installs no handler for it:
+    # the first run installs Ctrl-C's own (python -m htb_jax, by runpy, after that), so that the test
+    # does not depend on how the suite was started.
+    started = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+               "sys.argv = ['htb_jax', *sys.argv[1:]]; runpy.run_module('htb_jax', run_name='__main__')")
+    first = subprocess.Popen([sys.executable, "-c", started, *command[3:]], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
     chunks = out / "chunks"
     deadline = time.monotonic() + 300
     while not (chunks.is_dir() and any(p.suffix == ".npz" for p in chunks.iterdir())):
