@@ -236,8 +236,9 @@ def test_a_stored_reference_run_reproduces():
     (stored,) = [e for e in results["experiments"] if e["name"] == "gaps"]
     (ucb1,) = [p for p in peers_lib.peers() if p.name == "UCB1"]
     (e,) = [x for x in suite.experiments("cpu") if x.name == "gaps"]
-    arrays, _, _ = runner.run_group(ucb1, e, runner.groups(e, ucb1)[0], "cpu", None)
-    _, cells, _ = runner._cells(ucb1, e, {("gaps", 0): arrays})
+    (group,) = runner.groups(e, ucb1)
+    arrays, _, _ = runner.run_group(ucb1, e, group, "cpu", None)
+    _, cells, _ = runner._cells(e, [group], {("gaps", 0): arrays})
     for got, want in zip(cells, stored["cells"]["UCB1"], strict=True):
         if host_fuses_multiply_add():
             assert got == want

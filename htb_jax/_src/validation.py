@@ -102,6 +102,13 @@ def check_policy(name: str, value: Any, types: type | tuple[type, ...], function
     check_policy_tree(name, value, function)
 
 
+def is_policy_factory(value: Any) -> bool:
+    """Whether ``value`` is a function that makes policies (``member -> policy`` for
+    :func:`htb_jax.frontier.measure`, ``(eps, u) -> policy`` for :func:`htb_jax.bench.run`): a plain
+    callable, not a policy instance (which has ``kernel``) or a class."""
+    return callable(value) and not hasattr(value, "kernel") and not isinstance(value, type)
+
+
 def check_policy_instance(name: str, value: Any, function: str) -> None:
     """``TypeError`` unless ``value`` is a policy: an instance with ``kernel(spec)`` and a tuple ``batch_shape``.
 

@@ -26,6 +26,7 @@ from htb_jax._src.policies.robust_ucb import RobustUCB
 from htb_jax._src.policies.robust_ucb_f import RobustUCBf
 from htb_jax._src.policies.ucb1 import UCB1
 from htb_jax._src.theory import balanced_alpha
+from htb_jax._src.validation import is_policy_factory
 
 ROUND_COSTS = ("fast path", "O(K)", "O(t)")
 
@@ -59,7 +60,7 @@ class Contender:
     @property
     def told(self) -> bool:
         """Whether the policy is built per setting from ``(eps, u)``."""
-        return callable(self.make) and not hasattr(self.make, "kernel")
+        return is_policy_factory(self.make)
 
     def policy(self, eps: float, u: float):
         """The policy for a setting whose told ``(eps, u)`` are given."""

@@ -40,7 +40,14 @@ from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.fingerprint import fingerprint, versions
 from htb_jax._src.resumable import ChunkStore, Remedy, root_key_data, run_chunks
 from htb_jax._src.simulate.program import simulate
-from htb_jax._src.validation import check_choice, check_flag, check_path, check_policy_instance, given
+from htb_jax._src.validation import (
+    check_choice,
+    check_flag,
+    check_path,
+    check_policy_instance,
+    given,
+    is_policy_factory,
+)
 
 NUM_CHECKPOINTS = 16
 
@@ -151,7 +158,7 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
     out = []
     field = peers() if with_peers else ()
     if policy is not None:
-        told = callable(policy) and not hasattr(policy, "kernel")
+        told = is_policy_factory(policy)
         label = name or (getattr(policy, "__qualname__", "policy") if told else repr(policy))
         if label in {p.name for p in field}:
             raise ValueError(f"name must differ from every built-in peer's name; got name={label!r} (give another "
@@ -206,7 +213,7 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
         only = listed
     if policy is None and not peers:
         raise ValueError("peers=False needs a policy: there would be nothing to run")
-    if policy is not None and not (callable(policy) and not isinstance(policy, type) and not hasattr(policy, "kernel")):
+    if policy is not None and not is_policy_factory(policy):
         check_policy_instance("policy", policy, "htb.bench.run")
     if out is not None:
         check_path("out", out)
@@ -216,7 +223,8 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
     size_experiments = tuple(e for e in experiments(size) if only is None or e.name in only)
     worst = only is None or worst_case.NAME in only
     field = contenders(policy, name, peers)
-    plan = [(c, e, g) for c in field for e in size_experiments for g in groups(e, c)]
+    grouped = {(c.name, e.name): groups(e, c) for c in field for e in size_experiments}  # stacked once
+    plan = [(c, e, g) for c in field for e in size_experiments for g in grouped[c.name, e.name]]
     total = len(plan) + (len(field) if worst else 0)
     per_contender: dict[str, dict[tuple[str, int], dict | None]] = {c.name: {} for c in field}
     wall = {c.name: 0.0 for c in field}
@@ -232,15 +240,15 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
         arrays, resumed, seconds = run_group(c, e, g, size, out, restart)
         per_contender[c.name][(e.name, g.index)] = arrays
         wall[c.name] += seconds
-        note(n, f"{c.name} | {e.name} {g.index + 1}/{len(groups(e, c))} ({len(g.settings)} settings)", resumed,
-             seconds)
+        note(n, f"{c.name} | {e.name} {g.index + 1}/{len(grouped[c.name, e.name])} ({len(g.settings)} settings)",
+             resumed, seconds)
     measured = {}
     if worst:
         for n, c in enumerate(field, len(plan) + 1):
             measured[c.name], seconds, resumed = worst_case.measure_contender(c, size, out, restart)
             wall[c.name] += seconds
             note(n, f"{c.name} | {worst_case.NAME}", resumed, seconds)
-    results = assemble(field, size_experiments, per_contender, wall, size, command)
+    results = assemble(field, size_experiments, grouped, per_contender, wall, size, command)
     if worst:
         results["experiments"].append(worst_case.entry(field, measured, size))
         results["frontier"] = [m.row() | {"seconds": None} for ms in measured.values() for m in ms]
@@ -249,11 +257,12 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
     return results
 
 
-def _cells(contender, experiment, arrays_by_group) -> tuple[list, list, list]:
-    """Per setting: the regrets f64[S] (or None), its summary cell and its curve band."""
+def _cells(experiment, contender_groups, arrays_by_group) -> tuple[list, list, list]:
+    """Per setting: the regrets f64[S] (or None), its summary cell and its curve band, from a contender's
+    runs of its groups (:func:`groups`)."""
     regrets, cells, curves = [None] * len(experiment.settings), [None] * len(experiment.settings), \
         [None] * len(experiment.settings)
-    for g in groups(experiment, contender):
+    for g in contender_groups:
         arrays = arrays_by_group.get((experiment.name, g.index))
         if arrays is None:
             continue
@@ -270,8 +279,8 @@ def _cells(contender, experiment, arrays_by_group) -> tuple[list, list, list]:
     return regrets, cells, curves
 
 
-def assemble(field, size_experiments, per_contender, wall, size, command) -> dict:
-    """results.json's dict from every contender's runs."""
+def assemble(field, size_experiments, grouped, per_contender, wall, size, command) -> dict:
+    """results.json's dict from every contender's runs (``grouped``: each contender's and experiment's groups)."""
     s = SIZES[size]
     out_experiments = []
     for e in size_experiments:
@@ -285,7 +294,7 @@ def assemble(field, size_experiments, per_contender, wall, size, command) -> dic
         }
         normalised = {}
         for c in field:
-            regrets, cells, curves = _cells(c, e, per_contender[c.name])
+            regrets, cells, curves = _cells(e, grouped[c.name, e.name], per_contender[c.name])
             entry["cells"][c.name], entry["curves"][c.name] = cells, curves
             scores = [cell["score"] for cell in cells if cell is not None]
             entry["scores"][c.name] = float(np.mean(scores)) if scores else None

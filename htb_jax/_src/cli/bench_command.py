@@ -9,14 +9,14 @@ from htb_jax._src import user_code
 from htb_jax._src.bench import runner, worst_case
 from htb_jax._src.bench.suite import NAMES, SIZES, VERSION
 from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir
-from htb_jax._src.validation import check_policy_instance
+from htb_jax._src.validation import check_policy_instance, is_policy_factory
 
 
 def load_contender(spec: str):
     """The policy ``'module:expression'`` names: a policy instance (told nothing), or a function
     ``(eps, u) -> policy`` told each setting's tail exponent and moment bound."""
     policy = user_code.load(spec, "--policy", "mypolicies:MyUCB()")
-    if callable(policy) and not hasattr(policy, "kernel"):
+    if is_policy_factory(policy):
         return policy
     check_policy_instance("policy", policy, "--policy")
     return policy

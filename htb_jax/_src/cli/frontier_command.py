@@ -14,14 +14,13 @@ from htb_jax._src.cli.arguments import floats, integer, ints
 from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir, make_output_dir
 from htb_jax._src.frontier import t_frontier
 from htb_jax._src.frontier.measure import (
-    is_per_member,
     open_measure_store,
     per_member_runs,
     plan_measure,
     run_measure,
 )
 from htb_jax._src.simulate.fast_path import SAMPLERS
-from htb_jax._src.validation import check_policy_instance
+from htb_jax._src.validation import check_policy_instance, is_policy_factory
 
 _POLICY_SEEDS = 32
 _STABLE = frontier_lib.StableFamily()
@@ -41,7 +40,7 @@ def load_policy(spec: str):
         function, or the function fails on a member.
     """
     policy = user_code.load(spec, "--policy", "mypolicies:MyUCB()")
-    if is_per_member(policy):
+    if is_policy_factory(policy):
         try:
             per_member_runs(policy, frontier_lib.SpikeFamily().instances())
         except Exception as e:  # noqa: BLE001  (any failure of a user's function is one line)

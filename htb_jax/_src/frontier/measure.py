@@ -68,6 +68,7 @@ from htb_jax._src.validation import (
     check_path,
     check_policy_instance,
     given,
+    is_policy_factory,
 )
 
 
@@ -153,11 +154,6 @@ def _family_instances(family) -> tuple[Distribution, str]:
 
 def _member(instances: Distribution, f: int) -> Distribution:
     return jax.tree.map(lambda p: p[f : f + 1], instances)
-
-
-def is_per_member(policy: Any) -> bool:
-    """Whether ``policy`` is a function ``member -> policy`` (a plain callable, not a policy or a class)."""
-    return callable(policy) and not hasattr(policy, "kernel") and not isinstance(policy, type)
 
 
 def per_member_runs(factory, instances: Distribution) -> list[tuple[Any, Distribution, bool]]:
@@ -304,7 +300,7 @@ def _plan(
     progress,
 ) -> MeasurePlan:
     factory = None
-    if is_per_member(policy):
+    if is_policy_factory(policy):
         factory = policy
     else:
         check_policy_instance("policy", policy, "measure")
