@@ -22,6 +22,7 @@ from htb_jax._src.bench.suite import KEY, SIZES
 from htb_jax._src.frontier.families import SpikeFamily
 from htb_jax._src.frontier.measure import checkpoint_horizons, measure
 from htb_jax._src.frontier.measurement import Measurement
+from htb_jax._src.resumable import atomic_write
 
 NAME = "worst-case"
 EPS = (1.0, 0.5)
@@ -99,8 +100,7 @@ def _seconds(directory: str | None, seconds: float) -> float:
     if math.isnan(seconds):
         with open(path) as f:
             return float(json.load(f))
-    with open(path, "w") as f:
-        json.dump(seconds, f)
+    atomic_write(path, lambda f: f.write(json.dumps(seconds).encode()))  # whole or absent, as the chunks
     return seconds
 
 
