@@ -91,11 +91,16 @@ class Setting:
         mu = np.asarray(self.instance.mean(), np.float64)
         return float(self.horizon * (mu.max() - mu.mean()))
 
+    @functools.cached_property
+    def true_u(self) -> float:
+        """``u = max_i E|X_i|^(1+eps)`` at the true ``eps`` (a quadrature for most laws: computed once
+        per setting, and the settings of a size are built once)."""
+        return float(np.max(np.asarray(self.instance.abs_moment(jnp.float64(self.eps)))))
+
     def told(self) -> tuple[float, float]:
-        """``(eps, u)`` a policy told them is given: ``u = max_i E|X_i|^(1+eps)`` at the true ``eps``,
-        both times ``told_factor`` (``eps`` at most 1)."""
-        u = float(np.max(np.asarray(self.instance.abs_moment(jnp.float64(self.eps)))))
-        return min(1.0, self.eps * self.told_factor), u * self.told_factor
+        """``(eps, u)`` a policy told them is given: the true ``eps`` and :attr:`true_u`, both times
+        ``told_factor`` (``eps`` at most 1)."""
+        return min(1.0, self.eps * self.told_factor), self.true_u * self.told_factor
 
 
 @dataclasses.dataclass(frozen=True)
