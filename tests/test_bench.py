@@ -79,6 +79,15 @@ def test_settings_are_what_their_descriptions_say():
             if e.name == "tail" and "Stable alpha = 2" not in s.label:
                 assert tail == pytest.approx(s.axis_value)
     assert tuple(e.name for e in suite.experiments("cpu")) == suite.NAMES
+    two_point, stable = worst_case.CASES  # the worst case's stable arms: gaps 1e-3..1 and 0.3, index 1.75
+    assert two_point.family == htb.frontier.SpikeFamily() and two_point.eps == (1.0, 0.5)
+    mu = np.asarray(stable.family.mean())
+    np.testing.assert_array_equal(mu[:, 1], 0.0)
+    np.testing.assert_allclose(mu[:, 0], [10 ** (k / 4) for k in range(-12, 1)] + [0.3], rtol=1e-15)
+    assert np.all(np.asarray(stable.family.eps_sup()) == pytest.approx(0.75)) and stable.eps == (0.5,)
+    named = eval(stable.instance, {"htb": htb})  # the expression results.json names
+    assert jax.tree.structure(named) == jax.tree.structure(stable.family)
+    assert all(jax.tree.leaves(jax.tree.map(np.array_equal, named, stable.family)))
     returns, _ = real_data.wti_returns()  # the real-data description's figures
     assert (returns.size, round(float(returns.std()), 1), round(float(htb.tail_index(returns).alpha))) == (8320, 2.5, 4)
     horizon = {e.name: e for e in suite.experiments("gpu")}["horizon"]
@@ -128,12 +137,13 @@ def test_scores_ratios_and_the_worst_case_follow_their_definitions(tiny):
     scores = [max(0.0, 1 - c["mean"] / u) for c, u in zip(cells, uniform, strict=True)]
     assert e["scores"]["Robust UCB"] == pytest.approx(np.mean(scores), rel=1e-12)
     (w,) = worst["experiments"]
-    rows = {(r["policy"], r["eps"]): r for r in worst["frontier"]}
-    assert set(rows) == {(n, eps) for n in ("mine", "UCB1") for eps in worst_case.EPS}
-    assert rows["mine", 1.0] == rows["UCB1", 1.0] | {"policy": "mine"}  # paired: the same fits
+    rows = {(r["policy"], r["family"], r["eps"]): r for r in worst["frontier"]}
+    assert set(rows) == {(n, *s) for n in ("mine", "UCB1") for s in worst_case.SETTINGS}
+    for family, eps in worst_case.SETTINGS:  # paired: the same fits
+        assert rows["mine", family, eps] == rows["UCB1", family, eps] | {"policy": "mine"}
     for name in ("mine", "UCB1"):
-        expected = [worst_case.frontier_score(rows[name, eps]["d"], rows[name, eps]["c"], eps)
-                    for eps in worst_case.EPS]
+        expected = [worst_case.frontier_score(rows[name, *s]["d"], rows[name, *s]["c"], s[1])
+                    for s in worst_case.SETTINGS]
         assert w["scores"][name] == pytest.approx(np.mean(expected), rel=1e-12)
         assert all(0.0 <= x <= 1.0 for x in expected)
     assert worst_case.frontier_score(1 / (1 + 0.5), 0.0, 0.5) == 1.0  # the minimax d, constant regret

@@ -155,6 +155,24 @@ def test_a_policy_told_each_members_parameter_equals_each_member_run_alone(monke
     assert not np.array_equal(m.regret[1], m.regret[2])
 
 
+def test_a_policy_is_told_each_member_of_a_law_whose_parameters_broadcast():
+    # A law given as the family whose parameters broadcast over the members (Stable's scalar beta and scale,
+    # a row of K alphas, a leading axis of 1): each member keeps them and gets its own row of the others.
+    # Catches slicing every parameter (a scalar is not subscriptable; a leading axis of 1 sliced at
+    # member f > 0 is empty).
+    measure_lib = sys.modules["htb_jax._src.frontier.measure"]
+    loc = jnp.array([[1.0, 0.0], [0.1, 0.0], [0.3, 0.0]])
+    law = htb.Stable(loc=loc, alpha=jnp.array([1.75, 1.5]), beta=0.0, scale=jnp.array([[2.0, 1.0]]))
+    told = []
+    measure_lib.per_member_runs(lambda member: told.append(member) or htb.UCB1(), law)
+    assert len(told) == 3
+    for f, member in enumerate(told):
+        row = htb.Stable(loc=loc[f : f + 1], alpha=jnp.array([1.75, 1.5]), beta=0.0, scale=jnp.array([[2.0, 1.0]]))
+        assert member.batch_shape == (1, 2)
+        np.testing.assert_array_equal(member.mean(), row.mean())
+        np.testing.assert_array_equal(member.abs_moment(0.25), row.abs_moment(0.25))
+
+
 def test_a_user_policy_through_measure_resumes_from_its_store(tmp_path):
     policy = ExploreFirstGreedy(m=jnp.float64(3.0))
     horizons = [100, 200, 400]

@@ -203,7 +203,8 @@ def _frontier_blocks(results: dict) -> list:
         ("p", "Finite-T slopes of the worst-case regret (d) and of the fixed instance's regret (c) with their 95% "
               "intervals; 'finite T': the slopes the schedule implies over the same horizons (- where none is known); "
               "'off frontier': c + d (1+eps)/eps - (1+eps)/eps, 0 on Theorem 1's line and negative beyond it "
-              "(Theorem 1 bounds exponents as T -> inf)."),
+              "(Theorem 1 bounds exponents as T -> inf, over every law with a finite moment of order 1 + eps: the "
+              "stable arms, a lighter-tailed family, may place a policy beyond its line)."),
         ("table", head, rows, "llrlrrrrrrl"),
         ("img", "frontier.png", "frontier placement against Theorem 1's line"),
     ]

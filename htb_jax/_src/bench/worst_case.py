@@ -1,40 +1,78 @@
-"""The suite's worst-case experiment: each policy's ``(d, c)`` on Theorem 1's two-point family.
+"""The suite's worst-case experiment: each policy's ``(d, c)`` on Theorem 1's two-point family and on alpha-stable arms.
 
-Every contender is measured by :func:`htb_jax.frontier.measure` on
-:class:`~htb_jax._src.frontier.families.SpikeFamily` (the spike probabilities of
-Theorem 1's proof and a fixed member), at each true ``eps`` of :data:`EPS`: ``d``
-is the slope in ``T`` of the worst normalized regret ``R_T / U_eps`` over the
-family, ``c`` the slope of the regret on the fixed member.  A contender told
-``eps`` and ``u`` is told the true ``eps`` and each member's own ``u``.
+Every contender is measured by :func:`htb_jax.frontier.measure` on each family
+of :data:`CASES` at each of its true ``eps``: Theorem 1's two-point family
+(:class:`~htb_jax._src.frontier.families.SpikeFamily`, the spike probabilities
+of the proof and a fixed member) at ``eps`` 1 and 1/2, and symmetric stable arms
+of index 1.75 (:class:`~htb_jax._src.frontier.families.StableFamily`'s members,
+gaps ``10^-3..1`` and a fixed member) at ``eps = 1/2``.  ``d`` is the slope in
+``T`` of the worst normalized regret ``R_T / U_eps`` over the family, ``c`` the
+slope of the regret on the fixed member.  A contender told ``eps`` and ``u`` is
+told the true ``eps`` and each member's own ``u``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
+from typing import Any
 
 import numpy as np
 
 from htb_jax._src.bench import stats
 from htb_jax._src.bench.peers import Contender
 from htb_jax._src.bench.suite import KEY, SIZES
-from htb_jax._src.frontier.families import SpikeFamily
+from htb_jax._src.frontier.families import SpikeFamily, StableFamily
 from htb_jax._src.frontier.measure import checkpoint_horizons, measure
 from htb_jax._src.frontier.measurement import Measurement
+from htb_jax._src.grids import powers_of_ten
 from htb_jax._src.resumable import atomic_write
 
 NAME = "worst-case"
-EPS = (1.0, 0.5)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """A family the worst case is measured on.
+
+    Attributes:
+      name: the family's name in the results (``Measurement.family``).
+      family: what :func:`~htb_jax.frontier.measure` takes (a family, or a law of batch shape ``(F + 1, K)``).
+      instance: the expression that builds ``family`` with public names (``results.json``'s ``instance``).
+      eps: the true tail exponents it is measured at.
+      store: the suffix of its runs' directory under ``runs/<policy>/``.
+    """
+
+    name: str
+    family: Any
+    instance: str
+    eps: tuple[float, ...]
+    store: str
+
+
+_STABLE = StableFamily(gaps=powers_of_ten(-3.0, 0.01, 0.25), fixed_index=1.75, fixed_gap=0.3)
+CASES = (
+    Case("two-point", SpikeFamily(), "htb.frontier.SpikeFamily()", (1.0, 0.5), NAME),
+    Case("stable a = 1.75", _STABLE.instances(),
+         "htb.frontier.StableFamily(gaps=htb.powers_of_ten(-3.0, 0.01, 0.25), fixed_index=1.75, "
+         "fixed_gap=0.3).instances()", (0.5,), f"{NAME}-stable"),
+)
+SETTINGS = tuple((case.name, eps) for case in CASES for eps in case.eps)  # (family, eps), in results order
 DESCRIPTION = (
-    "Theorem 1's two-point family (two arms, gap 1; the optimal arm's spike probability from 1e-5 to 0.5 and a "
-    "fixed member at 0.9): d, the slope in T of the worst case of R_T / U_eps over the family, and c, the slope "
-    "of the regret on the fixed member, at each true eps, as htb.frontier.measure fits them. The regret table "
-    "shows R_T / U_eps of the worst member at the largest horizon; the frontier table the fitted d and c."
+    "d, the slope in T of the worst case of R_T / U_eps over a family, and c, the slope of the regret on its "
+    "fixed member, as htb.frontier.measure fits them: on Theorem 1's two-point family (two arms, gap 1; the "
+    "optimal arm's spike probability from 1e-5 to 0.5 and a fixed member at 0.9) at true eps 1 and 1/2, and on "
+    "symmetric alpha-stable arms of index 1.75 (two arms, scale 1; gaps from 1e-3 to 1, four a decade, where "
+    "T Delta^2 goes from below one to T, and a fixed member at gap 0.3) at eps 1/2, whose moments of order "
+    "1 + eps below 1.75 are all finite. The regret table shows R_T / U_eps of the worst member at the largest "
+    "horizon; the frontier table the fitted d and c."
 )
 SCORE = (
-    "the mean over eps of (d score + c score) / 2, d score = (1 - d) / (1 - 1/(1 + eps)) (1 at the minimax "
-    "exponent 1/(1 + eps), 0 for linear worst-case regret) and c score = 1 - c, each clipped to [0, 1]"
+    "the mean over the settings (family and eps) of (d score + c score) / 2, d score = (1 - d) / (1 - 1/(1 + eps)) "
+    "(1 at the minimax exponent 1/(1 + eps), 0 for linear worst-case regret; the stable arms, lighter-tailed than "
+    "the two-point family, allow a d below it, also scored 1) and c score = 1 - c, each clipped to [0, 1]"
 )
 
 
@@ -71,23 +109,25 @@ def _told(contender: Contender, eps: float):
 
 def measure_contender(contender: Contender, size: str, out: str | None,
                       restart: bool) -> tuple[list[Measurement], float, bool]:
-    """The contender's measurements, one per eps of :data:`EPS` (stored under ``out/runs/``), the seconds
-    of the runs that computed them (recorded beside the store, so also when read back), and whether
-    every run was read back."""
+    """The contender's measurements, one per (family, eps) of :data:`SETTINGS` (stored under ``out/runs/``),
+    the seconds of the runs that computed them (recorded beside the store, so also when read back), and
+    whether every run was read back."""
     s = SIZES[size]
     t = horizons(contender, size)
-    store = None if out is None else os.path.join(out, "runs", contender.slug, NAME)
-    common = dict(family=SpikeFamily(), key=KEY, name=contender.name, family_name="two-point", restart=restart)
-    if not contender.told:
-        calls = [(contender.make, EPS, store)]
-    else:
-        calls = [(_told(contender, eps), eps, None if store is None else f"{store}-eps{eps:g}") for eps in EPS]
     measured, seconds, resumed = [], 0.0, True
-    for policy, eps, directory in calls:
-        got = measure(policy, eps, t, s.seeds, store=directory, **common)
-        measured += got
-        seconds += _seconds(directory, got[0].seconds)
-        resumed &= math.isnan(got[0].seconds)
+    for case in CASES:
+        store = None if out is None else os.path.join(out, "runs", contender.slug, case.store)
+        common = dict(family=case.family, key=KEY, name=contender.name, family_name=case.name, restart=restart)
+        if not contender.told:
+            calls = [(contender.make, case.eps, store)]
+        else:
+            calls = [(_told(contender, eps), eps, None if store is None else f"{store}-eps{eps:g}")
+                     for eps in case.eps]
+        for policy, eps, directory in calls:
+            got = measure(policy, eps, t, s.seeds, store=directory, **common)
+            measured += got
+            seconds += _seconds(directory, got[0].seconds)
+            resumed &= math.isnan(got[0].seconds)
     return measured, seconds, resumed
 
 
@@ -105,12 +145,13 @@ def _seconds(directory: str | None, seconds: float) -> float:
 
 
 def entry(field: list[Contender], measured: dict[str, list[Measurement]], size: str) -> dict:
-    """The experiment's entry of results.json: a setting per eps; each cell the worst normalized regret
-    at the largest horizon (its member's per-seed values summarised) and the frontier score."""
+    """The experiment's entry of results.json: a setting per (family, eps); each cell the worst normalized
+    regret at the largest horizon (its member's per-seed values summarised) and the frontier score."""
     s = SIZES[size]
-    settings = [{"label": f"two-point, eps = {eps:g}", "axis_value": eps, "instance": "htb.frontier.SpikeFamily()",
-                 "num_arms": SpikeFamily().num_arms, "horizon": 5 * s.horizon, "seeds": s.seeds, "uniform_regret": None}
-                for eps in EPS]
+    settings = [{"label": f"{case.name}, eps = {eps:g}", "axis_value": eps, "instance": case.instance,
+                 "num_arms": _num_arms(case.family), "horizon": 5 * s.horizon, "seeds": s.seeds,
+                 "uniform_regret": None}
+                for case in CASES for eps in case.eps]
     cells, scores = {}, {}
     for c in field:
         row = []
@@ -122,6 +163,11 @@ def entry(field: list[Contender], measured: dict[str, list[Measurement]], size: 
         cells[c.name] = row
         scores[c.name] = float(np.mean([cell["score"] for cell in row]))
     ranks = {n: 1 + sum(v > scores[n] for v in scores.values()) for n in scores}
-    return {"name": NAME, "axis": "true eps", "description": DESCRIPTION, "score": SCORE, "settings": settings,
-            "cells": cells, "curves": {c.name: [None] * len(EPS) for c in field}, "scores": scores,
-            "ranks": ranks, "ratios": {c.name: None for c in field}}
+    return {"name": NAME, "axis": "family and true eps", "description": DESCRIPTION, "score": SCORE,
+            "settings": settings, "cells": cells, "curves": {c.name: [None] * len(SETTINGS) for c in field},
+            "scores": scores, "ranks": ranks, "ratios": {c.name: None for c in field}}
+
+
+def _num_arms(family) -> int:
+    """``K`` of a family or of a law of batch shape ``(F + 1, K)``."""
+    return int(family.num_arms) if hasattr(family, "num_arms") else int(family.batch_shape[-1])

@@ -153,7 +153,10 @@ def _family_instances(family) -> tuple[Distribution, str]:
 
 
 def _member(instances: Distribution, f: int) -> Distribution:
-    return jax.tree.map(lambda p: p[f : f + 1], instances)
+    """Member ``f`` of a law of batch shape ``(F + 1, K)``, batch shape ``(1, K)``: each parameter that spans
+    the members sliced, each that broadcasts over them (a scalar, a row of ``K``, a leading axis of 1) kept."""
+    rank = len(instances.batch_shape)
+    return jax.tree.map(lambda p: p if np.ndim(p) < rank or np.shape(p)[0] == 1 else p[f : f + 1], instances)
 
 
 def per_member_runs(factory, instances: Distribution) -> list[tuple[Any, Distribution, bool]]:
