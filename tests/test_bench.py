@@ -80,14 +80,15 @@ def test_settings_are_what_their_descriptions_say():
                 assert tail == pytest.approx(s.axis_value)
     assert tuple(e.name for e in suite.experiments("cpu")) == suite.NAMES
     two_point, stable = worst_case.CASES  # the worst case's stable arms: gaps 1e-3..1 and 0.3, index 1.75
-    assert two_point.family == htb.frontier.SpikeFamily() and two_point.eps == (1.0, 0.5)
-    mu = np.asarray(stable.family.mean())
+    assert two_point.build() == htb.frontier.SpikeFamily() and two_point.eps == (1.0, 0.5)
+    arms = stable.build()
+    mu = np.asarray(arms.mean())
     np.testing.assert_array_equal(mu[:, 1], 0.0)
     np.testing.assert_allclose(mu[:, 0], [10 ** (k / 4) for k in range(-12, 1)] + [0.3], rtol=1e-15)
-    assert np.all(np.asarray(stable.family.eps_sup()) == pytest.approx(0.75)) and stable.eps == (0.5,)
+    assert np.all(np.asarray(arms.eps_sup()) == pytest.approx(0.75)) and stable.eps == (0.5,)
     named = eval(stable.instance, {"htb": htb})  # the expression results.json names
-    assert jax.tree.structure(named) == jax.tree.structure(stable.family)
-    assert all(jax.tree.leaves(jax.tree.map(np.array_equal, named, stable.family)))
+    assert jax.tree.structure(named) == jax.tree.structure(arms)
+    assert all(jax.tree.leaves(jax.tree.map(np.array_equal, named, arms)))
     returns, _ = real_data.wti_returns()  # the real-data description's figures
     assert (returns.size, round(float(returns.std()), 1), round(float(htb.tail_index(returns).alpha))) == (8320, 2.5, 4)
     horizon = {e.name: e for e in suite.experiments("gpu")}["horizon"]

@@ -208,3 +208,13 @@ def test_bad_process_flags_print_one_line_and_exit_2(command, flags, message, tm
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_importing_htb_jax_starts_no_backend():
+    # jax.distributed.initialize() must come before anything that starts XLA's backend, and the
+    # command line imports the whole package first: a module that builds an array at import (a law
+    # as a constant) breaks every multi-process run. Catches that in 2 s, naming the cause.
+    probe = ("import htb_jax, htb_jax._src.cli; from jax._src import xla_bridge; "
+             "print(xla_bridge.backends_are_initialized())")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "False"

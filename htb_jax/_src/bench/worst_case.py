@@ -17,6 +17,7 @@ import dataclasses
 import json
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -39,23 +40,29 @@ class Case:
 
     Attributes:
       name: the family's name in the results (``Measurement.family``).
-      family: what :func:`~htb_jax.frontier.measure` takes (a family, or a law of batch shape ``(F + 1, K)``).
-      instance: the expression that builds ``family`` with public names (``results.json``'s ``instance``).
+      build: ``() -> family``: what :func:`~htb_jax.frontier.measure` takes (a family, or a law of batch
+        shape ``(F + 1, K)``), built when a run needs it (a law holds arrays: building it at import would
+        start JAX's backend before ``jax.distributed.initialize`` may run).
+      instance: the expression that builds the family with public names (``results.json``'s ``instance``).
       eps: the true tail exponents it is measured at.
-      store: the suffix of its runs' directory under ``runs/<policy>/``.
+      store: the name of its runs' directory under ``runs/<policy>/``.
     """
 
     name: str
-    family: Any
+    build: Callable[[], Any]
     instance: str
     eps: tuple[float, ...]
     store: str
 
 
-_STABLE = StableFamily(gaps=powers_of_ten(-3.0, 0.01, 0.25), fixed_index=1.75, fixed_gap=0.3)
+def _stable_arms():
+    """The stable case's members (gaps 1e-3..1, four a decade) and fixed member (gap 0.3), index 1.75."""
+    return StableFamily(gaps=powers_of_ten(-3.0, 0.01, 0.25), fixed_index=1.75, fixed_gap=0.3).instances()
+
+
 CASES = (
-    Case("two-point", SpikeFamily(), "htb.frontier.SpikeFamily()", (1.0, 0.5), NAME),
-    Case("stable a = 1.75", _STABLE.instances(),
+    Case("two-point", SpikeFamily, "htb.frontier.SpikeFamily()", (1.0, 0.5), NAME),
+    Case("stable a = 1.75", _stable_arms,
          "htb.frontier.StableFamily(gaps=htb.powers_of_ten(-3.0, 0.01, 0.25), fixed_index=1.75, "
          "fixed_gap=0.3).instances()", (0.5,), f"{NAME}-stable"),
 )
@@ -117,7 +124,7 @@ def measure_contender(contender: Contender, size: str, out: str | None,
     measured, seconds, resumed = [], 0.0, True
     for case in CASES:
         store = None if out is None else os.path.join(out, "runs", contender.slug, case.store)
-        common = dict(family=case.family, key=KEY, name=contender.name, family_name=case.name, restart=restart)
+        common = dict(family=case.build(), key=KEY, name=contender.name, family_name=case.name, restart=restart)
         if not contender.told:
             calls = [(contender.make, case.eps, store)]
         else:
@@ -149,7 +156,7 @@ def entry(field: list[Contender], measured: dict[str, list[Measurement]], size: 
     regret at the largest horizon (its member's per-seed values summarised) and the frontier score."""
     s = SIZES[size]
     settings = [{"label": f"{case.name}, eps = {eps:g}", "axis_value": eps, "instance": case.instance,
-                 "num_arms": _num_arms(case.family), "horizon": 5 * s.horizon, "seeds": s.seeds,
+                 "num_arms": _num_arms(case.build()), "horizon": 5 * s.horizon, "seeds": s.seeds,
                  "uniform_regret": None}
                 for case in CASES for eps in case.eps]
     cells, scores = {}, {}
