@@ -235,6 +235,14 @@ def test_the_guides_reference_table_is_the_stored_reports():
     assert [r["policy"] for r in rows] == [p.name for p in peers_lib.peers()]
     assert results["suite"] == suite.VERSION and results["size"] == "cpu"
     assert int(htb.num_arms(suite.experiments("cpu")[0].settings[0].instance)) * int(htb.num_blocks(4, 2000)) == 776
+    beyond = {r["policy"] for r in results["frontier"] if r["family"] == "stable a = 1.75" and r["off_frontier"] < 0}
+    assert {"AdaR-ETC balanced", "AdaR-ETC order-free"} <= beyond  # both settings beyond the line on stable arms
+    # the stored runs the guide says a second policy reads back: one per group, one per worst-case family
+    # (one per family and eps for a policy told eps)
+    worst = {c.name: len(worst_case.SETTINGS) if c.told else len(worst_case.CASES) for c in peers_lib.peers()}
+    stored = sum(worst.values()) + sum(len(runner.groups(e, c)) for c in peers_lib.peers()
+                                       for e in suite.experiments("cpu"))
+    assert f"reads the peers' {stored} stored runs back" in (ROOT / "docs" / "guides" / "bench.md").read_text()
 
 
 def test_a_stored_reference_run_reproduces():
