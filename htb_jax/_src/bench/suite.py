@@ -60,6 +60,11 @@ SIZES = {
 }
 
 
+def moment_bound(law, eps: float) -> float:
+    """``u = max_i E|X_i|^(1+eps)`` of a law's arms: the moment bound a policy told ``u`` is given."""
+    return float(np.max(np.asarray(law.abs_moment(jnp.float64(eps)))))
+
+
 @dataclasses.dataclass(frozen=True)
 class Setting:
     """One point of an experiment's axis.
@@ -95,7 +100,7 @@ class Setting:
     def true_u(self) -> float:
         """``u = max_i E|X_i|^(1+eps)`` at the true ``eps`` (a quadrature for most laws: computed once
         per setting, and the settings of a size are built once)."""
-        return float(np.max(np.asarray(self.instance.abs_moment(jnp.float64(self.eps)))))
+        return moment_bound(self.instance, self.eps)
 
     def told(self) -> tuple[float, float]:
         """``(eps, u)`` a policy told them is given: the true ``eps`` and :attr:`true_u`, both times

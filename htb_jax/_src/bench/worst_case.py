@@ -24,7 +24,7 @@ import numpy as np
 
 from htb_jax._src.bench import stats
 from htb_jax._src.bench.peers import Contender
-from htb_jax._src.bench.suite import KEY, SIZES
+from htb_jax._src.bench.suite import KEY, SIZES, moment_bound
 from htb_jax._src.frontier.families import SpikeFamily, StableFamily
 from htb_jax._src.frontier.measure import checkpoint_horizons, measure
 from htb_jax._src.frontier.measurement import Measurement
@@ -109,7 +109,7 @@ def _told(contender: Contender, eps: float):
     """``member -> policy`` told the true ``eps`` and the member's own ``u = max_i E|X_i|^(1+eps)``."""
 
     def told(member):
-        return contender.make(eps, float(np.max(np.asarray(member.abs_moment(eps)))))
+        return contender.make(eps, moment_bound(member, eps))
 
     return told
 
