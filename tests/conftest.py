@@ -20,9 +20,20 @@ import pytest
 # removed when it ends.
 _OWN_CACHE = "JAX_COMPILATION_CACHE_DIR" not in os.environ
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"htb_jax-tests-{os.getpid()}"))
+_OWN_THRESHOLD = "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in os.environ
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 
+import jax  # noqa: E402
+
 import htb_jax  # noqa: E402, F401  (enables x64 for every test)
+
+# This process (a pytest worker) writes to the cache only the programs that took 0.5 s or more to
+# compile: the thousands of small ones its tests compile are rarely compiled again by another process,
+# and writing each one cost 5-15% of a file's time (test_simulate.py alone: 89 and 96 s writing every
+# program, 83 s with this threshold, 81 s without the cache; test_engine.py: 70 and 67 s, 64 and 67 s).
+# The processes the tests start write every program.  A threshold set in the environment is kept.
+if _OWN_THRESHOLD:
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 
 # One execution per simulation: the suite's two xdist workers already keep both cores busy
 # (simulate's threads are tested explicitly, in test_memory and test_sharding).
