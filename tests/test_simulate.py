@@ -3,6 +3,7 @@
 import functools
 import logging
 import math
+from unittest import mock
 
 import jax
 import jax.numpy as jnp
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
-from conftest import adar_etc_loop, mom_reference, schedule_reference
+from conftest import adar_etc_loop, cpu_devices, mom_reference, schedule_reference
 
 K = 3
 HORIZONS = [400, 3000]
@@ -170,6 +171,42 @@ def test_paired_grid_points_on_the_fast_path_are_the_products_diagonal():
     estimates = np.asarray(product.estimates)
     assert not np.array_equal(estimates[0, 1, 0, 1], estimates[0, 1, 1, 0])  # the member matters
     assert not np.array_equal(np.asarray(product.exploration)[0, 1], np.asarray(product.exploration)[1, 0])
+
+
+def test_outputs_are_arranged_alike_by_numpy_and_by_the_programs():
+    # On a CPU, NumPy arranges simulate's outputs; elsewhere (and under a transformation) jitted
+    # programs do.  Both on the same padded outputs of every dtype, with trailing axes, unpaired and
+    # paired (fast path), and the engine's with its recorded arms: the same shapes, dtypes and values.
+    # Catches either path reading the axes in another order, keeping the padded seeds or changing a dtype.
+    from htb_jax._src.simulate import outputs
+
+    rng = np.random.default_rng(0)
+    cpu = cpu_devices()[0]
+    g, h, s = 3, 2, 5
+    for f, paired in ((2, False), (3, True)):
+        lead = (s + 3, f, g * h)  # the Outcome's seven fields, in order
+        parts = [rng.normal(size=lead), rng.integers(0, 9, size=(*lead, K)), rng.integers(-1, K, size=lead, dtype=np.int32),
+                 rng.integers(0, 9, size=lead), rng.normal(size=(*lead, K)).astype(np.float32),
+                 rng.integers(0, 9, size=(*lead, 4)), rng.normal(size=(*lead, 4))]
+        with mock.patch.object(outputs, "_arrange", side_effect=AssertionError("a program on a CPU")):
+            host = outputs._arrange_fast_path([jax.device_put(a, cpu) for a in parts], (g,), (f,), (h,), (s,), paired)
+        for a, got in zip(parts, jax.tree.leaves(host), strict=True):
+            want = outputs._arrange(jax.device_put(a, cpu), (g,), (f,), (h,), (s,), paired)
+            assert got.dtype == want.dtype and got.shape == want.shape == (g, *(() if paired else (f,)), h, s, *a.shape[3:])
+            np.testing.assert_array_equal(got, want)
+    shape = (g, 2, h, s)
+    engine = [rng.normal(size=(g, 2, h, s + 3, 7)), rng.integers(0, 9, size=(g, 2, h, s + 3, K)),
+              *(rng.integers(-1, 3, size=(g, 2, h, s + 3), dtype=np.int32) for _ in range(2)),
+              rng.normal(size=(g, 2, h, s + 3, K)).astype(np.float32), rng.integers(0, 9, size=(g, 2, h, s + 3, 7)),
+              rng.integers(-1, K, size=(g, 2, h, s + 3, 40), dtype=np.int32)]
+    engine = [jax.device_put(a, cpu) for a in engine]
+    with mock.patch.object(outputs, "_arrange_engine_program", side_effect=AssertionError("a program on a CPU")):
+        host = outputs._arrange_engine(engine, shape, True)
+    program = outputs._arrange_engine_program(engine, shape, True)
+    assert program.arms is not None
+    for got, want in zip(jax.tree.leaves(host), jax.tree.leaves(program), strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
 
 
 def test_easy_instance_always_commits_to_the_best_arm():

@@ -1,9 +1,12 @@
 """The arrangement of a program's outputs into an :class:`~htb_jax._src.outcome.Outcome`.
 
 Each path's program returns flat axes (configurations g-major, a padded seed
-axis); these jitted functions give the Outcome its leading axes grid +
-instance + horizon + seed: the fast path's one small program per output, the
-engine's one program.
+axis); these functions give the Outcome its leading axes grid + instance +
+horizon + seed.  Outputs computed on a CPU are arranged by NumPy, with no
+program to compile (XLA:CPU took about 0.06 s per output and shape, 0.4 s of
+each new simulation's first call); elsewhere, and under a transformation, by
+jitted programs: the fast path's one small program per output, the engine's
+one program.  The arrangement moves data only, so both give the same bits.
 """
 
 from __future__ import annotations
@@ -18,17 +21,24 @@ import numpy as np
 from htb_jax._src.outcome import Outcome
 
 
+def _on_host(arrays) -> bool:
+    """Whether every array is a concrete one on CPU devices (not a tracer, not on an accelerator)."""
+    return all(not isinstance(a, jax.core.Tracer) and all(d.platform == "cpu" for d in a.devices()) for a in arrays)
+
+
 def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_shape, paired=False) -> Outcome:
     """[*seed, F, G*H, ...] arrays -> grid + instance + horizon + seed (+ trailing), a padded seed
     axis cut to ``seed_shape``; ``paired``: grid + horizon + seed, grid point ``i`` on instance ``i``
-    (``G = F``).  One small program per output: XLA:CPU compiles seven such programs in under half
-    the time it takes to compile the seven transpositions as one."""
-    return Outcome(*(_arrange(a, grid_shape, instance_shape, horizon_shape, seed_shape, paired) for a in parts))
+    (``G = F``).  Off a CPU one small program per output: XLA:CPU compiles seven such programs in
+    under half the time it takes to compile the seven transpositions as one."""
+    shapes = (grid_shape, instance_shape, horizon_shape, seed_shape, paired)
+    if _on_host(parts):
+        return Outcome(*(jnp.asarray(_arranged(np, np.asarray(a), *shapes)) for a in parts))
+    return Outcome(*(_arrange(a, *shapes) for a in parts))
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4, 5))
-def _arrange(a, grid_shape, instance_shape, horizon_shape, seed_shape, paired):
-    """One output of :func:`_arrange_fast_path`."""
+def _arranged(xp, a, grid_shape, instance_shape, horizon_shape, seed_shape, paired):
+    """One output of :func:`_arrange_fast_path`, by the array namespace ``xp`` (NumPy or jax.numpy)."""
     lead = len(seed_shape)
     f = int(np.prod(instance_shape, dtype=int))
     g = int(np.prod(grid_shape, dtype=int))
@@ -38,16 +48,25 @@ def _arrange(a, grid_shape, instance_shape, horizon_shape, seed_shape, paired):
     trailing = a.shape[lead + 2 :]
     a = a.reshape(*seed_shape, f, g, h, *trailing)
     order = (lead + 1, lead, lead + 2, *range(lead), *range(lead + 3, a.ndim))
-    a = jnp.transpose(a, order)
+    a = xp.transpose(a, order)
     if paired:
-        return a[jnp.arange(g), jnp.arange(f)].reshape(*grid_shape, *horizon_shape, *seed_shape, *trailing)
+        return a[xp.arange(g), xp.arange(f)].reshape(*grid_shape, *horizon_shape, *seed_shape, *trailing)
     return a.reshape(*grid_shape, *instance_shape, *horizon_shape, *seed_shape, *trailing)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2))
-def _arrange_engine(outputs, shape, record_arms: bool):
+_arrange = jax.jit(functools.partial(_arranged, jnp), static_argnums=(1, 2, 3, 4, 5))
+
+
+def _arrange_engine(outputs, shape, record_arms: bool) -> Outcome:
     """The engine's ``[G, F, H, S_padded, ...]`` outputs -> the Outcome with leading axes ``shape``
-    (grid + instance + horizon + seed), the padded seeds cut, one program."""
+    (grid + instance + horizon + seed), the padded seeds cut: by NumPy on a CPU, else one program."""
+    if _on_host(outputs):
+        return jax.tree.map(jnp.asarray, _engine_arranged([np.asarray(a) for a in outputs], shape, record_arms))
+    return _arrange_engine_program(outputs, shape, record_arms)
+
+
+def _engine_arranged(outputs, shape, record_arms: bool) -> Outcome:
+    """:func:`_arrange_engine` on NumPy or jax arrays (slices and reshapes alone)."""
     num_seeds = shape[-1]
     curve, pulls, committed, exploration, estimates, checkpoints, arms = (a[:, :, :, :num_seeds] for a in outputs)
     parts = (curve[..., -1], pulls, committed, exploration, estimates, checkpoints, curve)
@@ -55,3 +74,6 @@ def _arrange_engine(outputs, shape, record_arms: bool):
     if record_arms:
         outcome = dataclasses.replace(outcome, arms=arms.reshape(*shape, arms.shape[-1]))
     return outcome
+
+
+_arrange_engine_program = jax.jit(_engine_arranged, static_argnums=(1, 2))
