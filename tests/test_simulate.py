@@ -183,16 +183,21 @@ def test_outputs_are_arranged_alike_by_numpy_and_by_the_programs():
     rng = np.random.default_rng(0)
     cpu = cpu_devices()[0]
     g, h, s = 3, 2, 5
-    for f, paired in ((2, False), (3, True)):
-        lead = (s + 3, f, g * h)  # the Outcome's seven fields, in order
+    # (grid, instances, horizons, seeds, paired); the last as run_on_rewards of one schedule at one
+    # horizon arranges its outputs (no leading axis), given as NumPy arrays (as several processes gather them).
+    for shapes in (((g,), (2,), (h,), (s,), False), ((g,), (3,), (h,), (s,), True), ((), (), (), (), False)):
+        grid, instances, horizons, seeds, paired = shapes
+        lead = (*(s + 3 for _ in seeds), math.prod(instances), math.prod(grid) * math.prod(horizons))
         parts = [rng.normal(size=lead), rng.integers(0, 9, size=(*lead, K)), rng.integers(-1, K, size=lead, dtype=np.int32),
                  rng.integers(0, 9, size=lead), rng.normal(size=(*lead, K)).astype(np.float32),
-                 rng.integers(0, 9, size=(*lead, 4)), rng.normal(size=(*lead, 4))]
+                 rng.integers(0, 9, size=(*lead, 4)), rng.normal(size=(*lead, 4))]  # the Outcome's fields, in order
+        given = [jax.device_put(a, cpu) for a in parts] if seeds else parts
         with mock.patch.object(outputs, "_arrange", side_effect=AssertionError("a program on a CPU")):
-            host = outputs._arrange_fast_path([jax.device_put(a, cpu) for a in parts], (g,), (f,), (h,), (s,), paired)
+            host = outputs._arrange_fast_path(given, *shapes)
+        expected_lead = (*grid, *(() if paired else instances), *horizons, *seeds)
         for a, got in zip(parts, jax.tree.leaves(host), strict=True):
-            want = outputs._arrange(jax.device_put(a, cpu), (g,), (f,), (h,), (s,), paired)
-            assert got.dtype == want.dtype and got.shape == want.shape == (g, *(() if paired else (f,)), h, s, *a.shape[3:])
+            want = outputs._arrange(jax.device_put(a, cpu), *shapes)
+            assert got.dtype == want.dtype and got.shape == want.shape == (*expected_lead, *a.shape[len(lead):])
             np.testing.assert_array_equal(got, want)
     shape = (g, 2, h, s)
     engine = [rng.normal(size=(g, 2, h, s + 3, 7)), rng.integers(0, 9, size=(g, 2, h, s + 3, K)),

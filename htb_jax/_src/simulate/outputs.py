@@ -22,8 +22,10 @@ from htb_jax._src.outcome import Outcome
 
 
 def _on_host(arrays) -> bool:
-    """Whether every array is a concrete one on CPU devices (not a tracer, not on an accelerator)."""
-    return all(not isinstance(a, jax.core.Tracer) and all(d.platform == "cpu" for d in a.devices()) for a in arrays)
+    """Whether every array is a NumPy array (as several processes gather them) or a concrete jax
+    array on CPU devices (not a tracer, not on an accelerator)."""
+    return all(isinstance(a, np.ndarray) or (not isinstance(a, jax.core.Tracer) and
+                                             all(d.platform == "cpu" for d in a.devices())) for a in arrays)
 
 
 def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_shape, paired=False) -> Outcome:
@@ -38,7 +40,9 @@ def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_sh
 
 
 def _arranged(xp, a, grid_shape, instance_shape, horizon_shape, seed_shape, paired):
-    """One output of :func:`_arrange_fast_path`, by the array namespace ``xp`` (NumPy or jax.numpy)."""
+    """One output of :func:`_arrange_fast_path`, by the array namespace ``xp`` (NumPy or jax.numpy).
+    Shapes go to ``reshape`` as tuples: NumPy's takes no empty argument list (``run_on_rewards`` of a
+    scalar policy and horizon has no leading axis)."""
     lead = len(seed_shape)
     f = int(np.prod(instance_shape, dtype=int))
     g = int(np.prod(grid_shape, dtype=int))
@@ -46,12 +50,12 @@ def _arranged(xp, a, grid_shape, instance_shape, horizon_shape, seed_shape, pair
     if lead:
         a = a[: seed_shape[0]]
     trailing = a.shape[lead + 2 :]
-    a = a.reshape(*seed_shape, f, g, h, *trailing)
+    a = a.reshape((*seed_shape, f, g, h, *trailing))
     order = (lead + 1, lead, lead + 2, *range(lead), *range(lead + 3, a.ndim))
     a = xp.transpose(a, order)
     if paired:
-        return a[xp.arange(g), xp.arange(f)].reshape(*grid_shape, *horizon_shape, *seed_shape, *trailing)
-    return a.reshape(*grid_shape, *instance_shape, *horizon_shape, *seed_shape, *trailing)
+        return a[xp.arange(g), xp.arange(f)].reshape((*grid_shape, *horizon_shape, *seed_shape, *trailing))
+    return a.reshape((*grid_shape, *instance_shape, *horizon_shape, *seed_shape, *trailing))
 
 
 _arrange = jax.jit(functools.partial(_arranged, jnp), static_argnums=(1, 2, 3, 4, 5))
@@ -70,9 +74,9 @@ def _engine_arranged(outputs, shape, record_arms: bool) -> Outcome:
     num_seeds = shape[-1]
     curve, pulls, committed, exploration, estimates, checkpoints, arms = (a[:, :, :, :num_seeds] for a in outputs)
     parts = (curve[..., -1], pulls, committed, exploration, estimates, checkpoints, curve)
-    outcome = Outcome(*(a.reshape(*shape, *a.shape[4:]) for a in parts))
+    outcome = Outcome(*(a.reshape((*shape, *a.shape[4:])) for a in parts))
     if record_arms:
-        outcome = dataclasses.replace(outcome, arms=arms.reshape(*shape, arms.shape[-1]))
+        outcome = dataclasses.replace(outcome, arms=arms.reshape((*shape, arms.shape[-1])))
     return outcome
 
 
