@@ -4,7 +4,8 @@ Each path's program returns flat axes (configurations g-major, a padded seed
 axis); these functions give the Outcome its leading axes grid + instance +
 horizon + seed.  Outputs computed on a CPU are arranged by NumPy, with no
 program to compile (XLA:CPU took about 0.06 s per output and shape, 0.4 s of
-each new simulation's first call); elsewhere, and under a transformation, by
+each new simulation's first call), and placed with ``jax.device_put`` (``jnp.asarray``
+of a NumPy array compiles an identity program per shape and dtype); elsewhere, and under a transformation, by
 jitted programs: the fast path's one small program per output, the engine's
 one program.  The arrangement moves data only, so both give the same bits.
 """
@@ -35,7 +36,7 @@ def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_sh
     under half the time it takes to compile the seven transpositions as one."""
     shapes = (grid_shape, instance_shape, horizon_shape, seed_shape, paired)
     if _on_host(parts):
-        return Outcome(*(jnp.asarray(_arranged(np, np.asarray(a), *shapes)) for a in parts))
+        return Outcome(*(jax.device_put(_arranged(np, np.asarray(a), *shapes)) for a in parts))
     return Outcome(*(_arrange(a, *shapes) for a in parts))
 
 
@@ -65,7 +66,7 @@ def _arrange_engine(outputs, shape, record_arms: bool) -> Outcome:
     """The engine's ``[G, F, H, S_padded, ...]`` outputs -> the Outcome with leading axes ``shape``
     (grid + instance + horizon + seed), the padded seeds cut: by NumPy on a CPU, else one program."""
     if _on_host(outputs):
-        return jax.tree.map(jnp.asarray, _engine_arranged([np.asarray(a) for a in outputs], shape, record_arms))
+        return jax.device_put(_engine_arranged([np.asarray(a) for a in outputs], shape, record_arms))
     return _arrange_engine_program(outputs, shape, record_arms)
 
 
