@@ -4,10 +4,11 @@ Each path's program returns flat axes (configurations g-major, a padded seed
 axis); these functions give the Outcome its leading axes grid + instance +
 horizon + seed.  Outputs computed on a CPU are arranged by NumPy, with no
 program to compile (XLA:CPU took about 0.06 s per output and shape, 0.4 s of
-each new simulation's first call), and placed with ``jax.device_put`` (``jnp.asarray``
-of a NumPy array compiles an identity program per shape and dtype); elsewhere, and under a transformation, by
-jitted programs: the fast path's one small program per output, the engine's
-one program.  The arrangement moves data only, so both give the same bits.
+each new simulation's first call), and placed with ``jax.device_put``
+(``jnp.asarray`` of a NumPy array compiles an identity program per shape and
+dtype); elsewhere, and under a transformation, by jitted programs: the fast
+path's one small program per output, the engine's one program.  The
+arrangement moves data only, so both give the same bits.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ def _on_host(arrays) -> bool:
 def _arrange_fast_path(parts, grid_shape, instance_shape, horizon_shape, seed_shape, paired=False) -> Outcome:
     """[*seed, F, G*H, ...] arrays -> grid + instance + horizon + seed (+ trailing), a padded seed
     axis cut to ``seed_shape``; ``paired``: grid + horizon + seed, grid point ``i`` on instance ``i``
-    (``G = F``).  Off a CPU one small program per output: XLA:CPU compiles seven such programs in
-    under half the time it takes to compile the seven transpositions as one."""
+    (``G = F``).  On a CPU by NumPy; elsewhere one small program per output (on XLA:CPU, where it
+    was measured, seven such programs compiled in under half the time of the seven transpositions
+    as one)."""
     shapes = (grid_shape, instance_shape, horizon_shape, seed_shape, paired)
     if _on_host(parts):
         return Outcome(*(jax.device_put(_arranged(np, np.asarray(a), *shapes)) for a in parts))
