@@ -205,3 +205,42 @@ def test_with_no_seed_chunk_a_command_runs_every_seed_in_one_chunk_off_a_cpu(tmp
         assert main([*command, "--out", str(tmp_path / backend)]) == 2
         err = capsys.readouterr().err
         assert banner in err and err.endswith("htb-jax: error: stopped after the banner\n"), err
+
+
+def test_the_command_line_ends_its_process_after_the_atexit_functions(monkeypatch, capsys):
+    # From the command line (argv None) main ends the process itself with the command's status,
+    # after the atexit functions (a user's among them) and with both streams flushed; called with
+    # arguments it returns. Catches an os._exit that skips atexit, a lost status, and an os._exit
+    # reached from Python callers.
+    import htb_jax._src.cli as cli
+
+    class ExitCalledError(Exception):
+        pass
+
+    events = []
+
+    def exit_(status):
+        events.append(("exit", status))
+        raise ExitCalledError
+
+    monkeypatch.setattr(cli.os, "_exit", exit_)
+    monkeypatch.setattr(cli.atexit, "_run_exitfuncs", lambda: events.append(("atexit",)))
+    monkeypatch.setattr(cli.sys, "argv", ["htb-jax"])  # no command: a usage error, status 2
+    with pytest.raises(ExitCalledError):
+        cli.main()
+    assert events == [("atexit",), ("exit", 2)]
+    assert cli.main([]) == 2 and events == [("atexit",), ("exit", 2)]
+    assert capsys.readouterr().err.count("htb-jax: error: give a command") == 2
+
+
+def test_a_user_atexit_function_runs_when_the_command_line_ends(tmp_path):
+    # The same in a real process: what a user's module registers with atexit still runs (and
+    # prints), and the status is the command's.
+    import subprocess
+    import sys
+
+    code = ("import atexit, sys; import htb_jax._src.cli as cli; atexit.register(print, 'atexit ran'); "
+            "sys.argv = ['htb-jax']; cli.main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == "atexit ran\n" and "give a command" in done.stderr

@@ -67,6 +67,20 @@ def test_free_and_dependent_exponents_of_a_known_power_law():
         frontier.free_exponent(runs, 0, 1.0, 10**12)
 
 
+def test_the_block_share_is_taken_at_the_largest_horizon_in_any_order():
+    # K B_T / L_T of the table is read at the largest T, wherever it stands among the horizons.
+    # Catches B_T at the largest T over L_T at the last-listed one (and the reverse), which agree
+    # only while the horizons ascend.
+    horizons = np.array([10**6, 10**12, 10**8, 10**10])
+    blocks = np.asarray(htb.num_blocks(2, horizons), float)
+    exploration = (2 * blocks + horizons ** (2 / 3)).astype(np.int64)
+    shuffled = dataclasses.replace(_synthetic_runs(0.7, exploration), horizons=horizons)
+    config = frontier.TFrontierConfig(eps_values=(1.0,), alphas_per_eps=1, horizons=tuple(int(t) for t in horizons),
+                                      fit_from=10**6, num_seeds=64, family=FAMILY)
+    (row,) = frontier.fit_t_frontier(config, shuffled).rows
+    assert row["block_share"] == 2 * blocks[1] / exploration[1]
+
+
 def test_pareto_family_members_and_moments():
     family = frontier.ParetoFamily(gaps=(0.01, 1.0), shapes=(1.75, 3.0), fixed_gap=0.5, fixed_shape=4.0)
     nu = family.instances()

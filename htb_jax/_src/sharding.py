@@ -74,7 +74,8 @@ def seed_sharded_program(
     simulates ``static.num_seeds`` consecutive seeds from ``first_seed + (t *
     len(devices) + d) * static.num_seeds``; the outputs come back as global
     arrays with the seed axis (``seed_axis`` of every output) sharded over the
-    devices.  The returned callable places its arguments on the mesh first
+    devices (with several executions, as NumPy arrays joined on that axis on
+    the host, which the callers arrange there).  The returned callable places its arguments on the mesh first
     (replicated), so inputs committed elsewhere are moved, not refused.  Its
     ``lower`` attribute gives the lowered program (``memory_analysis()`` once
     compiled; inside :func:`exporting_for`, the program exported for other platforms).
@@ -120,16 +121,17 @@ def seed_sharded_program(
     def run(*args):
         if threads == 1:
             return program(*place(*args))
-        *fixed, first_seed = place(*args)
+        *fixed, first_seed = args
+        fixed = place(*fixed)
+        # Each execution's first seed computed on the host: no small program to compile for it.
         stride = len(devices) * static.num_seeds
+        seeds = [place(np.asarray(first_seed, np.int64) + t * stride)[0] for t in range(threads)]
         # The first execution is dispatched here, so that the program is compiled once, in this thread.
-        first = program(*fixed, first_seed)
-        pending = [
-            _pool(threads - 1).submit(lambda t: jax.device_get(program(*fixed, first_seed + t * stride)), t)
-            for t in range(1, threads)
-        ]
+        first = program(*fixed, seeds[0])
+        pending = [_pool(threads - 1).submit(lambda t: jax.device_get(program(*fixed, seeds[t])), t)
+                   for t in range(1, threads)]
         parts = [jax.device_get(first)] + [p.result() for p in pending]
-        return [jnp.asarray(np.concatenate(outputs, axis=seed_axis)) for outputs in zip(*parts, strict=True)]
+        return [np.concatenate(outputs, axis=seed_axis) for outputs in zip(*parts, strict=True)]
 
     def lower(*args):
         platforms = _EXPORT_PLATFORMS.get()
@@ -180,8 +182,8 @@ def program_args(key, policy, instance, horizons, first_seed) -> tuple:
     operation at a time, so that no fused multiply-add (which XLA forms on
     some machines only) enters a mean such as TwoPoint's ``low + p (high - low)``.
     """
-    return (key, policy, instance, jax.device_get(instance_gaps(instance)), jnp.asarray(horizons),
-            jnp.asarray(first_seed, jnp.int64))
+    return (key, policy, instance, jax.device_get(instance_gaps(instance)), np.asarray(horizons),
+            np.asarray(first_seed, np.int64))
 
 
 def gather(outputs):

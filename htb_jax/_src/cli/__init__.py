@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 
@@ -16,6 +17,33 @@ from htb_jax._src.cli.sweep_command import add_sweep_parser, run_sweep
 
 
 def main(argv=None) -> int:
+    """Runs the command line ``htb-jax ARGV`` and returns its exit status; from the command line
+    itself (``argv`` None) the process ends here (:func:`end_process`)."""
+    status = _run(argv)
+    if argv is None:
+        end_process(status)
+    return status
+
+
+def end_process(status: int) -> None:
+    """Ends the command line's process with ``status`` once the command is done: the functions
+    registered with :mod:`atexit` run (JAX's, a user module's), the standard streams are flushed,
+    and Python's finalization, which only frees memory, is skipped.
+
+    That finalization took 0.45 to 0.7 s after ``htb-jax frontier`` on a 2-core AMD EPYC (tearing
+    down the objects of JAX, XLA and matplotlib), more than the fits and the table together.
+    Every file the command writes is closed by then.
+    """
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone (``| head``) or a stream closed: nothing more to show
+            pass
+    os._exit(status)
+
+
+def _run(argv) -> int:
     parser = Parser(
         prog="htb-jax",
         description="htb_jax: simulate heavy-tailed bandits and the AdaR-ETC regret frontier.",

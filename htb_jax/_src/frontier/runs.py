@@ -155,7 +155,7 @@ def family_runs(policy, family, horizons, layout, key: int, progress: bool, stor
 
     def compute(first: int, count: int) -> dict[str, np.ndarray]:
         out = simulate(**call, num_seeds=count, first_seed=first)
-        return {"regret": np.asarray(out.regret), "exploration": np.asarray(out.exploration[:, 0, :, 0])}
+        return {"regret": np.asarray(out.regret), "exploration": np.asarray(out.exploration)[:, 0, :, 0]}
 
     started = time.perf_counter()
     parts, resumed = run_chunks(layout, compute, store, progress_bar if progress else None, sys.stderr)

@@ -190,15 +190,18 @@ def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult
     _check_runs("runs", runs)
     eps, alpha = config.grid()
     rows = []
-    top = int(np.max(config.horizons))
     k = config.family.num_arms
+    # B_T at the largest horizon, from the fitted horizons (the shape the fits compile num_blocks for).
+    fitted = _fit_mask(runs.horizons, config.fit_from)
+    top = int(np.argmax(runs.horizons[fitted]))
+    top_blocks = float(np.asarray(num_blocks(k, runs.horizons[fitted]))[top])
     for g, (e, a) in enumerate(zip(eps, alpha, strict=True)):
         d_fit, d_finite, hardest = free_exponent(runs, g, e, config.fit_from)
         c_fit, c_finite = dependent_exponent(runs, g, config.fit_from)
         d_theory, c_theory = float(a), float(theory.beta_alpha(a, e))
         if isinstance(config.family, StableFamily):
             d_theory = config.family.free_theory(float(e), float(a))
-        share = k * float(num_blocks(k, top)) / float(runs.exploration[g, -1])
+        share = k * top_blocks / float(runs.exploration[g, fitted][top])
         rows.append(
             dict(
                 eps=float(e), alpha=float(a),

@@ -60,11 +60,13 @@ def num_blocks(num_arms: Any, horizon: Any) -> jax.Array:
       i64[horizon.shape].
     """
     check_arms_and_horizon(num_arms, horizon)
-    return _num_blocks(jnp.asarray(num_arms, jnp.float64), jnp.asarray(horizon, jnp.float64))
+    return _num_blocks(num_arms, horizon)
 
 
 @jax.jit
-def _num_blocks(k: jax.Array, t: jax.Array) -> jax.Array:
+def _num_blocks(k, t) -> jax.Array:
+    # Converted inside the program: converting first would compile a small program per argument.
+    k, t = jnp.asarray(k, jnp.float64), jnp.asarray(t, jnp.float64)
     return snapped_ceil(8.0 * (jnp.log(k) + 3.0 * jnp.log(t))).astype(jnp.int64)
 
 

@@ -43,9 +43,11 @@ def max_blocks(num_arms: int, horizons: np.ndarray) -> int:
 
 
 def _flatten(policy: Any) -> Any:
-    """Every parameter broadcast to the batch shape and flattened: leaves [G]."""
+    """Every parameter broadcast to the batch shape and flattened: leaves [G], f64; NumPy arrays
+    where every parameter is concrete (no small program compiled for it), else jax arrays."""
     shape = policy.batch_shape
-    return jax.tree.map(lambda p: jnp.broadcast_to(jnp.asarray(p, jnp.float64), shape).reshape(-1), policy)
+    xp = jnp if any(isinstance(p, jax.core.Tracer) for p in jax.tree.leaves(policy)) else np
+    return jax.tree.map(lambda p: xp.broadcast_to(xp.asarray(p, xp.float64), shape).reshape(-1), policy)
 
 
 def _schedule(policy: ExploreThenCommit, num_arms: int, horizons: jax.Array):
