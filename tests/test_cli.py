@@ -244,3 +244,31 @@ def test_a_user_atexit_function_runs_when_the_command_line_ends(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert done.stdout == "atexit ran\n" and "give a command" in done.stderr
+
+
+def test_matplotlib_is_imported_in_the_background_with_agg(monkeypatch):
+    # The commands import matplotlib in a daemon thread while their runs compile: once joined,
+    # pyplot is imported under Agg. Without matplotlib the thread ends quietly (no traceback from
+    # the thread), leaving the error to the figure's own import. Catches a thread that is not a
+    # daemon (it would hold an interrupted command open), a backend left interactive, and an
+    # ImportError escaping the thread.
+    import sys
+    import threading
+
+    import matplotlib
+
+    from htb_jax._src.cli import background_import
+
+    thread = background_import.import_matplotlib_meanwhile()
+    thread.join()
+    assert thread.daemon and "matplotlib.pyplot" in sys.modules and matplotlib.get_backend().lower() == "agg"
+
+    uncaught = []
+    monkeypatch.setattr(threading, "excepthook", uncaught.append)
+
+    def missing(name):
+        raise ImportError(f"No module named {name!r}")
+
+    monkeypatch.setattr(background_import.importlib, "import_module", missing)
+    background_import.import_matplotlib_meanwhile().join()
+    assert uncaught == []

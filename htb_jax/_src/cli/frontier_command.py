@@ -11,6 +11,7 @@ import jax
 from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
 from htb_jax._src.cli.arguments import floats, integer, ints
+from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
 from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir, make_output_dir
 from htb_jax._src.frontier import t_frontier
 from htb_jax._src.frontier.measure import (
@@ -82,6 +83,7 @@ def run_policy(args) -> int:
     )
     if jax.process_index() == 0:
         make_output_dir(args.out)
+        figure_imports = import_matplotlib_meanwhile()
     measurements = run_measure(plan, store)
     resumed = measurements[0].resumed_chunks
     if resumed:
@@ -91,6 +93,7 @@ def run_policy(args) -> int:
     if jax.process_index() != 0:
         return 0
     paths = {n: os.path.join(args.out, n) for n in ("measure.png", "measure.csv", "table.md")}
+    figure_imports.join()
     frontier_lib.plot_measurements(measurements, paths["measure.png"], title=f"{name} on Theorem 1's frontier")
     frontier_lib.write_csv([m.row() for m in measurements], paths["measure.csv"])
     with open(paths["table.md"], "w") as f:
@@ -208,6 +211,7 @@ def run_frontier(args) -> int:
     )
     if jax.process_index() == 0:  # under jax.distributed, process 0 writes
         make_output_dir(args.out)
+        figure_imports = import_matplotlib_meanwhile()
     result = t_frontier.run_with_store(config, store)
     if result.runs.resumed_chunks:
         print(f"resumed: {result.runs.resumed_chunks} of {len(layout)} chunks read back from {args.out}", file=sys.stderr)
@@ -216,6 +220,7 @@ def run_frontier(args) -> int:
     paths = {name: os.path.join(args.out, name) for name in ("frontier.png", "frontier.csv", "table.md", "runs.npz")}
     if jax.process_index() != 0:
         return 0
+    figure_imports.join()
     frontier_lib.plot_t_frontier(result, paths["frontier.png"])
     frontier_lib.write_csv(result.rows, paths["frontier.csv"])
     frontier_lib.save_runs(result.runs, paths["runs.npz"])

@@ -14,6 +14,7 @@ import jax
 from htb_jax._src import distributed, resumable
 from htb_jax._src import sweep as sweep_lib
 from htb_jax._src.cli.arguments import byte_size, floats, integral, ints
+from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
 from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir, make_output_dir
 
 _SWEEP_EPILOG = """\
@@ -176,6 +177,7 @@ def run_sweep(args) -> int:
     )
     if jax.process_index() == 0:  # under jax.distributed, process 0 writes
         make_output_dir(out)
+        figure_imports = import_matplotlib_meanwhile()
     result = sweep_lib.run_sweep(config, store=store)
     if result.resumed_chunks:
         print(f"resumed: {result.resumed_chunks} of {len(config.chunks())} chunks read back from {out}", file=sys.stderr)
@@ -188,6 +190,7 @@ def run_sweep(args) -> int:
         manifest = json.load(f)
     sweep_lib.write_csv(rows, paths["sweep.csv"])
     sweep_lib.save_npz(result, paths["sweep.npz"], manifest)
+    figure_imports.join()
     sweep_lib.plot(result, paths["sweep.png"])
     print(f"\n{result.seconds:.1f} s (compilation included); wrote {', '.join(paths.values())}", file=sys.stderr)
     return 0
