@@ -74,11 +74,12 @@ def seed_sharded_program(
     simulates ``static.num_seeds`` consecutive seeds from ``first_seed + (t *
     len(devices) + d) * static.num_seeds``; the outputs come back as global
     arrays with the seed axis (``seed_axis`` of every output) sharded over the
-    devices (with several executions, as NumPy arrays joined on that axis on
-    the host, which the callers arrange there).  The returned callable places its arguments on the mesh first
-    (replicated), so inputs committed elsewhere are moved, not refused.  Its
-    ``lower`` attribute gives the lowered program (``memory_analysis()`` once
-    compiled; inside :func:`exporting_for`, the program exported for other platforms).
+    devices, or with several executions as NumPy arrays joined on that axis on
+    the host (where the callers arrange them).  The returned callable places
+    its arguments on the mesh first (replicated), so inputs committed
+    elsewhere are moved, not refused.  Its ``lower`` attribute gives the
+    lowered program (``memory_analysis()`` once compiled; inside
+    :func:`exporting_for`, the program exported for other platforms).
 
     Args:
       kernel: the per-device program.
