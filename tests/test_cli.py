@@ -3,6 +3,8 @@
 import csv
 import json
 import os
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -236,9 +238,6 @@ def test_the_command_line_ends_its_process_after_the_atexit_functions(monkeypatc
 def test_a_user_atexit_function_runs_when_the_command_line_ends(tmp_path):
     # The same in a real process: what a user's module registers with atexit still runs (and
     # prints), and the status is the command's.
-    import subprocess
-    import sys
-
     code = ("import atexit, sys; import htb_jax._src.cli as cli; atexit.register(print, 'atexit ran'); "
             "sys.argv = ['htb-jax']; cli.main()")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
@@ -252,7 +251,6 @@ def test_matplotlib_is_imported_in_the_background_with_agg(monkeypatch):
     # the thread), leaving the error to the figure's own import. Catches a thread that is not a
     # daemon (it would hold an interrupted command open), a backend left interactive, and an
     # ImportError escaping the thread.
-    import sys
     import threading
 
     import matplotlib

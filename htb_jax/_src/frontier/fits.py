@@ -94,7 +94,7 @@ def schedule_free_slope(num_arms: int, horizons: np.ndarray, exploration: np.nda
     share = num_arms * np.asarray(num_blocks(num_arms, np.asarray(horizons, np.int64)), float) / np.asarray(
         exploration, float
     )
-    return _slope(t, t * share ** (eps / (1.0 + eps))), float(share[-1])
+    return _slope(t, t * share ** (eps / (1.0 + eps))), float(share[np.argmax(t)])
 
 
 def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0) -> tuple[ExponentFit, float]:

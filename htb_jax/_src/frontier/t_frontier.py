@@ -11,7 +11,7 @@ from htb_jax._src import theory
 from htb_jax._src.frontier.families import SpikeFamily, StableFamily
 from htb_jax._src.frontier.fits import _fit_mask, dependent_exponent, free_exponent, verdict
 from htb_jax._src.frontier.runs import FamilyRuns, _check_runs, family_runs, open_family_store
-from htb_jax._src.policies.adar_etc import AdaRETC, num_blocks
+from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.resumable import (
     CLI_REMEDY,
     MAX_SEEDS,
@@ -190,24 +190,18 @@ def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult
     _check_runs("runs", runs)
     eps, alpha = config.grid()
     rows = []
-    k = config.family.num_arms
-    # B_T at the largest horizon, from the fitted horizons (the shape the fits compile num_blocks for).
-    fitted = _fit_mask(runs.horizons, config.fit_from)
-    top = int(np.argmax(runs.horizons[fitted]))
-    top_blocks = float(np.asarray(num_blocks(k, runs.horizons[fitted]))[top])
     for g, (e, a) in enumerate(zip(eps, alpha, strict=True)):
         d_fit, d_finite, hardest = free_exponent(runs, g, e, config.fit_from)
         c_fit, c_finite = dependent_exponent(runs, g, config.fit_from)
         d_theory, c_theory = float(a), float(theory.beta_alpha(a, e))
         if isinstance(config.family, StableFamily):
             d_theory = config.family.free_theory(float(e), float(a))
-        share = k * top_blocks / float(runs.exploration[g, fitted][top])
         rows.append(
             dict(
                 eps=float(e), alpha=float(a),
                 d_theory=d_theory, d_finite_t=d_finite, d=d_fit.slope, d_low=d_fit.low, d_high=d_fit.high,
                 c_theory=c_theory, c_finite_t=c_finite, c=c_fit.slope, c_low=c_fit.low, c_high=c_fit.high,
-                block_share=share,
+                block_share=hardest,
                 d_verdict=verdict(d_fit, d_theory, d_finite, hardest, runs.family), c_verdict=verdict(c_fit, c_theory, c_finite),
             )
         )
