@@ -291,16 +291,19 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
     if isinstance(value, jax.core.Tracer):
         return None
     check_given(name, value, what)
-    got = f"got {given(name, value)}"
+
+    def got() -> str:  # formatted only for a message: an array's repr reads it back from its device
+        return f"got {given(name, value)}"
+
     if isinstance(value, (str, bytes, bool, np.bool_)):
-        raise TypeError(f"{name} must be {what}; {got}.")
+        raise TypeError(f"{name} must be {what}; {got()}.")
     if isinstance(value, (list, tuple)):
         if _has_tracer(value):
             return None
         try:
             arr = np.asarray(value)
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must be {what} (a nested sequence of equal lengths); {got}.") from None
+            raise ValueError(f"{name} must be {what} (a nested sequence of equal lengths); {got()}.") from None
         if arr.dtype == object and all(
             isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_)) for x in arr.flat
         ):
@@ -321,10 +324,10 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
         except (TypeError, ValueError, jax.errors.ConcretizationTypeError):
             return None
     else:
-        raise TypeError(f"{name} must be {what}; {got}.")
+        raise TypeError(f"{name} must be {what}; {got()}.")
     if not _is_real_dtype(arr.dtype):
         kind = {"b": "bools", "c": "complex numbers", "U": "strings", "S": "bytes"}.get(arr.dtype.kind, "objects")
-        raise TypeError(f"{name} must be {what}; {got}, which holds {kind} (dtype {arr.dtype}).")
+        raise TypeError(f"{name} must be {what}; {got()}, which holds {kind} (dtype {arr.dtype}).")
     return arr
 
 
