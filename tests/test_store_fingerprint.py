@@ -8,6 +8,7 @@ again.  A changed built-in parameter is refused as another configuration, a chan
 htb_jax as another program.
 """
 
+import dataclasses
 import importlib
 import json
 import re
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
+from htb_jax._src import fingerprint as fingerprint_lib
 from htb_jax._src import resumable
 from htb_jax._src import version as version_module
 from htb_jax._src.cli import main
@@ -264,3 +266,85 @@ def test_the_fingerprint_ignores_placement_and_sees_values():
     assert len(hashes) == 4
     assert {k: base[k] for k in ("htb_jax", "jax", "jaxlib")} == {
         "htb_jax": htb.__version__, "jax": jax.__version__, "jaxlib": jaxlib.__version__}
+
+
+def test_a_store_of_htb_jax_code_alone_resumes_untraced_and_traces_where_a_file_changed(tmp_path, monkeypatch):
+    """A built-in policy on a built-in family: the store records the inputs' key beside the program's;
+    opened again it resumes without tracing; after a file of htb_jax changed (its digest patched) it
+    traces once, resumes (the same program) and records the new key; a stored program that differs is
+    still refused. Catches a key that never spares the trace, one blind to htb_jax's files, and a
+    differing key taken for a match."""
+    family = htb.frontier.SpikeFamily(spike_probs=(1e-2, 0.5), fixed_spike=0.1)
+    store = tmp_path / "store"
+    traced = []
+    original = fingerprint_lib.fingerprint
+    monkeypatch.setattr(fingerprint_lib, "fingerprint", lambda calls: traced.append(None) or original(calls))
+
+    def run():
+        traced.clear()
+        return htb.frontier.measure(htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), 1.0, [1000, 10**4], 4, family=family,
+                                    seed_chunk=2, store=str(store))[0]
+
+    def stored():
+        return json.loads((store / "manifest.json").read_text())["program"]
+
+    first = run()
+    assert len(traced) == 1 and stored()["inputs_sha256"]
+    again = run()
+    assert (len(traced), again.resumed_chunks) == (0, 2)
+    np.testing.assert_array_equal(again.regret, first.regret)
+
+    before = stored()
+    monkeypatch.setattr(fingerprint_lib, "_package_sha256", lambda: "a file of htb_jax edited")
+    assert (run().resumed_chunks, len(traced)) == (2, 1)
+    assert stored()["inputs_sha256"] != before["inputs_sha256"]
+    assert stored()["program_sha256"] == before["program_sha256"]
+    assert run().resumed_chunks == 2 and len(traced) == 0
+
+    manifest = json.loads((store / "manifest.json").read_text())
+    manifest["program"] = {**manifest["program"], "inputs_sha256": "another", "program_sha256": "another"}
+    (store / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(resumable.StaleStoreError, match=r"another program \(the simulation program changed"):
+        run()
+    assert len(traced) == 1
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _Outside:
+    """A pytree class of the user's (this module), standing for a policy or law htb_jax did not write."""
+
+    c: jax.Array = 1.0
+
+
+class _Unregistered(htb.UCB1):
+    """A subclass not registered as a pytree: a leaf of unknown kind."""
+
+
+def test_the_inputs_key_sees_values_types_and_structure_and_refuses_code_outside_htb_jax():
+    """Placement changes no key; a parameter's value, the key, the sampler, a horizon, a Python
+    float for an int (weakly typed), another law and another data set do; a class from outside htb_jax
+    (a user's, or an unregistered subclass of a built-in) gives no key, so its program is traced.
+    Catches a key of the tree structure alone, one blind to static data (the Empirical law's
+    observations), and user code let through untraced."""
+    nu = htb.equal_gap(htb.Gaussian(loc=0.0, scale=1.0), num_arms=2, gap=0.5)
+    call = dict(key=jax.random.key(0), policy=htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), instance=nu, horizon=[100, 1000])
+    base = fingerprint_lib.inputs_sha256([call])
+    assert base is not None
+    assert fingerprint_lib.inputs_sha256([{**call, "seed_chunk": 3, "threads": 2, "memory_budget": 2**24}]) == base
+    data = htb.Empirical.from_samples([np.arange(5.0), np.arange(6.0)])
+    others = [
+        {**call, "policy": htb.AdaRETC(eps=1.0, alpha=0.81, q=0.0)},
+        {**call, "key": jax.random.key(1)},
+        {**call, "sampler": "per_pull"},
+        {**call, "horizon": [100, 1001]},
+        {**call, "horizon": [100.0, 1000]},
+        {**call, "instance": htb.equal_gap(htb.StudentT(loc=0.0, df=3.0), num_arms=2, gap=0.5)},
+        {**call, "instance": data},
+        {**call, "instance": htb.Empirical.from_samples([np.arange(5.0), np.arange(6.0) + 0.5])},
+    ]
+    keys = {base, *(fingerprint_lib.inputs_sha256([c]) for c in others)}
+    assert None not in keys and len(keys) == len(others) + 1
+    assert fingerprint_lib.inputs_sha256([{**call, "policy": _Outside()}]) is None
+    assert fingerprint_lib.inputs_sha256([{**call, "policy": _Unregistered()}]) is None
+    assert fingerprint_lib.inputs_sha256([call, {**call, "policy": _Outside()}]) is None

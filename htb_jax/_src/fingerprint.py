@@ -19,11 +19,24 @@ refused (:class:`~htb_jax._src.resumable.StaleStoreError`).
 The program is traced on the local device's platform: on another kind of
 device htb_jax may build another program (the engine runs a family's
 instances side by side off a CPU), whose numbers agree in law only.
+
+Tracing costs 0.2 to 1.5 s a program, so a store's manifest also records
+:func:`inputs_sha256`: the SHA-256 of everything a program made of htb_jax's
+own classes is a function of (the files of the installed package, the
+versions, the platform, and the calls' values and tree structures), computed
+without tracing.  Where it equals the stored one, the stored program is this
+run's (:class:`Program`); where it differs (a file of htb_jax edited, even a
+comment) the program is traced and compared as before.  A call that holds a
+class from outside htb_jax (a user's policy or law) has no such key: its
+program is always traced, so that an edit of its code is always seen.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -116,3 +129,153 @@ def fingerprint(calls: Sequence[Mapping[str, Any]]) -> dict:
         traced.append(run.trace())
         arguments.append(run.arguments)
     return {"program_sha256": program_sha256(traced, arguments), **versions()}
+
+
+# Node data hashed by repr: plain values, whose repr is exact and the same in every process.
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, np.generic, np.dtype)
+
+
+@functools.cache
+def _package_sha256() -> str:
+    """SHA-256 of every file of the installed htb_jax package (its code and its data), by relative path."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../htb_jax
+    h = hashlib.sha256()
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+        for name in sorted(files):
+            path = os.path.join(directory, name)
+            h.update(f"{os.path.relpath(path, root)}|{os.path.getsize(path)}|".encode())
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def _own_class(cls: type) -> bool:
+    return cls.__module__ == "htb_jax" or cls.__module__.startswith("htb_jax.")
+
+
+def _update_static(h, value) -> bool:
+    """Hashes a tree node's static data; ``False`` for anything but plain values, NumPy arrays, and
+    tuples, lists and dataclasses of htb_jax's own of such."""
+    if isinstance(value, _PLAIN):
+        h.update(f"{value!r}|".encode())
+        return True
+    if isinstance(value, np.ndarray):
+        _update_array(h, value)
+        return True
+    if isinstance(value, (tuple, list)):
+        h.update(f"{type(value).__name__}{len(value)}(".encode())
+        parts = value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type) and _own_class(type(value)):
+        h.update(f"{type(value).__module__}.{type(value).__qualname__}(".encode())
+        parts = [getattr(value, f.name) for f in dataclasses.fields(value)]
+    else:
+        return False
+    if not all(_update_static(h, part) for part in parts):
+        return False
+    h.update(b")")
+    return True
+
+
+def _update_tree(h, treedef) -> bool:
+    """Hashes a tree's structure; ``False`` where a node is a class from outside htb_jax or holds
+    static data :func:`_update_static` refuses."""
+    data = treedef.node_data()
+    if data is None:  # a leaf
+        h.update(b"*")
+        return True
+    cls, aux = data
+    if cls not in (tuple, list, dict, type(None)) and not _own_class(cls):
+        return False
+    h.update(f"({cls.__module__}.{cls.__qualname__}|".encode())
+    if not _update_static(h, list(aux) if cls is dict else aux):
+        return False
+    if not all(_update_tree(h, child) for child in treedef.children()):
+        return False
+    h.update(b")")
+    return True
+
+
+def _update_value(h, value) -> bool:
+    if isinstance(value, jax.core.Tracer):
+        return False
+    if isinstance(value, (str, bytes, bool, int, float, complex)) or value is None:
+        # Python numbers by type and exact repr: weakly typed in JAX, so 1.0 and float64(1.0) may trace apart.
+        h.update(f"{type(value).__name__}:{value!r}|".encode())
+        return True
+    if isinstance(value, (jax.Array, np.ndarray, np.generic)):
+        h.update(f"{type(value).__name__}:{value.dtype}:{getattr(value, 'weak_type', False)}|".encode())
+        _update_array(h, value)
+        return True
+    leaves, treedef = jax.tree_util.tree_flatten(value)
+    if treedef.node_data() is None:  # an object that is no tree, of a kind the key cannot read
+        return False
+    if not _update_tree(h, treedef):
+        return False
+    for leaf in leaves:
+        if not _update_value(h, leaf):
+            return False
+    return True
+
+
+def inputs_sha256(calls: Sequence[Mapping[str, Any]]) -> str | None:
+    """SHA-256 of what the programs of ``calls`` are a function of, where htb_jax's code alone builds them.
+
+    The files of the installed htb_jax package, the versions of htb_jax, jax, jaxlib and NumPy,
+    the local device's platform and whether 64-bit types are on, and each call's options and
+    values with the structure of its trees (the classes and their static fields), but not the
+    options of placement.  Nothing is traced: about a millisecond a call.
+
+    Args:
+      calls: as for :func:`fingerprint`.
+
+    Returns:
+      The hex digest, or ``None`` where a call holds a class defined outside htb_jax (a user's
+      policy or law, whose code only a trace shows), a static field that is not a plain value,
+      or a tracer.
+    """
+    h = hashlib.sha256()
+    environment = {**versions(), "numpy": np.__version__, "platform": jax.local_devices()[0].platform,
+                   "x64": bool(jax.config.jax_enable_x64), "package": _package_sha256()}
+    h.update(repr(sorted(environment.items())).encode())
+    for call in calls:
+        for name in sorted(call):
+            if name in _PLACEMENT:
+                continue
+            h.update(f"{name}=".encode())
+            if not _update_value(h, call[name]):
+                return None
+    return h.hexdigest()
+
+
+class Program:
+    """The fingerprint of a store's ``simulate`` calls, traced only where needed.
+
+    :meth:`matches` compares a stored fingerprint's :func:`inputs_sha256` and versions with this
+    run's, without tracing; :meth:`fingerprint` traces (once) and records the inputs' key beside
+    the program's (where the calls have one).
+
+    Args:
+      calls: as for :func:`fingerprint`.
+    """
+
+    def __init__(self, calls: Sequence[Mapping[str, Any]]):
+        self._calls = list(calls)
+        self._traced: dict | None = None
+
+    @functools.cached_property
+    def inputs(self) -> str | None:
+        """:func:`inputs_sha256` of the calls."""
+        return inputs_sha256(self._calls)
+
+    def matches(self, stored: Mapping[str, Any]) -> bool:
+        """Whether ``stored`` is this program's fingerprint by its inputs alone (``False``: trace to know)."""
+        return (self.inputs is not None and stored.get("inputs_sha256") == self.inputs
+                and all(stored.get(name) == value for name, value in versions().items()))
+
+    def fingerprint(self) -> dict:
+        """:func:`fingerprint` of the calls, with ``"inputs_sha256"`` where they have one."""
+        if self._traced is None:
+            inputs = {} if self.inputs is None else {"inputs_sha256": self.inputs}
+            self._traced = {**fingerprint(self._calls), **inputs}
+        return self._traced

@@ -266,11 +266,16 @@ class Remedy:
 CLI_REMEDY = Remedy()
 
 
-def _program_change(old: dict, program: dict) -> str | None:
-    """What differs between a stored fingerprint and this run's (``None``: nothing)."""
+def _program_change(old: dict, program: dict | fingerprint_lib.Program) -> str | None:
+    """What differs between a stored fingerprint and this run's (``None``: nothing); a
+    :class:`~htb_jax._src.fingerprint.Program` is traced only where its inputs do not match."""
     stored = old.get("program")
     if not isinstance(stored, dict):
         return "its manifest, written by an older htb_jax, records no fingerprint of the program"
+    if isinstance(program, fingerprint_lib.Program):
+        if program.matches(stored):
+            return None
+        program = program.fingerprint()
     changed = [
         f"{name} {stored.get(name)} there, {program.get(name)} here"
         for name in ("htb_jax", "jax", "jaxlib")
@@ -285,7 +290,8 @@ def _program_change(old: dict, program: dict) -> str | None:
     return None
 
 
-def read_manifest(directory: str, config: dict, root_key, layout, program: dict, remedy: Remedy) -> dict | None:
+def read_manifest(directory: str, config: dict, root_key, layout, program: dict | fingerprint_lib.Program,
+                  remedy: Remedy) -> dict | None:
     """The manifest in ``directory`` (``None`` if there is none), checked against a sweep.
 
     Args:
@@ -293,7 +299,8 @@ def read_manifest(directory: str, config: dict, root_key, layout, program: dict,
       config: the sweep's identity (JSON-able).
       root_key: the root key's data.
       layout: ``[(first_seed, num_seeds), ...]``.
-      program: the run's :func:`~htb_jax._src.fingerprint.fingerprint`.
+      program: the run's :func:`~htb_jax._src.fingerprint.fingerprint`, or its
+        :class:`~htb_jax._src.fingerprint.Program` (traced only where its inputs do not match).
       remedy: how the caller's user gives another directory or restarts, for the message.
 
     Raises:
@@ -348,7 +355,8 @@ class ChunkStore:
       root_key: u32[2] the root key's data.
       layout: ``[(first_seed, num_seeds), ...]`` per chunk.
       program: the :func:`~htb_jax._src.fingerprint.fingerprint` of what computes the chunks
-        (must match too).
+        (must match too), or its :class:`~htb_jax._src.fingerprint.Program`: traced only for a
+        new store, or where the stored fingerprint's inputs do not match this run's.
       stream: where notes on recomputed chunks go (stderr).
       restart: delete the manifest and chunks the directory holds (of whatever run) and start
         again, instead of refusing them or resuming from them.
@@ -360,14 +368,13 @@ class ChunkStore:
       StaleStoreError: if its chunks were computed by another program (and ``restart`` is false).
     """
 
-    def __init__(self, directory: str, config: dict, root_key, layout, program: dict, stream=None,
-                 restart: bool = False, remedy: Remedy = CLI_REMEDY):
+    def __init__(self, directory: str, config: dict, root_key, layout, program: dict | fingerprint_lib.Program,
+                 stream=None, restart: bool = False, remedy: Remedy = CLI_REMEDY):
         self.directory = directory
         self.chunk_dir = os.path.join(directory, CHUNK_DIR)
         self.stream = sys.stderr if stream is None else stream
         self.layout = [[int(a), int(b)] for a, b in layout]
         self.config = json.loads(json.dumps(config))
-        self.program = dict(program)
         root_key = [int(x) for x in np.asarray(root_key).ravel()]
         self.writer = jax.process_index() == 0
         if restart:
@@ -375,7 +382,10 @@ class ChunkStore:
             if self.writer:
                 self._delete_stored()
         else:
-            old = read_manifest(directory, self.config, root_key, self.layout, self.program, remedy)
+            old = read_manifest(directory, self.config, root_key, self.layout, program, remedy)
+        if isinstance(program, fingerprint_lib.Program):  # the stored fingerprint where its inputs matched
+            program = old["program"] if old is not None and program.matches(old["program"]) else program.fingerprint()
+        self.program = dict(program)
         self.written = old is not None  # a new manifest is written with the first chunk, not before
         if self.writer and os.path.isdir(self.chunk_dir):
             for name in os.listdir(self.chunk_dir):
@@ -383,7 +393,9 @@ class ChunkStore:
                     os.remove(os.path.join(self.chunk_dir, name))
         if old is not None:
             path = os.path.join(directory, MANIFEST)
-            self.manifest = old
+            self.manifest = {**old, "program": self.program}
+            if self.program != old["program"]:  # traced, the same program: its inputs' key recorded for the next
+                self._write_manifest()
             env = environment()
             if old.get("versions") != env["versions"]:
                 self.stream.write(

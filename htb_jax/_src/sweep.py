@@ -25,7 +25,7 @@ import numpy as np
 
 from htb_jax._src import user_code
 from htb_jax._src.distributions import Distribution, Gaussian, Pareto, StudentT
-from htb_jax._src.fingerprint import fingerprint
+from htb_jax._src.fingerprint import Program
 from htb_jax._src.instances import equal_gap, lower_bound_pair
 from htb_jax._src.memory import check_memory_budget
 from htb_jax._src.policies.adar_etc import AdaRETC
@@ -285,7 +285,7 @@ def open_store(config: SweepConfig, out_dir: str, *, restart: bool = False, stre
         program, and ``restart`` is false (with ``restart`` they are deleted).
     """
     return ChunkStore(out_dir, config.identity(), root_key_data(config.key), config.chunks(),
-                      fingerprint(sweep_calls(config)), stream, restart)
+                      Program(sweep_calls(config)), stream, restart)
 
 
 def run_sweep(

@@ -37,7 +37,7 @@ from htb_jax._src.bench.suite import (
     setting_score,
 )
 from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
-from htb_jax._src.fingerprint import fingerprint, versions
+from htb_jax._src.fingerprint import Program, versions
 from htb_jax._src.resumable import ChunkStore, Remedy, root_key_data, run_chunks
 from htb_jax._src.simulate.program import simulate
 from htb_jax._src.validation import (
@@ -139,7 +139,7 @@ def run_group(contender: Contender, experiment: Experiment, group: Group, size: 
         os.makedirs(directory, exist_ok=True)
         config = {"suite": VERSION, "size": size, "experiment": experiment.name, "group": group.index,
                   "contender": contender.name, "horizons": call["horizon"], "seeds": seeds}
-        store = ChunkStore(directory, config, root_key_data(KEY), [(0, seeds)], fingerprint([call]),
+        store = ChunkStore(directory, config, root_key_data(KEY), [(0, seeds)], Program([call]),
                            restart=restart, remedy=Remedy())
 
     def compute(first: int, num: int) -> dict[str, np.ndarray]:

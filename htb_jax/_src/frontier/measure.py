@@ -39,7 +39,7 @@ import numpy as np
 
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.exponents import fit_exponent, fit_worst_case_exponent
-from htb_jax._src.fingerprint import fingerprint
+from htb_jax._src.fingerprint import Program
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily
 from htb_jax._src.frontier.fits import _slope, schedule_free_slope
 from htb_jax._src.frontier.measurement import Measurement
@@ -385,7 +385,7 @@ def open_measure_store(plan: MeasurePlan, remedy: Remedy = STORE_REMEDY) -> Chun
     """The store of a planned measurement (``plan.store``), checked against its identity and its
     program (traced, nothing compiled: a malformed kernel is refused here) before anything runs."""
     return ChunkStore(plan.store, plan.identity, root_key_data(plan.key), seed_chunks(plan.num_seeds, plan.seed_chunk),
-                      fingerprint(measure_calls(plan)), restart=plan.restart, remedy=remedy)
+                      Program(measure_calls(plan)), restart=plan.restart, remedy=remedy)
 
 
 def run_measure(plan: MeasurePlan, chunk_store: ChunkStore | None = None) -> tuple[Measurement, ...]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import jax
 import numpy as np
 
-from htb_jax._src.fingerprint import fingerprint
+from htb_jax._src.fingerprint import Program
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, check_family
 from htb_jax._src.frontier.scale import family_scale
 from htb_jax._src.policies.adar_etc import AdaRETC
@@ -144,7 +144,7 @@ def open_family_store(policy, family, horizons, key, sampler, directory: str, id
                       remedy: Remedy) -> ChunkStore:
     """The store of a family's runs in ``directory``, checked against ``identity``
     and the runs' program (traced, nothing compiled)."""
-    program = fingerprint(family_calls(policy, family, horizons, key, sampler))
+    program = Program(family_calls(policy, family, horizons, key, sampler))
     return ChunkStore(directory, identity, root_key_data(key), layout, program, restart=restart, remedy=remedy)
 
 
