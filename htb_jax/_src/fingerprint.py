@@ -251,9 +251,9 @@ def inputs_sha256(calls: Sequence[Mapping[str, Any]]) -> str | None:
 class Program:
     """The fingerprint of a store's ``simulate`` calls, traced only where needed.
 
-    :meth:`matches` compares a stored fingerprint's :func:`inputs_sha256` and versions with this
-    run's, without tracing; :meth:`fingerprint` traces (once) and records the inputs' key beside
-    the program's (where the calls have one).
+    :meth:`resolve` takes a stored fingerprint as this run's where its :func:`inputs_sha256` and
+    versions are this run's, without tracing; otherwise, and for a new store, :meth:`fingerprint`
+    traces (once) and records the inputs' key beside the program's (where the calls have one).
 
     Args:
       calls: as for :func:`fingerprint`.
@@ -268,10 +268,13 @@ class Program:
         """:func:`inputs_sha256` of the calls."""
         return inputs_sha256(self._calls)
 
-    def matches(self, stored: Mapping[str, Any]) -> bool:
-        """Whether ``stored`` is this program's fingerprint by its inputs alone (``False``: trace to know)."""
-        return (self.inputs is not None and stored.get("inputs_sha256") == self.inputs
-                and all(stored.get(name) == value for name, value in versions().items()))
+    def resolve(self, stored: Mapping[str, Any]) -> dict:
+        """This run's fingerprint, to compare with ``stored``: ``stored`` itself where its inputs'
+        key and versions are this run's (nothing traced), else :meth:`fingerprint`."""
+        if (self.inputs is not None and stored.get("inputs_sha256") == self.inputs
+                and all(stored.get(name) == value for name, value in versions().items())):
+            return dict(stored)
+        return self.fingerprint()
 
     def fingerprint(self) -> dict:
         """:func:`fingerprint` of the calls, with ``"inputs_sha256"`` where they have one."""

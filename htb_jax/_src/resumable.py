@@ -273,9 +273,7 @@ def _program_change(old: dict, program: dict | fingerprint_lib.Program) -> str |
     if not isinstance(stored, dict):
         return "its manifest, written by an older htb_jax, records no fingerprint of the program"
     if isinstance(program, fingerprint_lib.Program):
-        if program.matches(stored):
-            return None
-        program = program.fingerprint()
+        program = program.resolve(stored)
     changed = [
         f"{name} {stored.get(name)} there, {program.get(name)} here"
         for name in ("htb_jax", "jax", "jaxlib")
@@ -384,7 +382,7 @@ class ChunkStore:
         else:
             old = read_manifest(directory, self.config, root_key, self.layout, program, remedy)
         if isinstance(program, fingerprint_lib.Program):  # the stored fingerprint where its inputs matched
-            program = old["program"] if old is not None and program.matches(old["program"]) else program.fingerprint()
+            program = program.fingerprint() if old is None else program.resolve(old["program"])
         self.program = dict(program)
         self.written = old is not None  # a new manifest is written with the first chunk, not before
         if self.writer and os.path.isdir(self.chunk_dir):
