@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import pathlib
 import re
+import subprocess
+import sys
 
 import jax
 import numpy as np
 
-from conftest import host_fuses_multiply_add
+from conftest import compiles_with_default_emitters, default_code_generation_env, host_fuses_multiply_add
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PRELUDE = "import jax, jax.numpy as jnp\nimport htb_jax as htb\n"
@@ -39,7 +42,9 @@ class Page:
       not_outputs: commented statements whose comment is no output.
       not_run: statements that are not run (a signature with no data, say).
       fma_only: outputs shown as a CPU with fused multiply-add computes them, checked only there.
-      cpu_only: outputs that are a CPU compiler's own figures, checked on a CPU backend only.
+      cpu_only: outputs that are XLA:CPU's own figures at its default emitters, checked on a CPU
+        backend compiling with them only (:func:`run_page_at_default_code_generation` runs such a page
+        in a process that does).
       skip_blocks: substrings marking blocks that are not run (e.g. ``"jax.distributed.initialize("``).
     """
 
@@ -136,7 +141,7 @@ def run_blocks(page: Page, blocks: list[str], namespace: dict | None = None) -> 
         exec(PRELUDE, namespace)
     failures = []
     fuses = host_fuses_multiply_add()
-    on_cpu = jax.default_backend() == "cpu"
+    on_cpu = jax.default_backend() == "cpu" and compiles_with_default_emitters()
     for block in blocks:
         for node, source, comment in statements(block):
             if source in page.not_run:
@@ -153,3 +158,16 @@ def run_blocks(page: Page, blocks: list[str], namespace: dict | None = None) -> 
 def run_page(page: Page) -> list[str]:
     """Runs every python block of ``page`` in one namespace; the failures of its shown outputs."""
     return run_blocks(page, page.blocks())
+
+
+def run_page_at_default_code_generation(page: Page, module: str) -> list[str]:
+    """:func:`run_page` of ``page`` (found by its path in ``module``'s ``PAGES``) in a new process that
+    compiles with XLA's default CPU emitters (``conftest.default_code_generation_env``): where this
+    one does not, the compiler's own figures a page shows (:attr:`Page.cpu_only`) are checked there."""
+    script = (f"import json, sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import {module}; "
+              "from doc_snippets import run_page; "
+              f"print(json.dumps(run_page(next(p for p in {module}.PAGES if p.path == {page.path!r}))))")
+    child = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=default_code_generation_env(),
+                           capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr
+    return json.loads(child.stdout.splitlines()[-1])

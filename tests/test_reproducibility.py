@@ -20,7 +20,9 @@ make this machine compile as another would:
 Both are compared with the probe's recording, made on another CPU with FMA at XLA's default code
 generation (``tests/reproducibility_probe.npz``): what the documentation promises between machines, checked
 here between that one and this one's two settings.  This machine's own default code generation
-is compared with recorded outputs by the documentation's and the notebooks' tests.
+is compared with recorded outputs by the documentation's and the notebooks' tests, which compile
+with XLA's older CPU emitters (``tests/conftest.py``: they compile faster); the probes here compile
+with XLA's default emitters, the ones users run, and so check them against the recording.
 
 The devices axis (1 against 4 forced host devices, and memory budgets) is in ``test_sharding.py``.
 """
