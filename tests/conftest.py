@@ -28,7 +28,7 @@ os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 # The suite compiles with XLA's older CPU emitters.  Its time is mostly compilation (3442 programs,
 # each compiled once: 793 s of the 1600 s of a whole run's workers, 2026-11-29), and the older
 # emitters compile about a third faster and give the same bits on every output the documentation
-# records (the whole suite: 10:01 against 13:43 to 15:15, AMD EPYC, 2 cores).  XLA's default
+# records (the whole suite: 10:01 and 11:47 against 13:39 to 15:11, AMD EPYC, 2 cores).  XLA's default
 # emitters, which users run, are checked by tests/test_reproducibility.py's probes and by the
 # compiler's own figures of the guides, each in a process of its own at XLA's defaults
 # (``default_code_generation_env``).  An ``XLA_FLAGS`` that already names the option is left alone
