@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import json
 import pathlib
+import pickle
 import re
 import subprocess
 import sys
@@ -43,8 +43,7 @@ class Page:
       not_run: statements that are not run (a signature with no data, say).
       fma_only: outputs shown as a CPU with fused multiply-add computes them, checked only there.
       cpu_only: outputs that are XLA:CPU's own figures at its default emitters, checked on a CPU
-        backend compiling with them only (:func:`run_page_at_default_code_generation` runs such a page
-        in a process that does).
+        backend compiling with them only (:func:`run_page` runs such a page in a process that does).
       skip_blocks: substrings marking blocks that are not run (e.g. ``"jax.distributed.initialize("``).
     """
 
@@ -156,18 +155,15 @@ def run_blocks(page: Page, blocks: list[str], namespace: dict | None = None) -> 
 
 
 def run_page(page: Page) -> list[str]:
-    """Runs every python block of ``page`` in one namespace; the failures of its shown outputs."""
+    """Runs every python block of ``page`` in one namespace; the failures of its shown outputs.
+
+    A page that shows XLA:CPU's own figures (:attr:`Page.cpu_only`) runs in a new process compiling
+    with XLA's default CPU emitters (``conftest.default_code_generation_env``) where this one does not."""
+    if page.cpu_only and jax.default_backend() == "cpu" and not compiles_with_default_emitters():
+        script = (f"import pickle, sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import doc_snippets; "
+                  "sys.stdout.buffer.write(pickle.dumps(doc_snippets.run_page(pickle.load(sys.stdin.buffer))))")
+        child = subprocess.run([sys.executable, "-c", script], input=pickle.dumps(page), cwd=ROOT,
+                               env=default_code_generation_env(), capture_output=True, timeout=600)
+        assert child.returncode == 0, child.stderr.decode()
+        return pickle.loads(child.stdout)
     return run_blocks(page, page.blocks())
-
-
-def run_page_at_default_code_generation(page: Page, module: str) -> list[str]:
-    """:func:`run_page` of ``page`` (found by its path in ``module``'s ``PAGES``) in a new process that
-    compiles with XLA's default CPU emitters (``conftest.default_code_generation_env``): where this
-    one does not, the compiler's own figures a page shows (:attr:`Page.cpu_only`) are checked there."""
-    script = (f"import json, sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import {module}; "
-              "from doc_snippets import run_page; "
-              f"print(json.dumps(run_page(next(p for p in {module}.PAGES if p.path == {page.path!r}))))")
-    child = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=default_code_generation_env(),
-                           capture_output=True, text=True, timeout=600)
-    assert child.returncode == 0, child.stderr
-    return json.loads(child.stdout.splitlines()[-1])

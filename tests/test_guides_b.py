@@ -22,8 +22,7 @@ import numpy as np
 import pytest
 import reproducibility_probe as probe
 
-from conftest import compiles_with_default_emitters
-from doc_snippets import ROOT, Page, run_page, run_page_at_default_code_generation, statements, unchecked
+from doc_snippets import ROOT, Page, run_page, statements, unchecked
 from htb_jax._src import resumable
 from htb_jax._src.cli import interrupted, main
 
@@ -92,11 +91,7 @@ def test_every_commented_statement_is_checked(page):
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.path.split("/")[-1])
 def test_shown_outputs_are_current(page):
-    if page.cpu_only and jax.default_backend() == "cpu" and not compiles_with_default_emitters():
-        # XLA:CPU's own figures (a measured peak) at the emitters users compile with, not the suite's.
-        assert run_page_at_default_code_generation(page, __name__) == []
-    else:
-        assert run_page(page) == []
+    assert run_page(page) == []
 
 
 def _consoles(path: str) -> list[str]:
