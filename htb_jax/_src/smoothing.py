@@ -261,23 +261,26 @@ def regret_at_lengths(
 
 
 def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef):
-    """The custom-JVP mean regret of one policy (``eps``, ``alpha``, ``q``, f64[] each) on one instance."""
+    """The custom-JVP mean regret of one policy (``eps``, ``alpha``, ``q``, f64[] each) on one instance
+    (its leaves), from that instance's common random numbers ``crn`` (:func:`_common_numbers`, drawn by
+    the caller, so that a program evaluating many schedules draws them once); with ``crn_of``, which
+    draws them from the leaves and the key's data."""
 
     def crn_of(leaves, key_data):
         inst = jax.tree_util.tree_unflatten(treedef, leaves)
-        return inst, _common_numbers(key_data, inst, num_arms, horizon, num_seeds, sampler, num_pulls)
+        return _common_numbers(key_data, inst, num_arms, horizon, num_seeds, sampler, num_pulls)
 
     @jax.custom_jvp
-    def mean_regret(eps, alpha, q, leaves, key_data, width, instance_width):
-        inst, crn = crn_of(leaves, key_data)
+    def mean_regret(eps, alpha, q, leaves, crn, key_data, width, instance_width):
+        inst = jax.tree_util.tree_unflatten(treedef, leaves)
         params = jnp.stack([eps, alpha, q])
         return _mean_regret(crn, exploration_of(params, num_arms, horizon)[None], inst, num_arms, horizon,
                             sampler)[0]
 
     def jvp(primals, tangents):
-        eps, alpha, q, leaves, key_data, width, instance_width = primals
-        d_schedule, d_leaves = tangents[:3], tangents[3]
-        inst, crn = crn_of(leaves, key_data)
+        eps, alpha, q, leaves, crn, key_data, width, instance_width = primals
+        d_schedule, d_leaves = tangents[:3], tangents[3]  # crn's tangent is not read: moved leaves redraw it
+        inst = jax.tree_util.tree_unflatten(treedef, leaves)
         params = jnp.stack([eps, alpha, q])
         # Differences only along the coordinates that move: a symbolically zero tangent (a constant
         # eps, or q held fixed) costs no evaluation.
@@ -305,7 +308,7 @@ def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef)
                 for j, i in enumerate(moving):
                     moved[i] = leaves[i] + shift[sizes[j]:sizes[j + 1]].reshape(leaves[i].shape)
                 inst_m = jax.tree_util.tree_unflatten(treedef, moved)
-                crn_m = crn if sampler == "order_statistic" else crn_of(tuple(moved), key_data)[1]
+                crn_m = crn if sampler == "order_statistic" else crn_of(tuple(moved), key_data)
                 return _mean_regret(crn_m, lengths[:1], inst_m, num_arms, horizon, sampler)[0]
 
             moved_values = jax.lax.map(at, shifts)  # one copy of the evaluation, tables one at a time
@@ -317,7 +320,42 @@ def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef)
         return values[0], tangent
 
     mean_regret.defjvp(jvp, symbolic_zeros=True)
-    return mean_regret
+    return mean_regret, crn_of
+
+
+def smoothed_regret_fn(key: jax.Array, instance: Distribution, horizon: int, num_seeds: int, sampler: str,
+                       num_pulls: int):
+    """:func:`smoothed_regret` of many policies on one instance, its common random numbers drawn once.
+
+    Returns ``regret(policy, width, instance_width)``, f64[*G, *I] as :func:`smoothed_regret` (which is
+    ``smoothed_regret_fn(...)(policy, width, instance_width)``): a program that evaluates many
+    schedules (:func:`htb_jax.tune_schedule`'s steps, its polish and its final evaluation) draws the
+    seeds' rewards once, where it is called, instead of once per evaluation.  The arguments are those
+    :func:`smoothed_regret` has checked: ``sampler`` resolved (not ``"auto"``), ``num_pulls`` the table
+    length (0 for the samplers that read none).
+    """
+    k = instance_num_arms(instance)
+    key_data = jax.random.key_data(as_threefry_key(key))
+    flat_instance = jax.tree.map(lambda p: p.reshape(-1, k), instance.broadcast())  # leaves [F, K]
+    leaves, treedef = jax.tree_util.tree_flatten(flat_instance)
+    leaves = tuple(jnp.asarray(leaf, jnp.float64) for leaf in leaves)
+    fn, crn_of = _member_regret_fn(k, horizon, num_seeds, sampler, num_pulls, treedef)
+    # The derivative in the instance's parameters is the rule's own differences, which redraw the
+    # numbers of each moved instance: their own derivative is never read.
+    crn = jax.lax.stop_gradient(jax.vmap(crn_of, (0, None))(leaves, key_data))  # per member
+
+    def regret(policy: AdaRETC, width: Any, instance_width: Any) -> jax.Array:
+        grid = policy.batch_shape
+        # eps, alpha and q apart (not stacked), so that one held fixed keeps a symbolically zero tangent.
+        schedule = [jnp.broadcast_to(jnp.asarray(getattr(policy, f), jnp.float64), grid).reshape(-1)
+                    for f in ("eps", "alpha", "q")]  # f64[G] each
+        w = jnp.asarray(width, jnp.float64)
+        iw = jnp.asarray(instance_width, jnp.float64)
+        per_member = jax.vmap(lambda e, a, q, lv, c: fn(e, a, q, lv, c, key_data, w, iw), (None, None, None, 0, 0))
+        out = jax.vmap(per_member, (0, 0, 0, None, None))(*schedule, leaves, crn)  # [G, F]
+        return out.reshape(*grid, *instance.batch_shape[:-1])
+
+    return regret
 
 
 def _check_table_size(holds: str, num_seeds: int, k: int, num_pulls: Any, lower: str) -> None:
@@ -445,17 +483,4 @@ def smoothed_regret(
                           num_pulls, f"num_seeds or horizon (T={horizon})")
     else:
         num_pulls = 0
-    key_data = jax.random.key_data(as_threefry_key(key))
-    flat_instance = jax.tree.map(lambda p: p.reshape(-1, k), instance.broadcast())  # leaves [F, K]
-    leaves, treedef = jax.tree_util.tree_flatten(flat_instance)
-    leaves = tuple(jnp.asarray(leaf, jnp.float64) for leaf in leaves)
-    fn = _member_regret_fn(k, horizon, num_seeds, sampler, num_pulls, treedef)
-    grid = policy.batch_shape
-    # eps, alpha and q apart (not stacked), so that one held fixed keeps a symbolically zero tangent.
-    schedule = [jnp.broadcast_to(jnp.asarray(getattr(policy, f), jnp.float64), grid).reshape(-1)
-                for f in ("eps", "alpha", "q")]  # f64[G] each
-    w = jnp.asarray(width, jnp.float64)
-    iw = jnp.asarray(instance_width, jnp.float64)
-    per_member = jax.vmap(lambda e, a, q, lv: fn(e, a, q, lv, key_data, w, iw), (None, None, None, 0))
-    out = jax.vmap(per_member, (0, 0, 0, None))(*schedule, leaves)  # [G, F]
-    return out.reshape(*grid, *instance.batch_shape[:-1])
+    return smoothed_regret_fn(key, instance, horizon, num_seeds, sampler, num_pulls)(policy, width, instance_width)

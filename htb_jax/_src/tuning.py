@@ -82,7 +82,7 @@ from htb_jax._src.reward_table import as_threefry_key
 from htb_jax._src.schedule_search import admissible_schedule, schedule_logits
 from htb_jax._src.schedule_search import polish as polish_schedule
 from htb_jax._src.simulate.fast_path import SAMPLERS
-from htb_jax._src.smoothing import _check_sampler, _check_table_size, default_pulls, smoothed_regret
+from htb_jax._src.smoothing import _check_sampler, _check_table_size, default_pulls, smoothed_regret_fn
 from htb_jax._src.validation import (
     check_choice,
     check_flag,
@@ -317,7 +317,12 @@ def tune_schedule(
     elif proxy == "smoothed":
         first, last = (jnp.asarray(w, jnp.float64) for w in widths)
         fraction = jnp.arange(num_steps + 1, dtype=jnp.float64) / max(num_steps - 1, 1)
-        tables = (key, first * (last / first) ** jnp.minimum(fraction, 1.0), sampler, num_pulls)  # f64[steps + 1]
+        # The seeds' rewards drawn once here, for every step, the polish and the final evaluation.
+        samplers = [_check_sampler(sampler, instance) for instance in (family, reference)]
+        regrets = tuple(smoothed_regret_fn(key, instance, horizon, num_seeds, resolved,
+                                           num_pulls if resolved == "per_pull" else 0)
+                        for instance, resolved in zip((family, reference), samplers, strict=True))
+        tables = (regrets, first * (last / first) ** jnp.minimum(fraction, 1.0))  # widths f64[steps + 1]
     else:
         tables = None
     z0 = jnp.stack([z0_a, z0_q])
@@ -381,14 +386,13 @@ def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds
         def regret_reference(p):
             return jnp.mean(proxy_regrets(p, reference_table, horizon, tau), axis=-1)
     elif proxy == "smoothed":
-        key, widths, sampler, num_pulls = tables
+        (family_fn, reference_fn), widths = tables
 
         def regret_family(p, width=widths[-1]):
-            return smoothed_regret(key, p, family, horizon, num_seeds, width, sampler=sampler, num_pulls=num_pulls)
+            return family_fn(p, width, width)
 
         def regret_reference(p, width=widths[-1]):
-            return smoothed_regret(key, p, reference, horizon, num_seeds, width, sampler=sampler,
-                                   num_pulls=num_pulls)
+            return reference_fn(p, width, width)
     else:
 
         def regret_family(p):
