@@ -39,6 +39,27 @@ def _tanh_sinh_nodes() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 _LOG_T, _LOG_1MT, _WEIGHT = _tanh_sinh_nodes()
 
 
+def interval_nodes(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The tanh-sinh nodes of ``[a, b]`` and its width: f64[..., n] and f64[..., 1] (zero where ``b <= a``).
+
+    With :func:`interval_sum`, :func:`integrate_interval` in two halves, so that one evaluation of an
+    integrand can serve the nodes of several intervals (concatenated on the last axis).
+    """
+    a = jnp.asarray(a, jnp.float64)[..., None]
+    b = jnp.asarray(b, jnp.float64)[..., None]
+    width = jnp.maximum(b - a, 0.0)
+    t, one_minus_t = np.exp(_LOG_T), np.exp(_LOG_1MT)
+    # Points near either end are computed from that end, without cancellation.
+    return jnp.where(t <= 0.5, a + width * t, b - width * one_minus_t), width
+
+
+def interval_sum(log_values: jax.Array, width: jax.Array) -> jax.Array:
+    """``int_a^b exp(log_f(x)) dx`` from ``log_f`` at the :func:`interval_nodes` of ``[a, b]``, f64[...]."""
+    values = jnp.exp(log_values)
+    total = jnp.sum(jnp.where(jnp.isfinite(values), values, 0.0) * _WEIGHT, axis=-1)
+    return width[..., 0] * total
+
+
 def integrate_interval(
     log_f: Callable[[jax.Array], jax.Array], a: jax.Array, b: jax.Array
 ) -> jax.Array:
@@ -52,15 +73,22 @@ def integrate_interval(
     Returns:
       f64[...] the integral.
     """
-    a = jnp.asarray(a, jnp.float64)[..., None]
-    b = jnp.asarray(b, jnp.float64)[..., None]
-    width = jnp.maximum(b - a, 0.0)
-    t, one_minus_t = np.exp(_LOG_T), np.exp(_LOG_1MT)
-    # Points near either end are computed from that end, without cancellation.
-    x = jnp.where(t <= 0.5, a + width * t, b - width * one_minus_t)
-    values = jnp.exp(log_f(x))
-    total = jnp.sum(jnp.where(jnp.isfinite(values), values, 0.0) * _WEIGHT, axis=-1)
-    return width[..., 0] * total
+    x, width = interval_nodes(a, b)
+    return interval_sum(log_f(x), width)
+
+
+def log_tail_nodes(v0: jax.Array, rate: jax.Array) -> jax.Array:
+    """The nodes f64[..., n] in ``v`` of :func:`integrate_log_tail`'s substitution ``v = v0 - log(t) / rate``."""
+    v0 = jnp.asarray(v0, jnp.float64)[..., None]
+    rate = jnp.asarray(rate, jnp.float64)[..., None]
+    return v0 - _LOG_T / rate
+
+
+def log_tail_sum(log_values: jax.Array, rate: jax.Array) -> jax.Array:
+    """``int_{v0}^inf exp(log_g(v)) dv`` from ``log_g`` at the :func:`log_tail_nodes` of ``v0`` and ``rate``, f64[...]."""
+    rate = jnp.asarray(rate, jnp.float64)[..., None]
+    values = jnp.exp(log_values - jnp.log(rate) - _LOG_T)
+    return jnp.sum(jnp.where(jnp.isfinite(values), values, 0.0) * _WEIGHT, axis=-1)
 
 
 def integrate_log_tail(
@@ -79,12 +107,7 @@ def integrate_log_tail(
     Returns:
       f64[...] the integral.
     """
-    v0 = jnp.asarray(v0, jnp.float64)[..., None]
-    rate = jnp.asarray(rate, jnp.float64)[..., None]
-    v = v0 - _LOG_T / rate
-    log_values = log_g(v) - jnp.log(rate) - _LOG_T
-    values = jnp.exp(log_values)
-    return jnp.sum(jnp.where(jnp.isfinite(values), values, 0.0) * _WEIGHT, axis=-1)
+    return log_tail_sum(log_g(log_tail_nodes(v0, rate)), rate)
 
 
 def log_abs_affine(c: jax.Array, log_scale: jax.Array, sign: float | jax.Array) -> jax.Array:

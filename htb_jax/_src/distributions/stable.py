@@ -308,7 +308,7 @@ class Stable(Distribution):
         c = stable_constants(a, b)
         k = 1.0 - c["inv_a"]  # Z = K W^k
 
-        def log_inner(log_delta, upper, delta):
+        def log_inner(log_delta, delta, upper):
             """``log E_W |loc + scale K W^k|^r`` at nodes f64[..., n] (parameters [...])."""
             cn = {name: v[..., None] for name, v in c.items()}
             a_delta = a[..., None] * delta
@@ -339,24 +339,16 @@ class Stable(Distribution):
             value = _abs_moment_by_quadrature(log_integrand, kink, 0.0, jnp.ones_like(kink))
             return jnp.log(value) + shift
 
-        total = jnp.zeros(shape, _F64)
         rate = (a - r) * c["inv_a"]
         gamma_a = jnp.arctan(c["zeta"]) * c["inv_a"]  # sin theta = 0 at V = gamma / a
+        nodes, sums = [], []
         for upper in (True, False):
-            def finite(delta, upper=upper):
-                return log_inner(jnp.log(delta), upper, delta)
-
-            def tail(y, upper=upper):
-                return log_inner(-y, upper, jnp.exp(-y)) - y
-
             # On the side of gamma's sign, K = 0 at delta_0 = pi/2 - |gamma| / a inside (0, pi/2): a
             # kink of the integrand at loc = 0, a sharp bend near it for small |loc|.
             delta_0 = 0.5 * math.pi - (gamma_a if upper else -gamma_a)
             inside = delta_0 < 0.5 * math.pi
             start = jnp.where(inside, jnp.minimum(_TAIL_START, 0.5 * delta_0), _TAIL_START)
             split = jnp.where(inside, delta_0, 0.5 * math.pi)
-            total = total + quadrature.integrate_interval(finite, start, split)
-            total = total + quadrature.integrate_interval(finite, split, 0.5 * math.pi)
             # K ~ delta^(-1/a) only below delta ~ |sin theta_s|, bounded above it, and bounded all the
             # way where sin theta_s = 0 (a = 2, and the side a totally skewed law cuts off), where the
             # integrand decays like exp(-y): by tanh-sinh in y up to _BEND_MARGIN past that bend, then
@@ -365,9 +357,26 @@ class Stable(Distribution):
             y_start = -jnp.log(start)
             bend = jnp.clip(-jnp.log(jnp.where(sin_s > 0, sin_s, 1.0)), y_start, _BEND_MAX)
             y_tail = jnp.where(sin_s > 0, bend, y_start) + _BEND_MARGIN
-            total = total + quadrature.integrate_interval(tail, y_start, y_tail)
             tail_rate = jnp.where(sin_s > 0, jnp.maximum(rate, 1e-300), 1.0)
-            total = total + quadrature.integrate_log_tail(tail, y_tail, tail_rate)
+            # The side's four pieces: delta in (start, split) and (split, pi/2), y = -log delta in
+            # (y_start, y_tail) and past it.
+            low, low_width = quadrature.interval_nodes(start, split)
+            high, high_width = quadrature.interval_nodes(split, 0.5 * math.pi)
+            mid, mid_width = quadrature.interval_nodes(y_start, y_tail)
+            far = quadrature.log_tail_nodes(y_tail, tail_rate)
+            nodes += [(jnp.log(low), low), (jnp.log(high), high), (-mid, jnp.exp(-mid)), (-far, jnp.exp(-far))]
+            sums += [lambda v, w=low_width: quadrature.interval_sum(v, w),
+                     lambda v, w=high_width: quadrature.interval_sum(v, w),
+                     lambda v, y=mid, w=mid_width: quadrature.interval_sum(v - y, w),
+                     lambda v, y=far, t=tail_rate: quadrature.log_tail_sum(v - y, t)]
+        # The eight pieces by one loop over one copy of the inner mean, a piece at a time (the inner
+        # nodes of every outer node of a piece are held at once).
+        log_delta, delta = (jnp.stack([piece[i] for piece in nodes]) for i in range(2))
+        upper = np.repeat([True, False], 4)
+        log_values = jax.lax.map(lambda piece: log_inner(*piece), (log_delta, delta, upper))
+        total = jnp.zeros(shape, _F64)
+        for piece_sum, values in zip(sums, log_values, strict=True):
+            total = total + piece_sum(values)
         value = total * (1.0 / math.pi)
         finite_moment = (r < a) | (a >= 2.0)
         return jnp.where(finite_moment, value, jnp.inf)
