@@ -240,6 +240,19 @@ def compiles_with_default_emitters() -> bool:
     return OLDER_EMITTERS not in os.environ.get("XLA_FLAGS", "").split()
 
 
+def count_calls(monkeypatch, module, name: str) -> list[None]:
+    """Replaces ``module.name`` by a wrapper that appends to the returned list at each call (for the
+    length of the test): how many times a program's tracing reached a function."""
+    calls, function = [], getattr(module, name)
+
+    def counted(*args, **kwargs):
+        calls.append(None)
+        return function(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
 def child_xla_flags(*flags: str) -> str:
     """This process's ``XLA_FLAGS`` (the code generation it compares against) without a forced
     device count, plus ``flags``: for subprocesses whose results must equal this process's."""

@@ -7,6 +7,7 @@ import optax
 import pytest
 
 import htb_jax as htb
+from conftest import count_calls
 from htb_jax import theory
 from htb_jax._src import schedule_search, smoothing
 
@@ -168,14 +169,7 @@ def test_smoothed_tuning_draws_each_instances_numbers_once(monkeypatch):
     # the program draws them once for the family and once for the reference, not again in each
     # step's differences, the polish and the final evaluation (drawn per evaluation: six draws here,
     # and 1.4 s more tracing of the default tuning on Stable arms).  Traced only: nothing compiles.
-    drawn = []
-
-    def counted(*args, **kwargs):
-        drawn.append(1)
-        return draw(*args, **kwargs)
-
-    draw = smoothing._common_numbers
-    monkeypatch.setattr(smoothing, "_common_numbers", counted)
+    drawn = count_calls(monkeypatch, smoothing, "_common_numbers")
     jax.make_jaxpr(lambda key: htb.tune_schedule(key, 1.0, _family(), _reference(), T, S, num_steps=2,
                                                   polish=2))(jax.random.key(0))
     assert len(drawn) == 2

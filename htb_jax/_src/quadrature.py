@@ -42,8 +42,9 @@ _LOG_T, _LOG_1MT, _WEIGHT = _tanh_sinh_nodes()
 def interval_nodes(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     """The tanh-sinh nodes of ``[a, b]`` and its width: f64[..., n] and f64[..., 1] (zero where ``b <= a``).
 
-    With :func:`interval_sum`, :func:`integrate_interval` in two halves, so that one evaluation of an
-    integrand can serve the nodes of several intervals (concatenated on the last axis).
+    With :func:`interval_sum`, :func:`integrate_interval` in two halves, so that one copy of an
+    integrand in a program can serve the nodes of several intervals (stacked, and evaluated by one
+    ``lax.map``, as ``Stable.abs_moment`` does).
     """
     a = jnp.asarray(a, jnp.float64)[..., None]
     b = jnp.asarray(b, jnp.float64)[..., None]

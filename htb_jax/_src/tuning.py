@@ -295,7 +295,9 @@ def tune_schedule(
     lo_q, hi_q = theory.q_range(eps)
     num_pulls = None
     if proxy == "smoothed":
-        num_pulls = _smoothed_pulls(family, reference, sampler, eps, k, horizon, num_seeds, widths)
+        # simulate's sampler of each (its default for "auto"), checked before tracing.
+        samplers = [_check_sampler(sampler, instance) for instance in (family, reference)]
+        num_pulls = _smoothed_pulls(samplers, eps, k, horizon, num_seeds, widths)
     where = f"for eps={eps:g}"
     if init_alpha is not None:
         check_interval("init_alpha", init_alpha, lo_a, hi_a, low_closed=True, high_closed=False, where=where)
@@ -318,7 +320,6 @@ def tune_schedule(
         first, last = (jnp.asarray(w, jnp.float64) for w in widths)
         fraction = jnp.arange(num_steps + 1, dtype=jnp.float64) / max(num_steps - 1, 1)
         # The seeds' rewards drawn once here, for every step, the polish and the final evaluation.
-        samplers = [_check_sampler(sampler, instance) for instance in (family, reference)]
         regrets = tuple(smoothed_regret_fn(key, instance, horizon, num_seeds, resolved,
                                            num_pulls if resolved == "per_pull" else 0)
                         for instance, resolved in zip((family, reference), samplers, strict=True))
@@ -336,17 +337,16 @@ def tune_schedule(
     return TuningResult(*(jnp.reshape(a, (*shape, *a.shape[1:])) for a in out), lam=lam_arr)
 
 
-def _smoothed_pulls(family, reference, sampler, eps: float, num_arms: int, horizon: int, num_seeds: int,
+def _smoothed_pulls(samplers: list[str], eps: float, num_arms: int, horizon: int, num_seeds: int,
                     widths) -> int | None:
-    """The per-pull table length of the smoothed proxy (``None`` where no member reads a table), checked
-    before tracing.
+    """The per-pull table length of the smoothed proxy (``None`` where neither instance's resolved sampler
+    reads a table), checked before tracing.
 
     Every schedule the tuning evaluates is admissible, or one of its central differences at most
     ``max(width)`` outside (``alpha - w``, ``q + w``): the table covers the exploration at
     ``alpha*(eps) - max(width)``, ``q_max + max(width)`` (:func:`default_pulls`), all ``T`` where
     ``width`` is traced.  Reads stop short of it, so the values are those of the full table.
     """
-    samplers = {_check_sampler(sampler, instance) for instance in (family, reference)}
     if "per_pull" not in samplers:
         return None
     values = [concrete(w) for w in widths]

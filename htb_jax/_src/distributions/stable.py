@@ -341,7 +341,7 @@ class Stable(Distribution):
 
         rate = (a - r) * c["inv_a"]
         gamma_a = jnp.arctan(c["zeta"]) * c["inv_a"]  # sin theta = 0 at V = gamma / a
-        nodes, sums = [], []
+        nodes, sides = [], []
         for upper in (True, False):
             # On the side of gamma's sign, K = 0 at delta_0 = pi/2 - |gamma| / a inside (0, pi/2): a
             # kink of the integrand at loc = 0, a sharp bend near it for small |loc|.
@@ -365,18 +365,19 @@ class Stable(Distribution):
             mid, mid_width = quadrature.interval_nodes(y_start, y_tail)
             far = quadrature.log_tail_nodes(y_tail, tail_rate)
             nodes += [(jnp.log(low), low), (jnp.log(high), high), (-mid, jnp.exp(-mid)), (-far, jnp.exp(-far))]
-            sums += [lambda v, w=low_width: quadrature.interval_sum(v, w),
-                     lambda v, w=high_width: quadrature.interval_sum(v, w),
-                     lambda v, y=mid, w=mid_width: quadrature.interval_sum(v - y, w),
-                     lambda v, y=far, t=tail_rate: quadrature.log_tail_sum(v - y, t)]
+            sides.append((low_width, high_width, mid, mid_width, far, tail_rate))
         # The eight pieces by one loop over one copy of the inner mean, a piece at a time (the inner
         # nodes of every outer node of a piece are held at once).
         log_delta, delta = (jnp.stack([piece[i] for piece in nodes]) for i in range(2))
         upper = np.repeat([True, False], 4)
         log_values = jax.lax.map(lambda piece: log_inner(*piece), (log_delta, delta, upper))
         total = jnp.zeros(shape, _F64)
-        for piece_sum, values in zip(sums, log_values, strict=True):
-            total = total + piece_sum(values)
+        for (low_width, high_width, mid, mid_width, far, tail_rate), (at_low, at_high, at_mid, at_far) in zip(
+                sides, log_values.reshape(2, 4, *log_values.shape[1:]), strict=True):
+            total = total + quadrature.interval_sum(at_low, low_width)
+            total = total + quadrature.interval_sum(at_high, high_width)
+            total = total + quadrature.interval_sum(at_mid - mid, mid_width)  # in y: the Jacobian e^-y
+            total = total + quadrature.log_tail_sum(at_far - far, tail_rate)
         value = total * (1.0 / math.pi)
         finite_moment = (r < a) | (a >= 2.0)
         return jnp.where(finite_moment, value, jnp.inf)
