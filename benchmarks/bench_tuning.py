@@ -24,7 +24,7 @@ the whole ``tune_schedule`` call of each workload:
   arms of ``B_T = 230`` block means a step, with their derivative.
 
 With the order-statistic sampler, the smoothed regret's estimates on
-two-point arms are binomial quantiles (``binomial.binomial_quantile``), which
+two-point arms are binomial quantiles (``binomial_quantile.binomial_quantile``), which
 run their lanes in tiles grouped by method, each tile's loops stopping with
 its own lanes, and the tail quadrature (257 nodes) only in the tiles whose
 lanes need it.  ``tune_schedule`` maps over its weights ``lam`` and the
@@ -56,7 +56,7 @@ from bench_scale import timed
 
 import htb_jax as htb
 from htb_jax import theory
-from htb_jax._src import binomial, mom, proxy, smoothing
+from htb_jax._src import binomial_quantile, mom, proxy, smoothing
 
 SEEDS = 256
 HORIZON = 10**4
@@ -134,8 +134,8 @@ def quantile_row(repeats: int) -> tuple[str, float, float, bool]:
         per_member = jax.vmap(lambda p, size: quantile(u[:, None], v[:, None], size, p), in_axes=(0, None))
         return jax.jit(jax.vmap(per_member, in_axes=(None, 0)))  # [3 weights, F members, S, 3 lengths, K]
 
-    joined = step(binomial.binomial_quantile)
-    batched = step(functools.partial(binomial._binomial_quantile, tile=None))  # the usual vmap batching
+    joined = step(binomial_quantile.binomial_quantile)
+    batched = step(functools.partial(binomial_quantile._binomial_quantile, tile=None))  # the usual vmap batching
     p = jnp.asarray(family.p, jnp.float64)
     same = bool(np.array_equal(np.asarray(joined(p, sizes)), np.asarray(batched(p, sizes))))
     lanes = len(TREND_LAMS) * p.shape[0] * TREND_SEEDS * lengths.shape[1] * 2

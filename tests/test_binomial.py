@@ -7,7 +7,7 @@ import pytest
 from scipy import special, stats
 
 import htb_jax  # noqa: F401  (enables x64)
-from htb_jax._src import binomial
+from htb_jax._src import binomial, binomial_quantile
 
 N = 200_000
 draw = jax.jit(binomial.binomial_from_words, static_argnames="tile")
@@ -91,8 +91,8 @@ def test_huge_n_mean():
 
 # -- quantiles: exact brackets against exact arithmetic ---------------------------------------
 
-quantile = jax.jit(binomial.binomial_quantile, static_argnames="tile")
-tail = jax.jit(binomial.tail)
+quantile = jax.jit(binomial_quantile.binomial_quantile, static_argnames="tile")
+tail = jax.jit(binomial_quantile.tail)
 
 
 def _exact_cdf(n, p):
@@ -225,7 +225,7 @@ def test_vmap_joins_the_lanes_and_keeps_every_lane():
     p = 10 ** rng.uniform(-12, np.log10(0.9), 40)
     by_tail = n * np.minimum(p, 1 - p) >= binomial.INVERSION_MEAN
     assert 0 < by_tail.mean() < 1  # both the tail start and the search from 0
-    batched = jax.vmap(jax.vmap(lambda u, n: binomial.binomial_quantile(u, 1 - u, n, p)), in_axes=(0, None))
+    batched = jax.vmap(jax.vmap(lambda u, n: binomial_quantile.binomial_quantile(u, 1 - u, n, p)), in_axes=(0, None))
     lanes = [np.broadcast_to(a, u.shape).ravel() for a in (u, 1 - u, n, p)]
     np.testing.assert_array_equal(jax.jit(batched)(u, n), np.asarray(quantile(*lanes)).reshape(u.shape))
     assert " cond[" in str(jax.make_jaxpr(batched)(u, n))  # the printed jaxpr, nested ones included

@@ -30,7 +30,7 @@ import pytest
 import htb_jax as htb
 from htb_jax._src import engine, frontier
 from htb_jax._src.sharding import exporting_for, seed_sharded_program
-from htb_jax._src.simulate import _prepare  # simulate's program builder: (plan, run), run.lower()
+from htb_jax._src.simulate.program import prepare  # the program builder of simulate: (plan, run), run.lower()
 
 PLATFORMS = ("cuda",)
 # Custom-call targets that exist on a CPU alone: LAPACK, XLA:CPU's own, DUCC's FFT, host callbacks.
@@ -68,7 +68,7 @@ def export_jit(fn, *args) -> jax.export.Exported:
 
 def export_simulate(policy, instance, horizon, num_seeds: int = SEEDS, **options) -> jax.export.Exported:
     """The program ``simulate(KEY, policy, instance, horizon, num_seeds, **options)`` runs, for CUDA."""
-    plan, run = _prepare(KEY, policy, instance, horizon, num_seeds, devices=jax.devices()[:1], threads=1,
+    plan, run = prepare(KEY, policy, instance, horizon, num_seeds, devices=jax.devices()[:1], threads=1,
                          **options)
     # Every seed in one chunk, as a GPU's chunk budget (4 GiB) would take them.
     assert (plan.threads, plan.num_chunks, plan.seed_chunk) == (1, 1, num_seeds)

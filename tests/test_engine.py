@@ -201,7 +201,7 @@ def test_instances_side_by_side_and_paired_runs_give_the_same_numbers(monkeypatc
     # record.  A run with another member's arms or gaps, or another grid point's u, fails: both
     # matter here (the asserts on the product).
     from htb_jax._src import engine
-    from htb_jax._src.simulate import _prepare
+    from htb_jax._src.simulate.program import prepare
 
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=jnp.array([1.8, 2.5, 4.0])), num_arms=3, gap=jnp.array([0.2, 0.5, 0.9]))
     told = htb.RobustUCB(eps=0.5, u=nu.abs_moment(0.5).max(axis=-1) * jnp.array([1.0, 30.0, 1000.0]))
@@ -212,7 +212,7 @@ def test_instances_side_by_side_and_paired_runs_give_the_same_numbers(monkeypatc
         monkeypatch.setattr(engine, "instances_side_by_side", lambda device, side=side_by_side: side)
         for paired in (False, True):
             runs[side_by_side, paired] = htb.simulate(*args, seed_chunk=2, record_arms=True, paired=paired)
-            plans[side_by_side, paired] = _prepare(*args, seed_chunk=2, paired=paired)[0]
+            plans[side_by_side, paired] = prepare(*args, seed_chunk=2, paired=paired)[0]
     apart = runs[False, False]
     assert apart.regret.shape == (3, 3, 2, 5) and runs[True, True].regret.shape == (3, 2, 5)
     regret = np.asarray(apart.regret)

@@ -28,13 +28,13 @@ from htb_jax._src.distributions import (
     TwoPoint,
 )
 from htb_jax._src.distributions.base import LAW_METHODS
+from htb_jax._src.protocol_checks import check_pytree
 from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.validation import (
     FLOAT32_MAX,
     check_instance_type,
     check_integer,
     check_interval,
-    check_pytree,
     concrete,
     given,
 )

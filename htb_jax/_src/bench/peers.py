@@ -25,8 +25,8 @@ from htb_jax._src.policies.mr_ucb import MRUCB
 from htb_jax._src.policies.robust_ucb import RobustUCB
 from htb_jax._src.policies.robust_ucb_f import RobustUCBf
 from htb_jax._src.policies.ucb1 import UCB1
+from htb_jax._src.protocol_checks import is_policy_factory
 from htb_jax._src.theory import balanced_alpha
-from htb_jax._src.validation import is_policy_factory
 
 ROUND_COSTS = ("fast path", "O(K)", "O(t)")
 

@@ -38,16 +38,10 @@ from htb_jax._src.bench.suite import (
 )
 from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.fingerprint import Program, versions
+from htb_jax._src.protocol_checks import check_policy_instance, is_policy_factory
 from htb_jax._src.resumable import ChunkStore, Remedy, root_key_data, run_chunks
 from htb_jax._src.simulate.program import simulate
-from htb_jax._src.validation import (
-    check_choice,
-    check_flag,
-    check_path,
-    check_policy_instance,
-    given,
-    is_policy_factory,
-)
+from htb_jax._src.validation import check_choice, check_flag, check_path, given
 
 NUM_CHECKPOINTS = 16
 

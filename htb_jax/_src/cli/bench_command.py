@@ -9,7 +9,7 @@ from htb_jax._src import user_code
 from htb_jax._src.bench import runner, worst_case
 from htb_jax._src.bench.suite import NAMES, SIZES, VERSION
 from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir
-from htb_jax._src.validation import check_policy_instance, is_policy_factory
+from htb_jax._src.protocol_checks import check_policy_instance, is_policy_factory
 
 
 def load_contender(spec: str):

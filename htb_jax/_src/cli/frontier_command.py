@@ -20,8 +20,8 @@ from htb_jax._src.frontier.measure import (
     plan_measure,
     run_measure,
 )
+from htb_jax._src.protocol_checks import check_policy_instance, is_policy_factory
 from htb_jax._src.simulate.fast_path import SAMPLERS
-from htb_jax._src.validation import check_policy_instance, is_policy_factory
 
 _POLICY_SEEDS = 32
 _STABLE = frontier_lib.StableFamily()

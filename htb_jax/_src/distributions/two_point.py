@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import jax.numpy as jnp
 
-from htb_jax._src import binomial, pytree
+from htb_jax._src import binomial, binomial_quantile, pytree
 from htb_jax._src import bits as bits_lib
 from htb_jax._src.distributions.base import _F64, Distribution, _common, _f32, _f64
 from htb_jax._src.validation import check_interval, real_array
@@ -53,7 +53,7 @@ class TwoPoint(Distribution):
         return low * (size - spikes) + high * spikes
 
     def block_mean_quantile(self, u, v, size):
-        """``(low (s - X) + high X) / s`` at the binomial quantile ``X`` (:func:`binomial.binomial_quantile`).
+        """``(low (s - X) + high X) / s`` at the binomial quantile ``X`` (:func:`binomial_quantile.binomial_quantile`).
 
         The mean is increasing in ``X`` when ``high >= low``; otherwise the
         quantile at ``u`` takes ``X`` at level ``v = 1 - u``.
@@ -62,7 +62,7 @@ class TwoPoint(Distribution):
         low, high = _f32(self.low).astype(_F64), _f32(self.high).astype(_F64)
         rising = high >= low
         u, v = _f64(u), _f64(v)
-        spikes = binomial.binomial_quantile(jnp.where(rising, u, v), jnp.where(rising, v, u), size, _f64(self.p))
+        spikes = binomial_quantile.binomial_quantile(jnp.where(rising, u, v), jnp.where(rising, v, u), size, _f64(self.p))
         return (low * (size - spikes) + high * spikes) / jnp.maximum(size, 1.0)
 
     def mean(self):

@@ -46,6 +46,7 @@ from htb_jax._src.frontier.measurement import Measurement
 from htb_jax._src.frontier.runs import STORE_REMEDY
 from htb_jax._src.instances import check_instance, intrinsic_scale
 from htb_jax._src.policy_protocol import EngineSpec, reads_horizon
+from htb_jax._src.protocol_checks import check_policy_instance, is_policy_factory
 from htb_jax._src.resumable import (
     ChunkStore,
     Remedy,
@@ -66,9 +67,7 @@ from htb_jax._src.validation import (
     check_interval,
     check_nonempty,
     check_path,
-    check_policy_instance,
     given,
-    is_policy_factory,
 )
 
 

@@ -15,6 +15,7 @@ from htb_jax._src.fingerprint import Program
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, check_family
 from htb_jax._src.frontier.scale import family_scale
 from htb_jax._src.policies.adar_etc import AdaRETC
+from htb_jax._src.protocol_checks import check_policy_instance
 from htb_jax._src.resumable import (
     ChunkStore,
     Remedy,
@@ -35,7 +36,6 @@ from htb_jax._src.validation import (
     check_integer,
     check_nonempty,
     check_path,
-    check_policy_instance,
     given,
 )
 

@@ -58,6 +58,5 @@ here.
 
 from htb_jax._src.simulate.on_rewards import run_on_rewards
 from htb_jax._src.simulate.program import memory_plan, simulate
-from htb_jax._src.simulate.program import prepare as _prepare  # noqa: F401  (kept for existing importers)
 
 __all__ = ["memory_plan", "run_on_rewards", "simulate"]

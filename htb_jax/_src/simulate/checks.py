@@ -20,17 +20,11 @@ from htb_jax._src.instances import check_float32_resolution, check_instance
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.memory import check_memory_budget
 from htb_jax._src.policies import adar_etc as adar_etc_lib
+from htb_jax._src.protocol_checks import check_policy_instance
 from htb_jax._src.reward_table import MAX_SEEDS, as_threefry_key
 from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.simulate.schedule import MAX_PULL_CHUNK
-from htb_jax._src.validation import (
-    check_choice,
-    check_devices,
-    check_flag,
-    check_integer,
-    check_policy_instance,
-    concrete,
-)
+from htb_jax._src.validation import check_choice, check_devices, check_flag, check_integer, concrete
 
 
 def _horizons(horizon) -> tuple[np.ndarray, tuple[int, ...]]:

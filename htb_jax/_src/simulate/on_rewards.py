@@ -18,6 +18,7 @@ from htb_jax._src import mom
 from htb_jax._src.outcome import Outcome
 from htb_jax._src.policies import adar_etc as adar_etc_lib
 from htb_jax._src.policies.adar_etc import AdaRETC
+from htb_jax._src.protocol_checks import check_policy
 from htb_jax._src.pytree import class_keyed_jit
 from htb_jax._src.rounding import log_spaced_rounds
 from htb_jax._src.simulate.checks import _check_pull_chunk, _horizons
@@ -32,7 +33,7 @@ from htb_jax._src.simulate.schedule import (
     default_pull_chunk,
     max_blocks,
 )
-from htb_jax._src.validation import check_integer, check_policy, real_array
+from htb_jax._src.validation import check_integer, real_array
 
 
 def _run_on_rewards_kernel(policy, rewards, means, horizons, *, static: _Static):

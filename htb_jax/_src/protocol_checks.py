@@ -1,0 +1,175 @@
+"""Checks that a value given for a policy or a reward law is an object of the protocol.
+
+A policy is an instance with ``kernel(spec)`` and a tuple ``batch_shape``
+(:mod:`htb_jax._src.policy_protocol`), a reward law an ``htb.Distribution``;
+both must be registered pytrees whose leaves are numbers or arrays, and a
+policy's leaves must broadcast to its ``batch_shape``.  Each check runs in
+Python on the value given, before anything is traced, and its ``TypeError``
+names the function, the argument, what it must be and the value given, as
+:mod:`htb_jax._src.validation`'s checks do.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import jax
+import numpy as np
+
+from htb_jax._src.validation import given, shown
+
+
+def _type_names(types: tuple[type, ...]) -> str:
+    names = [t.__name__ for t in types]
+    text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    return ("an " if text[0] in "AEIOU" else "a ") + text
+
+
+def check_policy(name: str, value: Any, types: type | tuple[type, ...], function: str) -> None:
+    """``TypeError`` unless ``value`` is a policy of one of ``types``, naming ``function`` and the types.
+
+    For the functions that take particular policies (``regret_proxy`` takes an
+    ``AdaRETC``, ``run_on_rewards`` an ``AdaRETC`` or ``EmpiricalETC``).
+
+    Args:
+      name: parameter name used in the message (``"policy"``).
+      value: the value given.
+      types: the accepted policy classes.
+      function: the function's name, for the message.
+    """
+    types = types if isinstance(types, tuple) else (types,)
+    accepted = _type_names(types)
+    if value is None or isinstance(value, type):
+        example = types[0].__name__
+        raise TypeError(
+            f"{function} takes {accepted} instance for {name}, such as htb.{example}(...); got {given(name, value)}."
+        )
+    if not isinstance(value, types):
+        raise TypeError(f"{function} takes {accepted} for {name}; got {given(name, value)}.")
+    check_policy_tree(name, value, function)
+
+
+def is_policy_factory(value: Any) -> bool:
+    """Whether ``value`` is a function that makes policies (``member -> policy`` for
+    :func:`htb_jax.frontier.measure`, ``(eps, u) -> policy`` for :func:`htb_jax.bench.run`): a plain
+    callable, not a policy instance (which has ``kernel``) or a class."""
+    return callable(value) and not hasattr(value, "kernel") and not isinstance(value, type)
+
+
+def check_policy_instance(name: str, value: Any, function: str) -> None:
+    """``TypeError`` unless ``value`` is a policy: an instance with ``kernel(spec)`` and a tuple ``batch_shape``.
+
+    A policy class has both attributes too (a function and a property), so a
+    class is refused by name before the attributes are looked at.
+
+    Args:
+      name: parameter name used in the message (``"policy"``).
+      value: the value given.
+      function: the function's name, for the message.
+    """
+    what = (
+        "a policy instance (htb.AdaRETC(...), htb.UCB1(), ... or any object with kernel(spec) and "
+        "batch_shape)"
+    )
+    if value is None or isinstance(value, type):
+        raise TypeError(f"{function} takes {what} for {name}; got {given(name, value)}.")
+    missing = [attr for attr in ("kernel", "batch_shape") if not hasattr(value, attr)]
+    if not missing and not callable(value.kernel):
+        missing = ["a callable kernel"]
+    if not missing and not isinstance(value.batch_shape, tuple):
+        missing = ["a tuple batch_shape"]
+    if missing:
+        raise TypeError(
+            f"{function} takes {what} for {name}; got {given(name, value)}, which lacks {' and '.join(missing)}."
+        )
+    check_policy_tree(name, value, function)
+
+
+_REGISTER = (
+    "@jax.tree_util.register_dataclass above @dataclasses.dataclass(frozen=True) (Python values that fix "
+    "shapes as static fields)"
+)
+
+
+def _leaf_name(path: tuple) -> str:
+    """A leaf's path as a message shows it: ``c``, ``schedule.alpha`` or ``[0]``."""
+    text = jax.tree_util.keystr(path)
+    return text[1:] if text.startswith(".") else text or "the value itself"
+
+
+def _is_array_like(leaf: Any) -> bool:
+    """A number, an array, a tracer or an abstract array (anything with a shape and a dtype)."""
+    return isinstance(leaf, numbers.Number) or (hasattr(leaf, "shape") and hasattr(leaf, "dtype")) or hasattr(
+        leaf, "__jax_array__")
+
+
+def check_pytree(name: str, value: Any, function: str, kind: str) -> list[tuple[str, Any]]:
+    """``TypeError`` unless ``value``'s class is registered as a pytree whose leaves are numbers or arrays.
+
+    JAX sees an object of an unregistered class as one opaque leaf, and the
+    first array operation on it fails with a message that names nothing
+    (``float() argument must be ...``, or a recursion without end).  Checked
+    in Python (``jax.tree_util.tree_flatten``), before anything is traced.
+
+    Args:
+      name: parameter name used in the message (``"policy"``, ``"instance"``).
+      value: the value given, already known to be an object of the protocol.
+      function: the function's name, for the message.
+      kind: what ``value`` is, for the message (``"a policy"``, ``"a reward law"``).
+
+    Returns:
+      ``(name, leaf)`` for every leaf, ``name`` its path (``"c"``).
+    """
+    leaves = jax.tree_util.tree_flatten_with_path(value)[0]
+    cls = type(value).__name__
+    if len(leaves) == 1 and leaves[0][1] is value:
+        raise TypeError(
+            f"{function} takes {kind} registered as a pytree for {name}; got {given(name, value)}, whose class "
+            f"JAX does not know (it would see one opaque leaf): decorate {cls} with {_REGISTER}, as the guide "
+            f"\"Your own policy and reward law\" does (docs/guides/own-code.md)."
+        )
+    named = [(_leaf_name(path), leaf) for path, leaf in leaves]
+    for leaf_name, leaf in named:
+        if not _is_array_like(leaf):
+            raise TypeError(
+                f"{function} takes {kind} whose pytree leaves are numbers or arrays for {name}; got "
+                f"{given(name, value)}, whose leaf {leaf_name} is {shown(leaf)} ({type(leaf).__name__}): "
+                f"make {leaf_name} a static field of {cls} (or register its class as a pytree too)."
+            )
+    return named
+
+
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    try:
+        return tuple(np.broadcast_shapes(shape, target)) == tuple(target)
+    except ValueError:
+        return False
+
+
+def check_policy_tree(name: str, value: Any, function: str) -> None:
+    """``TypeError`` unless the policy ``value`` is a registered pytree whose leaves broadcast to its
+    ``batch_shape`` (the engine broadcasts every leaf to the grid ``batch_shape`` and flattens it).
+
+    Args:
+      name: parameter name used in the message (``"policy"``).
+      value: a policy instance (checked by :func:`check_policy_instance` or :func:`check_policy`).
+      function: the function's name, for the message.
+    """
+    leaves = check_pytree(name, value, function, "a policy")
+    shape = tuple(value.batch_shape)
+    shapes = [(leaf_name, tuple(np.shape(leaf))) for leaf_name, leaf in leaves]
+    bad = [(leaf_name, s) for leaf_name, s in shapes if not _broadcasts_to(s, shape)]
+    if not bad:
+        return
+    listed = ", ".join(f"{leaf_name} of shape {s}" for leaf_name, s in bad)
+    try:
+        common = tuple(np.broadcast_shapes(*(s for _, s in shapes)))
+        hint = f"; all its leaves' shapes broadcast to {common}, the batch_shape they define"
+    except ValueError:
+        hint = "; its leaves' shapes do not broadcast together either"
+    raise TypeError(
+        f"{function} takes a policy whose leaves broadcast to its batch_shape (the grid along their leading "
+        f"axes) for {name}; got {given(name, value)}, whose batch_shape is {shape} but whose leaves do not "
+        f"broadcast to it: {listed}{hint}."
+    )
