@@ -264,6 +264,12 @@ class _Broken:
             return good._replace(act=lambda sums, ctx: jnp.zeros(k, jnp.int32))
         if self.what == "update":
             return good._replace(update=lambda sums, ctx, arm, reward: sums.astype(jnp.float32))
+        if self.what == "act arity":  # the state alone
+            return good._replace(act=lambda sums: jnp.int32(0))
+        if self.what == "update arity":  # no reward
+            return good._replace(update=lambda sums, ctx, arm: sums)
+        if self.what == "python if":  # a Python branch on a traced round
+            return good._replace(act=lambda sums, ctx: jnp.int32(0) if ctx.t < 10 else good.act(sums, ctx))
         if self.what == "outcome summary":
             return good._replace(summary=lambda sums, ctx: htb.Summary(jnp.zeros(()), jnp.zeros(()), 2))
         if self.what == "estimates":
@@ -296,6 +302,10 @@ def _backend_compilations():
     # each half of act's check on its own: a dtype check alone passes the vector, a shape check the float
     (_Broken("act float"), r"_Broken's kernel.act must return the arm to pull as an integer scalar .*; got float32\[\]"),
     (_Broken("act vector"), r"_Broken's kernel.act must return the arm to pull as an integer scalar .*; got int32\[3\]"),
+    # the signature before any call: the call's own TypeError names a lambda, not act
+    (_Broken("act arity"), r"^_Broken's kernel.act must take \(state, ctx\); it takes \(sums\)\.$"),
+    (_Broken("update arity"), r"^_Broken's kernel.update must take \(state, ctx, arm, reward\); it takes "
+                              r"\(sums, ctx, arm\)\.$"),
     (_Broken("update"), r"_Broken's kernel.update must return a state of the structure, shapes and dtypes init "
                         r"gives, float64\[3\]; got float32\[3\]"),
     (_Broken("outcome summary"), r"_Broken's kernel.summary must return htb.PolicySummary\(committed=int32\[\], "
@@ -303,11 +313,50 @@ def _backend_compilations():
                                  r"is the outcome summary of htb.summarize; a kernel returns htb.PolicySummary\)"),
     (_Broken("estimates"), r"_Broken's kernel.summary must return htb.PolicySummary.*; got PolicySummary of "
                            r"\(int32\[\], int64\[\], float64\[3\]\)\.$"),
-], ids=["class", "no kernel", "tuple", "init", "act", "act float", "act vector", "update", "outcome summary",
-        "estimates"])
+], ids=["class", "no kernel", "tuple", "init", "act", "act float", "act vector", "act arity", "update arity",
+        "update", "outcome summary", "estimates"])
 def test_a_malformed_policy_is_named_before_the_simulation_compiles(policy, pattern):
     # Each message names the function at fault and what it returned; the engine's program (and the
     # function under test, which the check only evaluates abstractly) is never compiled.
     with _backend_compilations() as compiled, pytest.raises(TypeError, match=pattern):
         htb.simulate(KEY, policy, ARMS, 100, 2)
     assert not any("engine" in str(name) for name in compiled), compiled
+
+
+def test_a_python_branch_on_a_traced_round_is_explained():
+    # JAX's own message names a tracer; the notes name the function and say what to use instead.
+    with pytest.raises(jax.errors.TracerBoolConversionError) as raised:
+        htb.simulate(KEY, _Broken("python if"), ARMS, 100, 2)
+    notes = "\n".join(raised.value.__notes__)
+    assert "raised by _Broken's kernel.act" in notes
+    assert "traced once" in notes and "jnp.where or jax.lax.cond" in notes
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _Stray:
+    """EpsilonGreedy that plays ``arm`` in round 5 instead, in ``[0, K)`` or not."""
+
+    arm: jax.Array = 0
+
+    @property
+    def batch_shape(self):
+        return jnp.shape(self.arm)
+
+    def kernel(self, spec):
+        good = EpsilonGreedy().kernel(spec)
+
+        def act(sums, ctx):
+            return jnp.where(ctx.t == 5, self.arm, good.act(sums, ctx)).astype(jnp.int32)
+
+        return good._replace(act=act)
+
+
+def test_an_arm_outside_the_range_is_refused_after_the_run():
+    # Grid point 0 plays arm 2 in round 5 (in range), 1 plays K = 3 and 2 plays -1. Unchecked, both
+    # runs would return a regret short of one pull; with signed indices -1 would be counted as arm
+    # K - 1 and only grid point 1's two seeds reported (2 of 6, not 4 of 6).
+    with pytest.raises(ValueError, match=r"^_Stray's kernel.act must return an arm in \[0, 3\); it returned "
+                                         r"another in 4 of 6 runs \(the first: grid point 1, instance 0, T=100, "
+                                         r"seed 0\), whose pulls"):
+        htb.simulate(KEY, _Stray(jnp.array([2, 3, -1])), ARMS, 100, 2)

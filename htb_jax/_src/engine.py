@@ -30,7 +30,7 @@ from htb_jax._src.outcome import pseudo_regret
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, RoundContext, check_kernel
 from htb_jax._src.reward_table import TableReader, seed_keys
 from htb_jax._src.rounding import log_spaced_rounds
-from htb_jax._src.sharding import gather, program_args, seed_sharded_program
+from htb_jax._src.sharding import program_args, seed_sharded_program
 
 # Chunk working memory beyond which larger chunks run no faster (the memory budget may lower it).
 _CPU_SEED_CHUNK_BYTES = 512 * 2**20
@@ -39,6 +39,43 @@ _ACCELERATOR_SEED_CHUNK_BYTES = 8 * 2**30
 # in place instead of being copied twice per round (UCB1 at 256 seeds on a 2-core CPU: 9 operations per round
 # instead of 12), and 512-bit vectors where the CPU has them (see BENCHMARKS.md).
 _CPU_COMPILER_OPTIONS = (compiler_options_lib.COPY_INSERTION, compiler_options_lib.VECTOR_WIDTH)
+
+
+def out_of_range_unsigned(arm: jax.Array) -> jax.Array:
+    """``arm`` as an unsigned index of its width, so that a negative arm indexes past the last one.
+
+    ``act`` must return an arm in ``[0, K)``.  Indexed as it is, ``-1`` would be read as arm ``K - 1``
+    (NumPy's negative indices); as an unsigned index, any arm outside ``[0, K)`` is past the end, its
+    pull is dropped from the counts and the run's pulls sum to less than ``T``, which
+    :func:`check_arms_in_range` reports after the run.  UCB1's rounds (10 arms, 1024 seeds, T = 10^5)
+    took 3% longer with it on 2 cores of an AMD EPYC (1.72 to 1.78 s).
+    """
+    unsigned = jnp.uint64 if jnp.dtype(arm.dtype).itemsize > 4 else jnp.uint32
+    return arm.astype(unsigned)
+
+
+def check_arms_in_range(name: str, pulls: Any, num_seeds: int, horizons: np.ndarray, num_arms: int) -> None:
+    """``ValueError`` where a run's pulls do not sum to its horizon: its policy's ``act`` returned an
+    arm outside ``[0, K)`` (:func:`out_of_range_unsigned`), whose pulls the engine did not count.
+
+    Args:
+      name: the policy's class name, for the message.
+      pulls: i64[G, F, H, S_padded, K] the engine's pull counts (NumPy or concrete jax arrays).
+      num_seeds: ``S``, the seeds before padding.
+      horizons: i64[H] the horizons.
+      num_arms: ``K``.
+    """
+    on_host = isinstance(pulls, np.ndarray) or all(d.platform == "cpu" for d in pulls.devices())
+    totals = np.sum(np.asarray(pulls), axis=-1) if on_host else np.asarray(jnp.sum(pulls, axis=-1))
+    short = totals[..., :num_seeds] != np.asarray(horizons)[:, None]  # bool[G, F, H, S]
+    if not short.any():
+        return
+    g, f, h, s = (int(i) for i in np.argwhere(short)[0])
+    raise ValueError(
+        f"{name}'s kernel.act must return an arm in [0, {num_arms}); it returned another in "
+        f"{int(short.sum())} of {short.size} runs (the first: grid point {g}, instance {f}, T={int(horizons[h])}, "
+        f"seed {s}), whose pulls the engine could not count: its regret would be wrong, so none is returned."
+    )
 
 
 def run_rounds(
@@ -69,11 +106,12 @@ def run_rounds(
         state, pulls, arms = carry
         ctx = RoundContext(t, pulls, horizon, table)
         arm = kernel.act(state, ctx)
-        reward = table.pull(arm, pulls[arm])
+        index = out_of_range_unsigned(arm)
+        reward = table.pull(index, pulls[index])
         state = kernel.update(state, ctx, arm, reward)
         if record:
             arms = arms.at[t - 1].set(arm)
-        return state, pulls.at[arm].add(1), arms
+        return state, pulls.at[index].add(1), arms
 
     def segment(carry, bounds):
         first, last = bounds
@@ -242,11 +280,3 @@ def prepare_engine(
     options = compiler_options_lib.known(devices[0], _CPU_COMPILER_OPTIONS)
     program = seed_sharded_program(_engine_kernel, static, tuple(devices), 3, plan.threads, options)
     return program, program_args(key, policy, instance, horizons, first_seed), plan
-
-
-def run_engine(key, policy, instance, horizons, num_seeds, *, memory_budget=None, **kwargs):
-    """:func:`prepare_engine`, run: the outputs cut to ``num_seeds`` seeds."""
-    devices = kwargs["devices"]
-    budget = memory_lib.default_memory_budget(devices[0]) if memory_budget is None else memory_budget
-    program, args, _ = prepare_engine(key, policy, instance, horizons, num_seeds, memory_budget=budget, **kwargs)
-    return [a[:, :, :, :num_seeds] for a in gather(program(*args))]

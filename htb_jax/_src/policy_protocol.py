@@ -31,6 +31,7 @@ it returned instead of an error from inside ``fori_loop``.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -184,12 +185,37 @@ def _abstract(tree: Any) -> str:
     return f"{type(tree).__name__} of ({', '.join(one(leaf) for leaf in leaves)})"
 
 
+# The arguments each kernel function is called with, as the messages name them.
+_ARGUMENTS = {"init": "ctx", "act": "state, ctx", "update": "state, ctx, arm, reward", "summary": "state, ctx"}
+
+
+def _check_arity(name: str, function: str, value: Callable) -> None:
+    """``TypeError`` unless the kernel function ``value`` accepts its arguments, positionally."""
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):  # a builtin or C function without a signature: the call decides
+        return
+    arguments = _ARGUMENTS[function]
+    try:
+        signature.bind(*arguments.split(", "))
+    except TypeError:
+        raise TypeError(
+            f"{name}'s kernel.{function} must take ({arguments}); it takes {signature}."
+        ) from None
+
+
 def _evaluated(name: str, function: str, call) -> Any:
     """``jax.eval_shape(call)``, an error raised inside it noted with the function's name."""
     try:
         return jax.eval_shape(call)
     except Exception as error:
         error.add_note(f"(raised by {name}'s kernel.{function}, evaluated abstractly before the simulation)")
+        if isinstance(error, jax.errors.ConcretizationTypeError):
+            error.add_note(
+                f"{name}'s kernel functions are traced once, with abstract values for every round: a Python if, "
+                f"while, bool() or int() on ctx or the state cannot decide round by round; use jnp.where or "
+                f"jax.lax.cond (docs/guides/own-code.md)."
+            )
         raise
 
 
@@ -213,7 +239,9 @@ def check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[Any
 
     Raises:
       TypeError: ``kernel(spec)`` is not a :class:`PolicyKernel` of callables
-        with a non-negative integer ``scratch_bytes``, ``act`` does not return
+        with a non-negative integer ``scratch_bytes``, a function does not take
+        its arguments (``init(ctx)``, ``act(state, ctx)``, ``update(state,
+        ctx, arm, reward)``, ``summary(state, ctx)``), ``act`` does not return
         an integer scalar, ``update`` changes the state's structure, shapes or
         dtypes, or ``summary`` does not return a :class:`PolicySummary` of
         i32[], i64[] and f32[K].
@@ -241,6 +269,7 @@ def _check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[An
             raise TypeError(
                 f"{name}.kernel(spec).{function} must be a function; got {type(value).__name__}."
             )
+        _check_arity(name, function, value)
     scratch = kernel.scratch_bytes
     if isinstance(scratch, bool) or not isinstance(scratch, (int, np.integer)) or scratch < 0:
         raise TypeError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import numpy as np
 
 from htb_jax._src import engine as engine_lib
@@ -65,7 +66,10 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
     )
 
     def run_engine():
-        return _arrange_engine(gather(program(*args)), r.output_shape, record_arms)
+        outputs = gather(program(*args))
+        if not isinstance(outputs[1], jax.core.Tracer):  # a concrete run: its counts are checked
+            engine_lib.check_arms_in_range(type(r.flat).__name__, outputs[1], r.num_seeds, r.horizons, k)
+        return _arrange_engine(outputs, r.output_shape, record_arms)
 
     run_engine.lower = lambda: program.lower(*args)
     run_engine.trace = lambda: program.trace(*args)
