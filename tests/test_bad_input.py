@@ -336,7 +336,7 @@ def test_policies_still_trace_under_jit_vmap_and_grad():
 # -- the command line: one line on stderr, status 2, nothing written ------------------------------------
 
 SMALL = ["sweep", "--arms", "3", "--alphas", "2/3,0.9", "--qs", "0", "--horizons", "1000,5000",
-         "--seeds", "4", "--seed-chunk", "2", "--pareto-shape", "3"]
+         "--seeds", "4", "--seed-chunk", "2"]
 
 CLI = [
     (["--horizons", "1500.7"], "horizons must be an integer in [1, 1000000000000000000]; got horizons=1500.7."),

@@ -207,6 +207,16 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, capsys):
     assert not (tmp_path / "y").exists()
     assert main(["bench", "--policy", "htb_jax:UCB", "--out", str(tmp_path / "y")]) == 2
     assert "--policy: 'UCB' failed in htb_jax" in capsys.readouterr().err
+    # A grid of policies, or a function that makes something else: refused by name, nothing stored
+    # (before, the grid ran and stored its first run, then failed on its regrets' shape).
+    grid = htb.RobustUCB(eps=1.0, u=np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"htb.bench.run takes one policy \(batch shape \(\)\) for policy; got "
+                                         r"policy=RobustUCB\(.*whose batch shape is \(2,\)"):
+        htb.bench.run(grid, only=["tail"], out=str(tmp_path / "z"), progress=False)
+    with pytest.raises(TypeError, match=r"htb.bench.run takes a policy instance .* for policy\(eps=1, u=.*\); got "
+                                        r"policy\(eps=1, u=.*\)=5 \(int\)"):
+        htb.bench.run(lambda eps, u: 5, only=["tail"], out=str(tmp_path / "z"), progress=False)
+    assert not list((tmp_path / "z").glob("runs/*"))
 
 
 def test_summary_cells_are_the_statistics_of_the_stored_regrets(tiny):

@@ -12,14 +12,15 @@ import pytest
 
 from htb_jax._src.cli import main
 
-SMALL = ["sweep", "--arms", "3", "--alphas", "2/3,0.9", "--qs", "0", "--horizons", "1000,5000",
-         "--seeds", "4", "--seed-chunk", "2", "--pareto-shape", "3"]
+ANY_FAMILY = ["sweep", "--arms", "3", "--alphas", "2/3,0.9", "--qs", "0", "--horizons", "1000,5000",
+              "--seeds", "4", "--seed-chunk", "2"]
+SMALL = [*ANY_FAMILY, "--pareto-shape", "3"]  # the default family, pareto
 
 
 def test_sweep_writes_table_csv_and_figure(tmp_path, capsys):
     # The sweep of test_toml_config_with_flags_overriding_it below (one program for both).
     two_point = ["--family", "two-point", "--spike-prob", "0.05", "--horizons", "1e3,1e6"]
-    assert main([*SMALL, *two_point, "--out", str(tmp_path)]) == 0
+    assert main([*ANY_FAMILY, *two_point, "--out", str(tmp_path)]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("| alpha | q | beta | T | L_T | mean regret")
     assert out.count("\n| 0.") == 4  # 2 alphas x 1 q x 2 horizons
@@ -34,6 +35,9 @@ def test_sweep_writes_table_csv_and_figure(tmp_path, capsys):
     [
         (["--eps", "1.5"], r"eps must lie in (0, 1]; got eps=1.5"),
         (["--pareto-shape", "1.8"], "pareto_shape must lie in (2, inf) (the arms need a finite (1+eps)-moment"),
+        # another family's parameter would be ignored
+        (["--family", "gaussian"], "--pareto-shape (pareto_shape) is for --family pareto; got pareto_shape=3 with "
+                                   "family='gaussian', which would ignore it"),
         (["--alphas", "0.5"], "alpha must lie in [0.666667, 1) for eps=1; got alpha=0.5"),
         (["--horizons", "0"], "horizons must be an integer in [1, 1000000000000000000]; got horizons=0"),
         (["--arms", "1"], "num_arms must be an integer >= 2; got num_arms=1"),
@@ -83,7 +87,7 @@ def _status(argv) -> int:
     ],
 )
 def test_sweep_input_errors_print_one_line_and_exit_2(tmp_path, capsys, extra, message):
-    assert _status([*SMALL, "--out", str(tmp_path), *extra]) == 2
+    assert _status([*ANY_FAMILY, "--out", str(tmp_path), *extra]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert err.startswith(f"htb-jax: error: {message}"), err

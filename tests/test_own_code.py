@@ -360,3 +360,25 @@ def test_an_arm_outside_the_range_is_refused_after_the_run():
                                          r"another in 4 of 6 runs \(the first: grid point 1, instance 0, T=100, "
                                          r"seed 0\), whose pulls"):
         htb.simulate(KEY, _Stray(jnp.array([2, 3, -1])), ARMS, 100, 2)
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _NoMeanLomax(TwoSidedLomax):
+    """TwoSidedLomax whose ``mean()`` is infinite where ``shape <= 1`` (it has no mean there)."""
+
+    def mean(self):
+        return jnp.where(jnp.asarray(self.shape) > 1.0, super().mean(), jnp.inf)
+
+
+@pytest.mark.parametrize("law, pattern", [
+    # shape 0.8: E|X| = inf, yet mean() gives loc; its eps_sup() says so (-0.2).
+    (TwoSidedLomax(loc=jnp.array([0.5, 0.0, 0.0]), scale=1.0, shape=jnp.array([1.6, 1.6, 0.8])),
+     r"whose eps_sup\(\) is -0\.\d+ at index \[2\] of its arms \(shape \[3\]\): E\|X\| is infinite there\.$"),
+    (_NoMeanLomax(loc=jnp.array([0.5, 0.0, 0.0]), scale=1.0, shape=jnp.array([1.6, 0.8, 1.6])),
+     r"whose mean\(\) is inf at index \[1\] of its arms \(shape \[3\]\)\.$"),
+], ids=["eps_sup", "mean"])
+def test_a_law_without_a_finite_mean_is_refused(law, pattern):
+    # Before, both ran: the first with gaps from a mean that does not exist, the second to a NaN regret.
+    with pytest.raises(ValueError, match=r"must have a finite mean on every arm .*" + pattern):
+        htb.simulate(KEY, EpsilonGreedy(), law, 100, 2)

@@ -496,3 +496,14 @@ def test_simulate_streams_several_chunks_of_the_reward_table(simulated, pareto_i
             np.testing.assert_array_equal(out.pulls[a, b, h, s], pulls)
             assert float(out.regret[a, b, h, s]) == pytest.approx(regret, rel=1e-12, abs=1e-9)
             np.testing.assert_allclose(out.estimates[a, b, h, s], estimates, rtol=2.0**-22, atol=1e-12)
+
+
+@pytest.mark.parametrize("policy", [htb.UCB1(), htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0)], ids=["engine", "fast path"])
+def test_integral_floats_run_as_the_integers_they_name(policy):
+    # The checks take 4.0 seeds as 4; the run must too (it sliced its outputs by 4.0 and raised after running).
+    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=K, gap=0.2)
+    sizes = dict(num_seeds=4, first_seed=1, num_checkpoints=4, seed_chunk=2)
+    as_ints = htb.simulate(jax.random.key(0), policy, nu, 100, **sizes)
+    as_floats = htb.simulate(jax.random.key(0), policy, nu, 1e2, **{k: float(v) for k, v in sizes.items()})
+    for name in ("regret", "pulls", "regret_curve", "checkpoints"):
+        np.testing.assert_array_equal(getattr(as_floats, name), getattr(as_ints, name), err_msg=name)

@@ -223,10 +223,40 @@ def check_float32_resolution(instance: Distribution) -> None:
 
 
 def gaps(instance: Distribution) -> jax.Array:
-    """Suboptimality gaps ``Delta_i = max_j mu_j - mu_i``, f64[..., K]."""
+    """Suboptimality gaps ``Delta_i = max_j mu_j - mu_i``, f64[..., K].
+
+    Raises:
+      ValueError: where a concrete instance's ``mean()`` is not finite (a law without a finite mean
+        has no regret).
+    """
     check_instance(instance, function="htb.gaps", needs=("mean",))
     means = instance.mean()
+    _check_finite_means(instance, means)
     return jnp.max(means, axis=-1, keepdims=True) - means
+
+
+def _check_finite_means(instance: Distribution, means: jax.Array) -> None:
+    """``ValueError`` where a concrete instance's means are not finite, or where a law of a user's class
+    that defines ``eps_sup`` says it has no finite mean (``eps_sup() < 0``); the library's families
+    refuse such parameters when they are built."""
+    cls = type(instance)
+    values = concrete(means)
+    if values is None:
+        return
+    what, bad = "mean() is", ~np.isfinite(values)
+    if not bad.any() and _defines(cls, "eps_sup") and not cls.__module__.startswith("htb_jax._src."):
+        sup = concrete(instance.eps_sup())
+        if sup is not None:
+            what, values = "eps_sup() is", np.broadcast_to(sup, np.shape(values))
+            bad = values < 0  # no moment of order 1: E|X| = inf (at 0 it may still be finite)
+    if not bad.any():
+        return
+    index = [int(i) for i in np.argwhere(bad)[0]]
+    raise ValueError(
+        f"{cls.__name__} must have a finite mean on every arm (the regret is a sum of gaps between means); got "
+        f"{given('instance', instance)}, whose {what} {float(values[tuple(index)])} at index {index} of its arms "
+        f"(shape {list(np.shape(bad))})" + (": E|X| is infinite there." if what == "eps_sup() is" else ".")
+    )
 
 
 def equal_gap(base: Distribution, num_arms: int, gap: Any) -> Distribution:

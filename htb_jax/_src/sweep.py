@@ -129,6 +129,11 @@ class SweepConfig:
             check_interval("spike_prob", self.spike_prob, 0.0, 1.0, low_closed=False, high_closed=True)
         elif user_code.is_spec(self.family):
             sup = float(user_code.load_arm_law(self.family, "family").eps_sup())
+            if not sup > 0:
+                raise ValueError(
+                    f"family {self.family!r} must have a finite (1+eps)-moment for some eps in (0, 1]; its eps_sup() "
+                    f"is {sup:g}, so it has none."
+                )
             if not self.eps < sup:
                 raise ValueError(
                     f"family {self.family!r} has a finite (1+eps)-moment only for eps < {sup:g}; got eps={self.eps:g}."

@@ -104,10 +104,23 @@ def _call(contender: Contender, group: Group, experiment: Experiment, reach: int
     if contender.told:
         told = [experiment.settings[i].told() for i in group.settings]
         grid = [contender.make(e, u) for e, u in told]
+        for (e, u), made in zip(told, grid, strict=True):
+            _check_one_policy(f"policy(eps={e:g}, u={u:g})", made)
         call |= {"policy": _stack(grid), "paired": True}
     else:
         call["policy"] = contender.make
     return call
+
+
+def _check_one_policy(name: str, policy) -> None:
+    """``TypeError`` unless ``policy`` is a policy, ``ValueError`` unless it is one (batch shape ``()``):
+    the suite compares one policy with the peers, setting by setting."""
+    check_policy_instance(name, policy, "htb.bench.run")
+    if tuple(policy.batch_shape) != ():
+        raise ValueError(
+            f"htb.bench.run takes one policy (batch shape ()) for {name}; got {given(name, policy)}, whose batch "
+            f"shape is {tuple(policy.batch_shape)}: benchmark the points of a grid one at a time."
+        )
 
 
 def _reach(contender: Contender, size: str) -> int | None:
@@ -208,7 +221,7 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
     if policy is None and not peers:
         raise ValueError("peers=False needs a policy: there would be nothing to run")
     if policy is not None and not is_policy_factory(policy):
-        check_policy_instance("policy", policy, "htb.bench.run")
+        _check_one_policy("policy", policy)
     if out is not None:
         check_path("out", out)
         out = os.fspath(out)

@@ -156,6 +156,21 @@ def _read_toml(path: str) -> dict:
     return settings
 
 
+# The parameters of one built-in family each: given with another family, they would be ignored.
+_FAMILY_PARAMETERS = {"pareto_shape": "pareto", "df": "student-t", "spike_prob": "two-point"}
+
+
+def _check_family_parameters(settings: dict) -> None:
+    """``ValueError`` for a family's parameter given (flag or file) with another family."""
+    family = settings.get("family", sweep_lib.SweepConfig().family)
+    for name, owner in _FAMILY_PARAMETERS.items():
+        if name in settings and family != owner:
+            raise ValueError(
+                f"--{name.replace('_', '-')} ({name}) is for --family {owner}; got {name}={settings[name]:g} with "
+                f"family={family!r}, which would ignore it."
+            )
+
+
 def run_sweep(args) -> int:
     settings = _read_toml(args.config) if args.config else {}
     flags = {k: v for k, v in vars(args).items() if k not in ("command", "config", "restart", *distributed.FLAGS)}
@@ -164,6 +179,7 @@ def run_sweep(args) -> int:
     if "seed_chunk" not in settings:  # off a CPU, every seed up to 4096 a chunk: a call costs about its latency
         d = sweep_lib.SweepConfig()
         settings["seed_chunk"] = resumable.default_seed_chunk(settings.get("num_seeds", d.num_seeds), d.seed_chunk)
+    _check_family_parameters(settings)
     config = sweep_lib.SweepConfig(**settings)
     # Everything is checked before anything is printed or written (the directory first: it is quick).
     check_output_dir(out)

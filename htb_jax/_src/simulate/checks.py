@@ -17,6 +17,7 @@ import numpy as np
 
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import check_float32_resolution, check_instance
+from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.memory import check_memory_budget
 from htb_jax._src.policies import adar_etc as adar_etc_lib
@@ -117,6 +118,7 @@ def check_simulation(
         )
     check_choice("sampler", sampler, SAMPLERS)
     check_float32_resolution(instance)
+    instance_gaps(instance)  # refuses means that are not finite, at the instance's own indices
     check_devices("devices", devices)
     devices = tuple(jax.devices() if devices is None else devices)
     if not devices:

@@ -216,6 +216,9 @@ def prepare(
         threads=threads, paired=paired,
     )
     budget = default_memory_budget(devices[0]) if memory_budget is None else int(memory_budget)
+    # Integral floats (1e6) pass the checks as integers: from here on they are ints.
+    num_seeds, first_seed, num_checkpoints = int(num_seeds), int(first_seed), int(num_checkpoints)
+    seed_chunk, threads, pull_chunk = (None if v is None else int(v) for v in (seed_chunk, threads, pull_chunk))
     flat = _flatten(policy)
     flat_instance = jax.tree.map(lambda p: p.reshape(-1, k), instance.broadcast())
     chunk = pull_chunk or default_pull_chunk(k, int(horizons.max()))
