@@ -390,3 +390,17 @@ def test_an_experiment_without_curves_gets_no_empty_figure(tmp_path):
     assert f"regret-{stem}.png" not in (tmp_path / "report.md").read_text()
     first = re.sub(r"[^A-Za-z0-9_-]+", "-", results["experiments"][0]["name"]).strip("-")
     assert f"regret-{first}.png" in paths
+
+
+def test_a_report_written_again_removes_the_figures_it_no_longer_draws(tmp_path):
+    """A second report into the same folder with fewer experiments (``--only``) leaves no figure of the
+    first beside it; other files stay. Catches a stale ``regret-*.png`` that report.md does not link."""
+    results = _results()
+    first = report.write_report(results, tmp_path)
+    (tmp_path / "notes.png").write_bytes(b"")  # not the report's: kept
+    results["experiments"] = results["experiments"][:1]
+    results["frontier"] = []
+    second = report.write_report(results, tmp_path)
+    drawn = {p.name for p in tmp_path.glob("*.png")}
+    assert drawn == {name for name in second if name.endswith(".png")} | {"notes.png"}
+    assert len([name for name in first if name.startswith("regret-")]) > 1

@@ -277,6 +277,18 @@ class _Broken:
         return good._replace(init=None)
 
 
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _MethodShape:
+    """EpsilonGreedy whose ``batch_shape`` lacks ``@property``."""
+
+    def batch_shape(self):
+        return ()
+
+    def kernel(self, spec):
+        return EpsilonGreedy().kernel(spec)
+
+
 @contextlib.contextmanager
 def _backend_compilations():
     """Names of the programs compiled inside the block."""
@@ -296,6 +308,8 @@ def _backend_compilations():
 @pytest.mark.parametrize("policy, pattern", [
     (EpsilonGreedy, r"simulate takes a policy instance .*; got policy=EpsilonGreedy \(a class\)"),
     (object(), r"simulate takes a policy instance .*; got policy=<object object .*> \(object\), which lacks kernel"),
+    (_MethodShape(), r"got policy=_MethodShape\(\) \(_MethodShape\), which lacks a tuple batch_shape \(its "
+                     r"batch_shape is a method: decorate it with @property\)\.$"),
     (_Broken("tuple"), r"_Broken.kernel\(spec\) must return an htb.PolicyKernel\(init, act, update, summary\); got tuple"),
     (_Broken("init"), r"_Broken.kernel\(spec\).init must be a function; got NoneType"),
     (_Broken("act"), r"_Broken's kernel.act must return the arm to pull as an integer scalar .*; got float64\[3\]"),
@@ -313,7 +327,7 @@ def _backend_compilations():
                                  r"is the outcome summary of htb.summarize; a kernel returns htb.PolicySummary\)"),
     (_Broken("estimates"), r"_Broken's kernel.summary must return htb.PolicySummary.*; got PolicySummary of "
                            r"\(int32\[\], int64\[\], float64\[3\]\)\.$"),
-], ids=["class", "no kernel", "tuple", "init", "act", "act float", "act vector", "act arity", "update arity",
+], ids=["class", "no kernel", "batch_shape method", "tuple", "init", "act", "act float", "act vector", "act arity", "update arity",
         "update", "outcome summary", "estimates"])
 def test_a_malformed_policy_is_named_before_the_simulation_compiles(policy, pattern):
     # Each message names the function at fault and what it returned; the engine's program (and the

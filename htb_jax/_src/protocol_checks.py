@@ -78,7 +78,8 @@ def check_policy_instance(name: str, value: Any, function: str) -> None:
     if not missing and not callable(value.kernel):
         missing = ["a callable kernel"]
     if not missing and not isinstance(value.batch_shape, tuple):
-        missing = ["a tuple batch_shape"]
+        missing = ["a tuple batch_shape" + (" (its batch_shape is a method: decorate it with @property)"
+                                            if callable(value.batch_shape) else "")]
     if missing:
         raise TypeError(
             f"{function} takes {what} for {name}; got {given(name, value)}, which lacks {' and '.join(missing)}."

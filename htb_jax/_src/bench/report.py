@@ -364,7 +364,8 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     (``profile.png``, ``regret-<experiment>.png`` for each experiment with curves, ``frontier.png``
     where there are frontier rows),
     ``report.html`` (the same blocks, every figure embedded as a base64 data URI) and
-    ``scorecard.tex`` (a booktabs table of :func:`scorecard_rows` to ``\\input``).
+    ``scorecard.tex`` (a booktabs table of :func:`scorecard_rows` to ``\\input``).  The figures of an
+    earlier report in ``directory`` that this one does not draw are removed.
 
     Args:
       results: a results dict (see ``htb.bench.run``).
@@ -399,4 +400,7 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     path("report.md").write_text(_markdown(blocks))
     path("report.html").write_text(_html(blocks, directory, f"htb_jax benchmark {results['suite']}: report"))
     path("scorecard.tex").write_text(_latex(results))
+    for stale in [*directory.glob("regret-*.png"), directory / "frontier.png"]:  # an earlier report's figures
+        if stale.exists() and stale.name not in paths:
+            stale.unlink()
     return paths
