@@ -396,3 +396,11 @@ def test_a_law_without_a_finite_mean_is_refused(law, pattern):
     # Before, both ran: the first with gaps from a mean that does not exist, the second to a NaN regret.
     with pytest.raises(ValueError, match=r"must have a finite mean on every arm .*" + pattern):
         htb.simulate(KEY, EpsilonGreedy(), law, 100, 2)
+
+
+def test_a_laws_parameters_that_do_not_broadcast_are_named():
+    # A user's law has no constructor check: its batch_shape names the shapes (before, a lax error).
+    law = TwoSidedLomax(loc=jnp.zeros(2), scale=1.0, shape=jnp.array([1.5, 1.8, 2.0]))
+    with pytest.raises(ValueError, match=r"^the parameters of TwoSidedLomax must broadcast to one batch shape; got "
+                                         r"loc of shape \(2,\), scale of shape \(\), shape of shape \(3,\)\.$"):
+        htb.simulate(KEY, EpsilonGreedy(), law, 100, 2)

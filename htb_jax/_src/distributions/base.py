@@ -62,8 +62,7 @@ class Distribution:
     @property
     def batch_shape(self) -> tuple[int, ...]:
         """Broadcast shape of the parameters: ``(..., K)`` for an instance."""
-        shapes = [jnp.shape(getattr(self, f.name)) for f in dataclasses.fields(self)]
-        return tuple(jnp.broadcast_shapes(*shapes))
+        return check_broadcast(type(self).__name__, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
     def broadcast(self, shape: tuple[int, ...] | None = None):
         """Copy with every parameter a float array of ``shape`` (default: batch shape)."""
