@@ -229,6 +229,13 @@ LIBRARY = {
                            lambda: htb.frontier.run_family(ETC, SPIKE_FAMILY, (10**3,), 4, store="s", restart="yes")),
     "measure restart": (TypeError, r"restart must be True or False; got restart=1 \(int\)\.",
                         lambda: htb.frontier.measure(htb.UCB1(), 1.0, (100, 126), 2, restart=1)),
+    # a policy-making function of the wrong arity, by its signature (before: the call's own TypeError)
+    "measure factory": (TypeError, r"measure takes a policy or a function \(member\) -> policy for policy; got "
+                                   r"policy=<function .*> \(function\), which takes \(\)\.",
+                        lambda: htb.frontier.measure(lambda: htb.UCB1(), 1.0, (100, 126), 2)),
+    "bench factory": (TypeError, r"htb.bench.run takes a policy or a function \(eps, u\) -> policy for policy; got "
+                                 r"policy=<function .*> \(function\), which takes \(eps\)\.",
+                      lambda: htb.bench.run(lambda eps: htb.UCB1(), out=None)),
 }
 
 

@@ -301,10 +301,16 @@ def test_bench_sizes_table_is_the_suites():
     def shown(n):
         return f"10^{len(str(n)) - 1}" if n >= 10**4 and str(n).strip("0") == "1" else str(n)
 
+    from htb_jax._src.bench import worst_case
+    from htb_jax._src.bench.peers import peers
+
+    linear = next(p for p in peers() if p.round_cost == "O(t)")
+    other = next(p for p in peers() if p.round_cost != "O(t)")
     text = BENCH.text
     for s in SIZES.values():
+        (first, *_, last), (first_t, *_, last_t) = (worst_case.horizons(c, s.name) for c in (other, linear))
         row = (f"| `{s.name}` | {shown(s.horizon)} | {s.seeds} | {', '.join(shown(h) for h in s.horizons)} "
-               f"| {shown(s.reach)} |")
+               f"| {shown(s.reach)} | {shown(first)} to {shown(last)} (`O(t)`: {shown(first_t)} to {shown(last_t)}) |")
         assert row in text, row
 
 

@@ -11,6 +11,7 @@ names the function, the argument, what it must be and the value given, as
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from typing import Any
 
@@ -55,6 +56,29 @@ def is_policy_factory(value: Any) -> bool:
     :func:`htb_jax.frontier.measure`, ``(eps, u) -> policy`` for :func:`htb_jax.bench.run`): a plain
     callable, not a policy instance (which has ``kernel``) or a class."""
     return callable(value) and not hasattr(value, "kernel") and not isinstance(value, type)
+
+
+def check_policy_factory(name: str, value: Any, function: str, arguments: str) -> None:
+    """``TypeError`` unless the function ``value`` (:func:`is_policy_factory`) accepts ``arguments``
+    positionally (``"member"``, ``"eps, u"``), read from its signature before it is called.
+
+    Args:
+      name: parameter name used in the message (``"policy"``).
+      value: the function given.
+      function: the function's name, for the message.
+      arguments: the arguments it is called with, comma-separated, as the message names them.
+    """
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):  # a builtin without a signature: the call decides
+        return
+    try:
+        signature.bind(*arguments.split(", "))
+    except TypeError:
+        raise TypeError(
+            f"{function} takes a policy or a function ({arguments}) -> policy for {name}; got {given(name, value)}, "
+            f"which takes {signature}."
+        ) from None
 
 
 def check_policy_instance(name: str, value: Any, function: str) -> None:

@@ -38,7 +38,7 @@ from htb_jax._src.bench.suite import (
 )
 from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.fingerprint import Program, versions
-from htb_jax._src.protocol_checks import check_policy_instance, is_policy_factory
+from htb_jax._src.protocol_checks import check_policy_factory, check_policy_instance, is_policy_factory
 from htb_jax._src.resumable import ChunkStore, Remedy, root_key_data, run_chunks
 from htb_jax._src.simulate.program import simulate
 from htb_jax._src.validation import check_choice, check_flag, check_path, given
@@ -193,7 +193,8 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
       out: the directory of the stored runs and the report (``None``: nothing stored or written).
       peers: also run the built-in peers (:func:`~htb_jax._src.bench.peers.peers`).
       only: names of the experiments to run (default: all).
-      restart: delete stored runs that are refused (another configuration or program) and run again.
+      restart: delete what ``out`` stores of every run this call makes (the policy's and the peers'),
+        refused or not, and compute them again; other policies' runs stored there are kept.
       progress: a line on stderr per run.
       command: the command line that made the results, recorded in them.
 
@@ -220,7 +221,9 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
         only = listed
     if policy is None and not peers:
         raise ValueError("peers=False needs a policy: there would be nothing to run")
-    if policy is not None and not is_policy_factory(policy):
+    if policy is not None and is_policy_factory(policy):
+        check_policy_factory("policy", policy, "htb.bench.run", "eps, u")
+    elif policy is not None:
         _check_one_policy("policy", policy)
     if out is not None:
         check_path("out", out)

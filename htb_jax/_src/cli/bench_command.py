@@ -9,7 +9,7 @@ from htb_jax._src import user_code
 from htb_jax._src.bench import runner, worst_case
 from htb_jax._src.bench.suite import NAMES, SIZES, VERSION
 from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir
-from htb_jax._src.protocol_checks import check_policy_instance, is_policy_factory
+from htb_jax._src.protocol_checks import check_policy_factory, check_policy_instance, is_policy_factory
 
 
 def load_contender(spec: str):
@@ -17,6 +17,7 @@ def load_contender(spec: str):
     ``(eps, u) -> policy`` told each setting's tail exponent and moment bound."""
     policy = user_code.load(spec, "--policy", "mypolicies:MyUCB()")
     if is_policy_factory(policy):
+        check_policy_factory("policy", policy, "--policy", "eps, u")
         return policy
     check_policy_instance("policy", policy, "--policy")
     return policy
@@ -27,10 +28,11 @@ def add_bench_parser(sub) -> None:
         "bench",
         help=f"a policy against the literature's heavy-tailed bandit policies on the suite {VERSION}, with a report",
         description=(
-            f"Run a policy and the built-in peers through the benchmark suite {VERSION} (tail heaviness, asymmetry, "
-            "gaps, arms, horizon, misspecification), on the same reward tables, and write results.json, report.md, "
-            "report.html and scorecard.tex to the output directory. Every run is stored there as it finishes: the "
-            "same command resumes, and a second policy benchmarked into the same directory reuses the peers' runs."
+            f"Run a policy and the built-in peers through the benchmark suite {VERSION} (its experiments: "
+            f"{', '.join((*NAMES, worst_case.NAME))}), on the same reward tables, and write results.json, "
+            "report.md, report.html and scorecard.tex to the output directory. Every run is stored there as it "
+            "finishes: the same command resumes, and a second policy benchmarked into the same directory reuses "
+            "the peers' runs and rewrites the report with that command's policies alone."
         ),
     )
     p.add_argument("--policy", metavar="MODULE:EXPRESSION", default=None,

@@ -69,9 +69,12 @@ def add_restart_argument(parser) -> None:
     """``--restart``: delete the chunks stored in ``--out`` and start again (see :mod:`htb_jax._src.resumable`)."""
     parser.add_argument(
         "--restart", action="store_true",
-        help="delete the manifest and the chunks stored in --out, of whatever run, and start again; without it a "
-        "directory holding another configuration, or chunks another program computed (a policy's, a law's or "
-        "htb_jax's code changed, or htb_jax's, jax's or jaxlib's version), is refused and nothing is deleted",
+        help="delete what --out stores of the runs this command makes, whatever run wrote it, and compute them "
+        "again: for sweep and frontier, the manifest and the chunks in --out; for bench, those of every run it "
+        "makes (its policy's and the peers', under --out/runs/), other policies' runs kept. Nothing else is "
+        "deleted. Without it a stored run of another configuration, or chunks another program computed (a "
+        "policy's, a law's or htb_jax's code changed, or htb_jax's, jax's or jaxlib's version), is refused and "
+        "nothing is deleted",
     )
 
 

@@ -93,7 +93,8 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--config", metavar="FILE.toml", default=None, help="read settings from a TOML file (keys below; flags win)")
     p.add_argument("--family", default=unset, help=(
         f"arm distribution: {', '.join(sweep_lib.FAMILIES)}, or MODULE:EXPRESSION, one arm's law of one's own "
-        f"(e.g. 'mylaws:TwoSidedLomax(0.0, 1.0, 1.8)', MODULE from the current directory) (default {d.family})"))
+        f"(e.g. 'mylaws:TwoSidedLomax(0.0, 1.0, 1.8)' with --eps 0.5 --alphas 0.8 --qs 0, MODULE from the current "
+        f"directory) (default {d.family})"))
     p.add_argument("--arms", dest="num_arms", type=int, default=unset, help=f"number of arms K (default {d.num_arms})")
     p.add_argument("--gap", type=float, default=unset, help=f"gap Delta (default {d.gap})")
     p.add_argument("--pareto-shape", type=float, default=unset, help=f"Pareto tail index, > 1+eps (default {d.pareto_shape})")

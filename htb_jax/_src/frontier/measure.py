@@ -46,7 +46,7 @@ from htb_jax._src.frontier.measurement import Measurement
 from htb_jax._src.frontier.runs import STORE_REMEDY
 from htb_jax._src.instances import check_instance, intrinsic_scale
 from htb_jax._src.policy_protocol import EngineSpec, reads_horizon
-from htb_jax._src.protocol_checks import check_policy_instance, is_policy_factory
+from htb_jax._src.protocol_checks import check_policy_factory, check_policy_instance, is_policy_factory
 from htb_jax._src.resumable import (
     ChunkStore,
     Remedy,
@@ -303,6 +303,7 @@ def _plan(
 ) -> MeasurePlan:
     factory = None
     if is_policy_factory(policy):
+        check_policy_factory("policy", policy, "measure", "member")
         factory = policy
     else:
         check_policy_instance("policy", policy, "measure")
