@@ -233,6 +233,14 @@ LIBRARY = {
     "measure factory": (TypeError, r"measure takes a policy or a function \(member\) -> policy for policy; got "
                                    r"policy=<function .*> \(function\), which takes \(\)\.",
                         lambda: htb.frontier.measure(lambda: htb.UCB1(), 1.0, (100, 126), 2)),
+    # traced where a Python value is needed: named, not a ConcretizationTypeError from inside
+    "grad simulate": (TypeError, r"simulate compiles and runs its own program, so it cannot be traced \(jax.jit, "
+                                 r"jax.vmap, jax.grad\); got a traced policy\. .* use htb.smoothed_regret or "
+                                 r"htb.regret_proxy\.",
+                      lambda: jax.grad(lambda a: htb.simulate(KEY, htb.AdaRETC(eps=1.0, alpha=a, q=0.0), SPIKES, 100,
+                                                              2).regret.mean())(0.8)),
+    "admissible_schedule eps": (ValueError, r"eps must lie in \(0, 1\]; got eps=2\.",
+                                lambda: htb.admissible_schedule(0.0, 0.0, 2.0)),
     "bench factory": (TypeError, r"htb.bench.run takes a policy or a function \(eps, u\) -> policy for policy; got "
                                  r"policy=<function .*> \(function\), which takes \(eps\)\.",
                       lambda: htb.bench.run(lambda eps: htb.UCB1(), out=None)),
@@ -285,6 +293,30 @@ def test_the_refusals_run_before_anything_is_compiled(case):
     with _compilations() as compiled:
         _raises(kind, pattern, fn)
     assert compiled == [], compiled
+
+
+def test_the_proxys_table_limit_offers_what_regret_proxy_can_change():
+    # regret_proxy passes its policy's eps to the table: the message no longer tells it to pass eps.
+    with pytest.raises(ValueError, match=r"the regret proxy holds every seed's per-pull prefix sums: .* lower "
+                                         r"num_seeds or horizon \(T=1000000000000\)\.$"):
+        htb.regret_proxy(KEY, htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), REFERENCE, 10**12, 8, 0.05)
+
+
+def test_a_traced_static_argument_is_named():
+    # jit without static_argnames: eps is traced (before, float(eps) raised a ConcretizationTypeError).
+    with pytest.raises(TypeError, match=r"htb.tune_schedule needs eps as a Python value .*; got a traced eps: pass "
+                                        r"'eps' in static_argnames when you jit htb.tune_schedule"):
+        jax.jit(htb.tune_schedule)(KEY, 1.0, SPIKES, REFERENCE, 100, 4)
+
+
+def test_a_family_without_the_moment_is_refused_by_tune_schedule():
+    # Pareto(1.5) has no second moment: U_1 = inf, and the descent ran on an objective of -inf (returning
+    # worst_case 0 and alpha at its start) before.
+    members = [htb.equal_gap(htb.Pareto(loc=0.0, shape=a), num_arms=2, gap=0.2).broadcast() for a in (2.5, 1.5)]
+    family = jax.tree.map(lambda *p: jnp.stack(p), *members)  # batch shape (2, 2)
+    with pytest.raises(ValueError, match=r"htb.tune_schedule normalises the family's regrets by U_eps .* for eps=1; "
+                                         r"got U_eps=inf for member 1 of the family"):
+        htb.tune_schedule(KEY, 1.0, family, REFERENCE, 100, 4)
 
 
 def test_a_near_but_resolvable_location_is_accepted():

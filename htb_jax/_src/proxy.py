@@ -171,7 +171,8 @@ def proxy_table(
             f"the regret proxy holds every seed's per-pull prefix sums: num_seeds={num_seeds} x "
             f"{members} instance(s) x K={k} x {num_pulls + 1} pulls x 8 bytes = {size / 2**20:.0f} MiB, "
             f"more than the limit of {MAX_TABLE_BYTES / 2**20:.0f} MiB; lower num_seeds or horizon "
-            f"(T={horizon}), or pass eps so that only the admissible exploration is tabulated."
+            f"(T={horizon})" + (", or pass eps so that only the admissible exploration is tabulated."
+                                if eps is None else ".")
         )
     keys = seed_keys(key, num_seeds)
     return ProxyTable(prefix=prefix_sums(keys, instance, num_pulls), gaps=instance_gaps(instance))

@@ -45,7 +45,7 @@ import numpy as np
 
 from htb_jax._src import theory
 from htb_jax._src.policies.adar_etc import AdaRETC, num_blocks
-from htb_jax._src.validation import real_array
+from htb_jax._src.validation import check_interval, real_array
 
 MARGIN = 1e-6  # relative distance of every iterate from the ends of the admissible ranges
 
@@ -70,6 +70,7 @@ def admissible_schedule(z_alpha: Any, z_q: Any, eps: Any) -> tuple[jax.Array, ja
     """
     for name, value in (("z_alpha", z_alpha), ("z_q", z_q), ("eps", eps)):
         real_array(name, value)
+    check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     eps = jnp.asarray(eps, jnp.float64)
     lo_a = (1.0 + eps) / (1.0 + 2.0 * eps)
     hi_q = eps / (1.0 + 2.0 * eps)

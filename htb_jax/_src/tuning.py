@@ -88,6 +88,7 @@ from htb_jax._src.validation import (
     check_flag,
     check_integer,
     check_interval,
+    check_static,
     concrete,
     given,
     real_array,
@@ -210,7 +211,9 @@ def tune_schedule(
       optimizer: an optax transformation (default ``optax.adam(0.05)``).
       init_alpha, init_q: the starting schedule (default: the middle of each
         range, ``z = 0``); must be admissible.
-      tune_q: if False, ``q`` stays at its initial value.
+      tune_q: if False, ``q`` stays at its initial value, as :func:`htb_jax.admissible_schedule` holds it:
+        strictly inside its range by ``10^-6`` of the range's width (``init_q=0.0`` is ``3.3e-7`` at
+        ``eps = 1``).
       proxy: ``"smoothed"`` (``simulate``'s mean regret with
         central-difference gradients, :func:`smoothed_regret`),
         ``"monte_carlo"`` (:func:`regret_proxy`'s relaxation) or
@@ -255,6 +258,8 @@ def tune_schedule(
       4289
     """
     as_threefry_key(key)
+    check_static("htb.tune_schedule", eps=eps, horizon=horizon, num_seeds=num_seeds, num_steps=num_steps,
+                 tune_q=tune_q, proxy=proxy, sampler=sampler, polish=polish)
     check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     eps = float(eps)
     check_instance(family, "family", "htb.tune_schedule", ("from_bits", "mean", "abs_moment"))
@@ -311,6 +316,14 @@ def tune_schedule(
     )
     lam_arr = jnp.asarray(lam, jnp.float64)
     scale = intrinsic_scale(family, eps)
+    values = concrete(scale)
+    if values is not None and not np.all(np.isfinite(values) & (values > 0)):
+        member = int(np.argmax(~(np.isfinite(values) & (values > 0))))
+        raise ValueError(
+            f"htb.tune_schedule normalises the family's regrets by U_eps (htb.intrinsic_scale), which must be "
+            f"finite and positive for eps={eps:g}; got U_eps={float(values[member])} for member {member} of the "
+            f"family (an arm without a finite (1+eps)-moment): tune for a smaller eps, or leave the member out."
+        )
     if proxy == "monte_carlo":
         tables = (
             proxy_table(key, family, horizon, num_seeds, eps=eps),

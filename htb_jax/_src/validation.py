@@ -111,8 +111,24 @@ def check_devices(name: str, value: Any) -> None:
     )
 
 
-def _has_tracer(value: Any) -> bool:
+def has_tracer(value: Any) -> bool:
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(value))
+
+
+def check_static(function: str, **values: Any) -> None:
+    """``TypeError`` where a value ``function`` needs concrete (it fixes a shape, a loop's length or
+    the program) is traced, as under ``jax.jit`` without ``static_argnames``, naming the argument.
+
+    Args:
+      function: the public function, for the message (``"htb.tune_schedule"``).
+      **values: the arguments by name.
+    """
+    for name, value in values.items():
+        if has_tracer(value):
+            raise TypeError(
+                f"{function} needs {name} as a Python value (it fixes the program's shapes or loops); got a traced "
+                f"{name}: pass {name!r} in static_argnames when you jit {function}, or call it outside jit."
+            )
 
 
 def _is_real_dtype(dtype: Any) -> bool:
@@ -143,7 +159,7 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
     if isinstance(value, (str, bytes, bool, np.bool_)):
         raise TypeError(f"{name} must be {what}; {got()}.")
     if isinstance(value, (list, tuple)):
-        if _has_tracer(value):
+        if has_tracer(value):
             return None
         try:
             arr = np.asarray(value)

@@ -25,7 +25,14 @@ from htb_jax._src.protocol_checks import check_policy_instance
 from htb_jax._src.reward_table import MAX_SEEDS, as_threefry_key
 from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.simulate.schedule import MAX_PULL_CHUNK
-from htb_jax._src.validation import check_choice, check_devices, check_flag, check_integer, concrete
+from htb_jax._src.validation import (
+    check_choice,
+    check_devices,
+    check_flag,
+    check_integer,
+    concrete,
+    has_tracer,
+)
 
 
 def _horizons(horizon) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -83,6 +90,14 @@ def check_simulation(
     Raises:
       TypeError, ValueError: naming the argument, its admissible values and the value given.
     """
+    traced = [name for name, value in (("key", key), ("policy", policy), ("instance", instance), ("horizon", horizon),
+                                        ("num_seeds", num_seeds)) if has_tracer(value)]
+    if traced:
+        raise TypeError(
+            f"simulate compiles and runs its own program, so it cannot be traced (jax.jit, jax.vmap, jax.grad); got "
+            f"a traced {traced[0]}. A grid of policies or instances is one simulate call already; for a gradient "
+            f"of the regret use htb.smoothed_regret or htb.regret_proxy."
+        )
     check_policy_instance("policy", policy, "simulate")
     key = as_threefry_key(key)
     check_instance(instance, function="htb.simulate", needs=("from_bits", "mean"))
