@@ -79,9 +79,11 @@ POLICIES = Page(
         ("told.u", r"^(.*)$", None),
         ("paired.regret.mean(-1)", r"^(.*)$", None),
         ("every.regret.mean(-1)", r"^(.*)$", None),
+        ("htb.run_on_rewards(policy, rewards, arms.mean(), 2000).regret", r"^(.*)$", None),
+        ("htb.simulate(jax.random.key(0), policy, arms, 2000, 4).regret[2]", r"^(.*)$", None),
     ),
-    not_outputs=("htb.AdaRETC.calibrated(0.5)",),
-    not_run=("htb.run_on_rewards(policy, rewards, means, horizon)",),  # a signature, no data
+    not_outputs=("htb.AdaRETC.calibrated(0.5)",
+                 "rewards = htb.reward_table(htb.seed_keys(jax.random.key(0), 4)[2], arms, 2000)"),  # a shape
 )
 OWN_CODE = Page(
     str(DOCS / "guides" / "own-code.md"),

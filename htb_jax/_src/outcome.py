@@ -20,7 +20,7 @@ class Outcome:
     Attributes:
       regret: f64[...] pseudo-regret at the horizon,
         ``sum_i Delta_i n_i + (T - L) Delta_committed``, from the means and
-        the integer pull counts by :func:`pseudo_regret` (the exact sum
+        the integer pull counts (the exact sum
         rounded once: the same float64 on every machine).
       pulls: i64[..., K] pulls of each arm over the whole horizon.
       committed: i32[...] the arm committed to after exploration, or -1 when
@@ -30,7 +30,7 @@ class Outcome:
         those it committed on (NaN when there was no commit), for index
         policies those of the last round.
       checkpoints: i64[..., C] the rounds of ``regret_curve``: ``C``
-        log-spaced rounds from 1 to ``T`` (see ``rounding.log_spaced_rounds``).
+        log-spaced rounds from 1 to ``T``.
       regret_curve: f64[..., C] cumulative pseudo-regret after each
         checkpoint round; its last entry is ``regret``.
       arms: i32[..., T] the arm played in each round, when asked for

@@ -372,7 +372,9 @@ def regret_proxy(
         commit (first argmax).
       rounding: restore Algorithm 1's integer schedule; with ``tau = 0`` the
         result is the mean of ``simulate(..., sampler="per_pull").regret``.
-      num_pulls: table length per arm (default: see :func:`max_proxy_pulls`).
+      num_pulls: table length per arm (default: the longest exploration of an admissible schedule
+        for the policy's ``eps``, at ``alpha = alpha*(eps)`` and ``q = eps / (1 + 2 eps)``, or every
+        pull where ``eps`` is traced).
 
     Returns:
       f64[*G, *I]: the mean relaxed regret (a scalar for one schedule and
@@ -380,7 +382,7 @@ def regret_proxy(
 
     Raises:
       ValueError: for a bad ``horizon``, ``num_seeds`` or ``tau``, or a table
-        above :data:`MAX_TABLE_BYTES` (per-pull tables limit the horizon).
+        above 1 GiB (per-pull tables limit the horizon).
 
     Examples:
       >>> import jax, htb_jax as htb

@@ -452,15 +452,13 @@ def smoothed_regret(
 
     Raises:
       ValueError: for a bad ``width``, ``instance_width``, ``sampler``,
-        ``horizon`` or ``num_seeds``, or a per-pull table above
-        :data:`htb_jax._src.proxy.MAX_TABLE_BYTES`.
+        ``horizon`` or ``num_seeds``, or a per-pull table above 1 GiB.
 
     Examples:
       >>> import jax, htb_jax as htb
-      >>> from htb_jax._src.smoothing import smoothed_regret
       >>> nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=2, gap=0.5)
       >>> policy = htb.AdaRETC(eps=0.5, alpha=0.8, q=0.0)
-      >>> run = jax.jit(smoothed_regret, static_argnums=(3, 4), static_argnames="sampler")  # callers jit once
+      >>> run = jax.jit(htb.smoothed_regret, static_argnums=(3, 4), static_argnames="sampler")  # callers jit once
       >>> r = run(jax.random.key(0), policy, nu, 1000, 4, 0.01, sampler="per_pull")
       >>> sim = htb.simulate(jax.random.key(0), policy, nu, 1000, 4, sampler="per_pull")
       >>> bool(r == sim.regret.mean())

@@ -102,17 +102,30 @@ DEFAULT_POLISH = 48  # polish=None with the smoothed proxy: 3 x 48 exact evaluat
 
 
 class TuningResult(NamedTuple):
-    """What :func:`tune_schedule` returns; leading axes ``L`` are those of ``lam``."""
+    """What :func:`tune_schedule` returns; leading axes ``L`` are those of ``lam``.
 
-    alpha: jax.Array  # f64[*L] tuned alpha
-    q: jax.Array  # f64[*L] tuned q
-    objective: jax.Array  # f64[*L, steps] J at each iterate before its update
-    alpha_trace: jax.Array  # f64[*L, steps + 1] every iterate's alpha (initial first)
-    q_trace: jax.Array  # f64[*L, steps + 1] every iterate's q
-    worst_case: jax.Array  # f64[*L] max over the family of R_f / U_eps at the tuned schedule
-    reference: jax.Array  # f64[*L] regret proxy on the reference at the tuned schedule
-    final_objective: jax.Array  # f64[*L] J at the tuned schedule (exact for the smoothed proxy)
-    lam: jax.Array  # f64[*L] the weights
+    Attributes:
+      alpha: f64[*L] the tuned ``alpha``.
+      q: f64[*L] the tuned ``q``.
+      objective: f64[*L, steps] the objective ``J`` at each iterate, before its update.
+      alpha_trace: f64[*L, steps + 1] every iterate's ``alpha``, the initial one first.
+      q_trace: f64[*L, steps + 1] every iterate's ``q``.
+      worst_case: f64[*L] ``max_f R_f / U_eps(nu_f)`` over the family at the tuned schedule: the
+        normalised worst case, not a regret.
+      reference: f64[*L] the proxy's regret on the reference at the tuned schedule.
+      final_objective: f64[*L] ``J`` at the tuned schedule (exact for the smoothed proxy).
+      lam: f64[*L] the weights.
+    """
+
+    alpha: jax.Array
+    q: jax.Array
+    objective: jax.Array
+    alpha_trace: jax.Array
+    q_trace: jax.Array
+    worst_case: jax.Array
+    reference: jax.Array
+    final_objective: jax.Array
+    lam: jax.Array
 
 
 def smooth_max_log(log_values: jax.Array, sigma: Any) -> jax.Array:

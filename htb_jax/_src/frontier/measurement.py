@@ -1,4 +1,4 @@
-"""One policy's measured ``(d, c)``: :class:`Measurement` (what :func:`~htb_jax._src.frontier.measure.measure`
+"""One policy's measured ``(d, c)``: :class:`Measurement` (what :func:`htb_jax.frontier.measure`
 returns), its notes on finite-T slopes, and its table."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class Measurement:
 
     Attributes:
       name: the policy's label.
-      family_name: the family's label (a panel of :func:`~htb_jax._src.frontier.plots.plot_measurements`).
+      family_name: the family's label (a panel of :func:`htb_jax.frontier.plot_measurements`).
       eps: the true tail exponent (normalization by ``U_eps``).
       horizons: i64[H] the fitted horizons.
       regret: f64[F + 1, H, S] per-seed regrets (member ``F`` is the fixed instance).

@@ -139,7 +139,7 @@ def plot_measurements(
     (:meth:`~htb_jax._src.frontier.measure.Measurement.note`, or ``notes[(name, eps)]`` where given).
 
     Args:
-      measurements: from :func:`~htb_jax._src.frontier.measure.measure`.
+      measurements: from :func:`htb_jax.frontier.measure`.
       path: a PNG path or an open binary file.
       title: the figure's title.
       claims, notes: optional, keyed by ``(name, eps)``.
