@@ -84,7 +84,9 @@ def test_a_builtin_policy_read_at_checkpoints_equals_simulate_per_horizon_and_nu
     reads at the wrong checkpoints, or that fits anything but the worst normalized mean and the fixed
     instance's mean."""
     horizons = htb.frontier.checkpoint_horizons(300, 100, per_decade=10)
-    (m1, m05) = htb.frontier.measure(htb.UCB1(), (1.0, 0.5), horizons, SEEDS, family=FAMILY, key=KEY, seed_chunk=4)
+    # horizons as a jax array, as simulate takes them (refused as "not a list" before)
+    (m1, m05) = htb.frontier.measure(htb.UCB1(), (1.0, 0.5), jnp.asarray(horizons), SEEDS, family=FAMILY, key=KEY,
+                                     seed_chunk=4)
     assert m1.anytime and m1.name == "UCB1" and m1.family_name == "two-point"
     instances = FAMILY.instances()
     direct = np.asarray(htb.simulate(jax.random.key(KEY), htb.UCB1(), instances, horizons.tolist(), SEEDS).regret)

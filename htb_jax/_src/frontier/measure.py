@@ -68,6 +68,7 @@ from htb_jax._src.validation import (
     check_nonempty,
     check_path,
     given,
+    has_tracer,
 )
 
 
@@ -315,8 +316,8 @@ def _plan(
     eps_values = (eps,) if np.ndim(eps) == 0 and not isinstance(eps, (list, tuple)) else tuple(eps)
     check_nonempty("eps", eps_values)
     check_interval("eps", list(eps_values), 0.0, 1.0, low_closed=False, high_closed=True)
-    if isinstance(horizons, np.ndarray) and horizons.ndim == 1:
-        horizons = horizons.tolist()
+    if isinstance(horizons, (np.ndarray, jax.Array)) and not has_tracer(horizons) and np.ndim(horizons) == 1:
+        horizons = np.asarray(horizons).tolist()  # a NumPy or jax array of horizons, as simulate takes
     check_nonempty("horizons", horizons)
     check_integer("horizons", list(horizons), 1, maximum=10**18)
     t = np.asarray([int(h) for h in horizons], np.int64)
