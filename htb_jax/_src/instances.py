@@ -226,8 +226,8 @@ def gaps(instance: Distribution) -> jax.Array:
     """Suboptimality gaps ``Delta_i = max_j mu_j - mu_i``, f64[..., K].
 
     Raises:
-      ValueError: where a concrete instance's ``mean()`` is not finite (a law without a finite mean
-        has no regret).
+      ValueError: where a concrete instance's ``mean()`` is not finite, or a user's law's
+        ``eps_sup()`` is negative (a law without a finite mean has no regret).
     """
     check_instance(instance, function="htb.gaps", needs=("mean",))
     means = instance.mean()
