@@ -239,6 +239,10 @@ LIBRARY = {
                                  r"htb.regret_proxy\.",
                       lambda: jax.grad(lambda a: htb.simulate(KEY, htb.AdaRETC(eps=1.0, alpha=a, q=0.0), SPIKES, 100,
                                                               2).regret.mean())(0.8)),
+    # one policy, not a grid (the same check as htb.bench.run's)
+    "measure grid": (ValueError, r"measure takes one policy \(batch shape \(\)\) for policy; got policy=RobustUCB\(.*, "
+                                 r"whose batch shape is \(2,\): measure each grid point on its own\.",
+                     lambda: htb.frontier.measure(htb.RobustUCB(eps=1.0, u=np.array([1.0, 2.0])), 1.0, (100, 126), 2)),
     "admissible_schedule eps": (ValueError, r"eps must lie in \(0, 1\]; got eps=2\.",
                                 lambda: htb.admissible_schedule(0.0, 0.0, 2.0)),
     "bench factory": (TypeError, r"htb.bench.run takes a policy or a function \(eps, u\) -> policy for policy; got "

@@ -2,11 +2,11 @@
 
 The smoothed regret proxy takes a two-point arm's block mean at a quantile
 level drawn once and shared by every schedule (``TwoPoint.block_mean_quantile``):
-the block's number of high rewards is the binomial quantile at that level.  The pmf and the smaller tail are written
-without cancellation for ``n`` up to ``10^18`` (Loader's saddle-point form and
-a tanh-sinh tail integral), and the quantile is found by unit steps from a
-start that is exact (0, for small means) or within a few units (a corrected
-normal quantile).  Lanes are grouped by method and run in tiles as the
+the block's number of high rewards is the binomial quantile at that level.
+The pmf and the smaller tail are written without cancellation for ``n`` up
+to ``10^18`` (Loader's saddle-point form and a tanh-sinh tail integral), and
+the quantile is found by unit steps from a start that is exact (0, for small
+means) or within a few units (a corrected normal quantile).  Lanes are grouped by method and run in tiles as the
 variates of :mod:`htb_jax._src.binomial` are.
 """
 

@@ -31,7 +31,6 @@ it returned instead of an error from inside ``fori_loop``.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -43,6 +42,7 @@ from jax.extend.core import Var
 from htb_jax._src import round_stream
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.outcome import Summary as OutcomeSummary
+from htb_jax._src.protocol_checks import refusing_signature
 from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.reward_table import TableReader
 from htb_jax._src.validation import real_array
@@ -191,17 +191,9 @@ _ARGUMENTS = {"init": "ctx", "act": "state, ctx", "update": "state, ctx, arm, re
 
 def _check_arity(name: str, function: str, value: Callable) -> None:
     """``TypeError`` unless the kernel function ``value`` accepts its arguments, positionally."""
-    try:
-        signature = inspect.signature(value)
-    except (TypeError, ValueError):  # a builtin or C function without a signature: the call decides
-        return
-    arguments = _ARGUMENTS[function]
-    try:
-        signature.bind(*arguments.split(", "))
-    except TypeError:
-        raise TypeError(
-            f"{name}'s kernel.{function} must take ({arguments}); it takes {signature}."
-        ) from None
+    signature = refusing_signature(value, _ARGUMENTS[function])
+    if signature is not None:
+        raise TypeError(f"{name}'s kernel.{function} must take ({_ARGUMENTS[function]}); it takes {signature}.")
 
 
 def _evaluated(name: str, function: str, call) -> Any:

@@ -58,6 +58,21 @@ def is_policy_factory(value: Any) -> bool:
     return callable(value) and not hasattr(value, "kernel") and not isinstance(value, type)
 
 
+def refusing_signature(value: Any, arguments: str) -> inspect.Signature | None:
+    """``value``'s signature where it cannot take ``arguments`` (comma-separated names, passed
+    positionally), else ``None``; ``None`` also where it has no signature to read (a builtin: the
+    call decides).  Read before ``value`` is called, for a message that names what it takes."""
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*arguments.split(", "))
+    except TypeError:
+        return signature
+    return None
+
+
 def check_policy_factory(name: str, value: Any, function: str, arguments: str) -> None:
     """``TypeError`` unless the function ``value`` (:func:`is_policy_factory`) accepts ``arguments``
     positionally (``"member"``, ``"eps, u"``), read from its signature before it is called.
@@ -68,17 +83,30 @@ def check_policy_factory(name: str, value: Any, function: str, arguments: str) -
       function: the function's name, for the message.
       arguments: the arguments it is called with, comma-separated, as the message names them.
     """
-    try:
-        signature = inspect.signature(value)
-    except (TypeError, ValueError):  # a builtin without a signature: the call decides
-        return
-    try:
-        signature.bind(*arguments.split(", "))
-    except TypeError:
+    signature = refusing_signature(value, arguments)
+    if signature is not None:
         raise TypeError(
             f"{function} takes a policy or a function ({arguments}) -> policy for {name}; got {given(name, value)}, "
             f"which takes {signature}."
-        ) from None
+        )
+
+
+def check_one_policy(name: str, value: Any, function: str, remedy: str) -> None:
+    """:func:`check_policy_instance`, then ``ValueError`` unless ``value`` is one policy (batch shape
+    ``()``), not a grid, for the functions that run one policy at a time.
+
+    Args:
+      name: parameter name used in the message (``"policy"``, ``"policy(member 0)"``).
+      value: the value given.
+      function: the function's name, for the message.
+      remedy: what to do with a grid, for the message.
+    """
+    check_policy_instance(name, value, function)
+    if tuple(value.batch_shape) != ():
+        raise ValueError(
+            f"{function} takes one policy (batch shape ()) for {name}; got {given(name, value)}, whose batch "
+            f"shape is {tuple(value.batch_shape)}: {remedy}."
+        )
 
 
 def check_policy_instance(name: str, value: Any, function: str) -> None:

@@ -38,7 +38,7 @@ from htb_jax._src.bench.suite import (
 )
 from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.fingerprint import Program, versions
-from htb_jax._src.protocol_checks import check_policy_factory, check_policy_instance, is_policy_factory
+from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
 from htb_jax._src.resumable import ChunkStore, Remedy, root_key_data, run_chunks
 from htb_jax._src.simulate.program import simulate
 from htb_jax._src.validation import check_choice, check_flag, check_path, given
@@ -96,6 +96,9 @@ def groups(experiment: Experiment, contender: Contender) -> list[Group]:
     return out
 
 
+_ONE_AT_A_TIME = "benchmark the points of a grid one at a time"
+
+
 def _call(contender: Contender, group: Group, experiment: Experiment, reach: int | None) -> dict:
     """The ``simulate`` keywords of a contender's run of a group (horizons beyond ``reach`` dropped)."""
     horizons = [h for h in group.horizons if reach is None or h <= reach]
@@ -105,22 +108,11 @@ def _call(contender: Contender, group: Group, experiment: Experiment, reach: int
         told = [experiment.settings[i].told() for i in group.settings]
         grid = [contender.make(e, u) for e, u in told]
         for (e, u), made in zip(told, grid, strict=True):
-            _check_one_policy(f"policy(eps={e:g}, u={u:g})", made)
+            check_one_policy(f"policy(eps={e:g}, u={u:g})", made, "htb.bench.run", _ONE_AT_A_TIME)
         call |= {"policy": _stack(grid), "paired": True}
     else:
         call["policy"] = contender.make
     return call
-
-
-def _check_one_policy(name: str, policy) -> None:
-    """``TypeError`` unless ``policy`` is a policy, ``ValueError`` unless it is one (batch shape ``()``):
-    the suite compares one policy with the peers, setting by setting."""
-    check_policy_instance(name, policy, "htb.bench.run")
-    if tuple(policy.batch_shape) != ():
-        raise ValueError(
-            f"htb.bench.run takes one policy (batch shape ()) for {name}; got {given(name, policy)}, whose batch "
-            f"shape is {tuple(policy.batch_shape)}: benchmark the points of a grid one at a time."
-        )
 
 
 def _reach(contender: Contender, size: str) -> int | None:
@@ -224,7 +216,7 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
     if policy is not None and is_policy_factory(policy):
         check_policy_factory("policy", policy, "htb.bench.run", "eps, u")
     elif policy is not None:
-        _check_one_policy("policy", policy)
+        check_one_policy("policy", policy, "htb.bench.run", _ONE_AT_A_TIME)
     if out is not None:
         check_path("out", out)
         out = os.fspath(out)

@@ -46,7 +46,7 @@ from htb_jax._src.frontier.measurement import Measurement
 from htb_jax._src.frontier.runs import STORE_REMEDY
 from htb_jax._src.instances import check_instance, intrinsic_scale
 from htb_jax._src.policy_protocol import EngineSpec, reads_horizon
-from htb_jax._src.protocol_checks import check_policy_factory, check_policy_instance, is_policy_factory
+from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
 from htb_jax._src.resumable import (
     ChunkStore,
     Remedy,
@@ -170,11 +170,7 @@ def per_member_runs(factory, instances: Distribution) -> list[tuple[Any, Distrib
     members = instances.batch_shape[0]
     policies = [factory(_member(instances, f)) for f in range(members)]
     for i, p in enumerate(policies):
-        check_policy_instance(f"policy(member {i})", p, "measure")
-        if p.batch_shape != ():
-            raise ValueError(
-                f"policy(member {i}) must be one policy (batch shape ()); got batch shape {p.batch_shape}."
-            )
+        check_one_policy(f"policy(member {i})", p, "measure", "return one policy per member")
     if len({jax.tree.structure(p) for p in policies}) == 1:
         stacked = jax.tree.map(lambda *leaves: jnp.stack([jnp.asarray(x) for x in leaves]), *policies)
         if stacked.batch_shape == (members,):
@@ -307,12 +303,7 @@ def _plan(
         check_policy_factory("policy", policy, "measure", "member")
         factory = policy
     else:
-        check_policy_instance("policy", policy, "measure")
-        if policy.batch_shape != ():
-            raise ValueError(
-                f"measure takes one policy (batch shape ()); got batch shape {policy.batch_shape}: "
-                "measure each grid point on its own."
-            )
+        check_one_policy("policy", policy, "measure", "measure each grid point on its own")
     eps_values = (eps,) if np.ndim(eps) == 0 and not isinstance(eps, (list, tuple)) else tuple(eps)
     check_nonempty("eps", eps_values)
     check_interval("eps", list(eps_values), 0.0, 1.0, low_closed=False, high_closed=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import engine as engine_lib
@@ -20,7 +21,7 @@ from htb_jax._src import mom
 from htb_jax._src.memory import MemoryPlan
 from htb_jax._src.policies.adar_etc import ExploreThenCommit
 from htb_jax._src.sharding import gather
-from htb_jax._src.simulate.outputs import _arrange_engine
+from htb_jax._src.simulate.outputs import _arrange_engine, _on_host
 from htb_jax._src.simulate.request import Request
 from htb_jax._src.simulate.schedule import _schedule_maxima
 from htb_jax._src.validation import check_integer
@@ -38,6 +39,30 @@ def _commit_block_size_bounds(policy: Any, horizons: np.ndarray, num_arms: int) 
         return None, 1
     _, _, largest, smallest = _schedule_maxima(policy, policy.commit_horizons(horizons), num_arms)
     return mom.static_block_sizes(int(largest)), mom.static_smallest_block_size(int(smallest))
+
+
+def check_arms_in_range(name: str, pulls: Any, num_seeds: int, horizons: np.ndarray, num_arms: int) -> None:
+    """``ValueError`` where a run's pulls do not sum to its horizon: its policy's ``act`` returned an
+    arm outside ``[0, K)`` (:func:`~htb_jax._src.engine.out_of_range_unsigned`), whose pulls the
+    engine did not count.
+
+    Args:
+      name: the policy's class name, for the message.
+      pulls: i64[G, F, H, S_padded, K] the engine's pull counts (NumPy or concrete jax arrays).
+      num_seeds: ``S``, the seeds before padding.
+      horizons: i64[H] the horizons.
+      num_arms: ``K``.
+    """
+    totals = np.sum(np.asarray(pulls), axis=-1) if _on_host([pulls]) else np.asarray(jnp.sum(pulls, axis=-1))
+    short = totals[..., :num_seeds] != np.asarray(horizons)[:, None]  # bool[G, F, H, S]
+    if not short.any():
+        return
+    g, f, h, s = (int(i) for i in np.argwhere(short)[0])
+    raise ValueError(
+        f"{name}'s kernel.act must return an arm in [0, {num_arms}); it returned another in "
+        f"{int(short.sum())} of {short.size} runs (the first: grid point {g}, instance {f}, T={int(horizons[h])}, "
+        f"seed {s}), whose pulls the engine could not count: its regret would be wrong, so none is returned."
+    )
 
 
 def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan, Any]:
@@ -68,7 +93,7 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
     def run_engine():
         outputs = gather(program(*args))
         if not isinstance(outputs[1], jax.core.Tracer):  # a concrete run: its counts are checked
-            engine_lib.check_arms_in_range(type(r.flat).__name__, outputs[1], r.num_seeds, r.horizons, k)
+            check_arms_in_range(type(r.flat).__name__, outputs[1], r.num_seeds, r.horizons, k)
         return _arrange_engine(outputs, r.output_shape, record_arms)
 
     run_engine.lower = lambda: program.lower(*args)
