@@ -227,6 +227,11 @@ LIBRARY = {
                       lambda: htb.frontier.dependent_exponent(None, 0, 10**3)),
     "run_family restart": (TypeError, r"restart must be True or False; got restart='yes' \(str\)\.",
                            lambda: htb.frontier.run_family(ETC, SPIKE_FAMILY, (10**3,), 4, store="s", restart="yes")),
+    "measure random key": (TypeError, r"key must be the integer seed in \[0, 4294967295\], the n of jax.random.key\(n\): "
+                           r"a resumable run stores its chunks under that seed; got the random key Array\(\(\), dtype=key",
+                           lambda: htb.frontier.measure(htb.UCB1(), 1.0, (100, 126), 2, key=KEY)),
+    "sweep legacy key": (TypeError, r"key must be the integer seed.*got the random key Array\(\[0, 0\], dtype=uint32\)",
+                         lambda: SweepConfig(key=jax.random.key_data(KEY)).validate()),
     "measure restart": (TypeError, r"restart must be True or False; got restart=1 \(int\)\.",
                         lambda: htb.frontier.measure(htb.UCB1(), 1.0, (100, 126), 2, restart=1)),
     # a policy-making function of the wrong arity, by its signature (before: the call's own TypeError)

@@ -51,7 +51,7 @@ import numpy as np
 
 from htb_jax._src import fingerprint as fingerprint_lib
 from htb_jax._src.reward_table import MAX_SEEDS
-from htb_jax._src.validation import check_integer
+from htb_jax._src.validation import check_integer, shown
 
 MANIFEST = "manifest.json"
 CHUNK_DIR = "chunks"
@@ -79,7 +79,18 @@ def check_layout(num_seeds: int, seed_chunk: int) -> None:
 
 
 def check_root_key(key: int) -> None:
-    """``ValueError`` unless ``key`` is an integer seed of ``jax.random.key`` in ``[0, 2^32 - 1]``."""
+    """``ValueError`` unless ``key`` is an integer seed of ``jax.random.key`` in ``[0, 2^32 - 1]``.
+
+    A resumable run stores its chunks under this seed, so it takes the seed, not a key:
+    ``TypeError`` naming that, where a ``jax.random.key`` (or ``PRNGKey``) is given.
+    """
+    if isinstance(key, jax.Array) and (
+        jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) or (key.dtype == np.uint32 and key.shape == (2,))
+    ):
+        raise TypeError(
+            f"key must be the integer seed in [0, {MAX_KEY}], the n of jax.random.key(n): a resumable run "
+            f"stores its chunks under that seed; got the random key {shown(key)}."
+        )
     check_integer("key", key, 0, maximum=MAX_KEY)
 
 
