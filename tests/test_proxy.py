@@ -284,3 +284,17 @@ def test_analytic_bound_matches_hand_formula_and_has_gradients():
     want = explore / 2 * 1.0 + (horizon - explore) * 1.0 * wrong
     assert got == pytest.approx(want, rel=1e-12)
     assert np.isfinite(float(g))
+
+
+def test_analytic_bound_on_arms_without_the_moment_has_the_hand_gradient():
+    # Pareto(1.5) arms lack the moment of order 1 + eps = 2: every block tail is 1, so the bound is
+    # sum(gaps) (L/K + T - L).  Its gradient was NaN (inf * 0), which left a tuning where it began.
+    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=2, gap=0.2)
+    alpha, q, horizon = 0.8, 0.1, 10**6
+    value, g = jax.jit(jax.value_and_grad(
+        lambda a: htb.analytic_regret_bound(htb.AdaRETC(eps=1.0, alpha=a, q=q), nu, horizon)))(alpha)
+    blocks = math.ceil(8 * (math.log(2) + 3 * math.log(horizon)))
+    grown = 2**q * horizon ** ((1 - alpha) * 2)
+    explore = 2 * blocks + grown
+    assert float(value) == pytest.approx(0.2 * (explore / 2 + horizon - explore), rel=1e-12)
+    assert float(g) == pytest.approx(0.2 * (1 / 2 - 1) * grown * (-2 * math.log(horizon)), rel=1e-9)

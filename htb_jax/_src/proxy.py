@@ -446,8 +446,12 @@ def analytic_regret_bound(policy: AdaRETC, instance: Distribution, horizon: int,
         length, pulls, size = relaxed_schedule(p, k, horizon)
         radius = gaps / 2.0
         safe = jnp.where(gaps > 0, radius, 1.0)
-        block_tail = 2.0 ** (power + 1.0) * u[:, None] * size[0] ** (1.0 - power) / safe**power
-        block_tail = jnp.minimum(1.0, block_tail)
+        # Arms without the moment (u infinite): every block tail is 1.  The finite stand-in keeps
+        # inf * 0 out of the derivative, which was NaN and left a tuning where it started.
+        finite = jnp.isfinite(u)[:, None]
+        u_safe = jnp.where(finite, u[:, None], 1.0)
+        block_tail = 2.0 ** (power + 1.0) * u_safe * size[0] ** (1.0 - power) / safe**power
+        block_tail = jnp.where(finite, jnp.minimum(1.0, block_tail), 1.0)
         median_tail = jnp.exp(-2.0 * blocks * jnp.maximum(0.5 - block_tail, 0.0) ** 2)
         wrong = jnp.where(gaps > 0, jnp.minimum(1.0, 2.0 * median_tail), 0.0)
         explore = jnp.sum(gaps, axis=-1) * length / k
