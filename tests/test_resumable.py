@@ -139,3 +139,30 @@ def test_another_configuration_in_an_old_directory_is_refused(tmp_path, uninterr
     # The memory budget changes no number: a resumed run may use another.
     assert main([*KILLED, "--memory-budget", "64MiB", "--out", str(out)]) == 0
     assert "resumed: 40 of 40 chunks read back" in capsys.readouterr().err
+
+
+def test_chunks_without_their_manifest_or_a_manifest_missing_a_field_are_refused_and_kept(tmp_path, uninterrupted,
+                                                                                          capsys):
+    # Deleting manifest.json to "reset" a run, or copying chunks/ by hand, left chunks that nothing ties to a
+    # configuration: they were read back into a run of another gap.  A manifest without its digests raised a
+    # KeyError after deleting a chunk.
+    out = tmp_path / "no-manifest"
+    shutil.copytree(uninterrupted, out)
+    (out / "manifest.json").unlink()
+    chunks = sorted(p.name for p in (out / "chunks").iterdir())
+    assert main([*KILLED, "--gap", "0.5", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"htb-jax: error: the output directory {str(out)!r} holds chunk files but no manifest.json that says which "
+        "run computed them; give another --out, or --restart to delete its chunks and start again"]
+    assert sorted(p.name for p in (out / "chunks").iterdir()) == chunks
+
+    out = tmp_path / "no-digests"
+    shutil.copytree(uninterrupted, out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["chunk_sha256"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert main([*KILLED, "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"htb-jax: error: {out / 'manifest.json'} is not a readable htb-jax sweep manifest; give another --out, "
+        "or --restart to delete its chunks and start again"]
+    assert sorted(p.name for p in (out / "chunks").iterdir()) == chunks

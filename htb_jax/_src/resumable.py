@@ -19,8 +19,8 @@ hashes to the manifest's digest, it loads, its arrays hash to the digest
 stored inside it, and it holds the seeds the layout assigns it; anything else
 is recomputed, never merged.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the resumed
 sweep equals an uninterrupted one bit for bit.  A directory whose manifest
-describes another configuration is refused (:class:`ForeignStoreError`), and so
-is one whose chunks another program computed (:class:`StaleStoreError`: a
+describes another configuration is refused (:class:`ForeignStoreError`), as is one
+that holds chunk files but no manifest, and one whose chunks another program computed (:class:`StaleStoreError`: a
 policy's or a law's code changed, or htb_jax's, jax's or jaxlib's version),
 unless the run is told to ``restart``: then the old manifest and chunks are
 deleted first, and nothing stored is deleted otherwise.
@@ -324,6 +324,9 @@ def read_manifest(directory: str, config: dict, root_key, layout, program: dict 
         with open(path) as f:
             old = json.load(f)
         old_config, old_layout = old["config"], old["chunks"]
+        if not (isinstance(old_config, dict) and isinstance(old_layout, list)
+                and isinstance(old["chunk_sha256"], dict) and isinstance(old["root_key"], list)):
+            raise TypeError
     except (OSError, ValueError, KeyError, TypeError):
         raise ForeignStoreError(f"{path} is not a readable htb-jax sweep manifest; {remedy}") from None
     config = json.loads(json.dumps(config))
@@ -372,8 +375,8 @@ class ChunkStore:
       remedy: how the caller's user gives another directory or restarts, for refusals.
 
     Raises:
-      ForeignStoreError: if ``directory`` holds a manifest of another sweep, or one
-        that cannot be read (and ``restart`` is false).
+      ForeignStoreError: if ``directory`` holds a manifest of another sweep, one that cannot
+        be read, or chunk files without a manifest (and ``restart`` is false).
       StaleStoreError: if its chunks were computed by another program (and ``restart`` is false).
     """
 
@@ -392,6 +395,11 @@ class ChunkStore:
                 self._delete_stored()
         else:
             old = read_manifest(directory, self.config, root_key, self.layout, program, remedy)
+            if old is None and self._chunk_files():
+                raise ForeignStoreError(
+                    f"the output directory {directory!r} holds chunk files but no {MANIFEST} that says which run "
+                    f"computed them; {remedy}"
+                )
         if isinstance(program, fingerprint_lib.Program):  # the stored fingerprint where its inputs matched
             program = program.fingerprint() if old is None else program.resolve(old["program"])
         self.program = dict(program)
@@ -423,16 +431,21 @@ class ChunkStore:
                 "chunk_sha256": {},
             }
 
+    def _chunk_files(self) -> list[str]:
+        """The paths of the chunk files in the directory, of whatever run."""
+        if not os.path.isdir(self.chunk_dir):
+            return []
+        return [os.path.join(self.chunk_dir, name) for name in sorted(os.listdir(self.chunk_dir))
+                if name.startswith("chunk-") and name.endswith(".npz")]
+
     def _delete_stored(self) -> None:
         """Deletes the manifest and every chunk file (``restart``; temporary files go as on every start);
         nothing else in the directory."""
         path = os.path.join(self.directory, MANIFEST)
         if os.path.exists(path):
             os.remove(path)
-        if os.path.isdir(self.chunk_dir):
-            for name in os.listdir(self.chunk_dir):
-                if name.startswith("chunk-") and name.endswith(".npz"):
-                    os.remove(os.path.join(self.chunk_dir, name))
+        for chunk in self._chunk_files():
+            os.remove(chunk)
 
     def _write_manifest(self) -> None:
         if not self.writer:
