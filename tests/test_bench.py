@@ -186,9 +186,12 @@ def test_an_interrupted_run_resumes_to_the_same_results(tiny, tmp_path, monkeypa
     monkeypatch.setattr(runner, "simulate", simulate)
     monkeypatch.setattr(runner, "write_report", lambda results, directory: None)
     kwargs = {**kwargs, "out": str(tmp_path)}
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as interrupted:
         runner.run(htb.UCB1(), **kwargs)
     assert len(list(tmp_path.glob("runs/*/*/chunks/*.npz"))) == 2
+    # Said in runs of the whole bench (it said "before the first of 1 chunks was stored in <the third run>").
+    assert (interrupted.value.stored, interrupted.value.unit, interrupted.value.directory) == (2, "runs", str(tmp_path))
+    assert interrupted.value.total > 3
     monkeypatch.setattr(runner, "simulate", original)
     again = runner.run(htb.UCB1(), **kwargs)
     assert again["experiments"] == first["experiments"]
@@ -274,3 +277,25 @@ def test_a_stored_reference_run_reproduces():
         else:
             se = (want["mean_high"] - want["mean_low"]) / (2 * 1.959964)
             assert abs(got["mean"] - want["mean"]) <= 4 * se
+
+
+def test_a_stale_stored_run_names_its_policys_folder(tiny, tmp_path, monkeypatch):
+    """A run computed by another program (here: another htb_jax version) is refused with the cheap way out
+    first, the policy's own folder under runs/ (``--restart`` recomputes every peer too: 17 minutes at
+    the CPU size). Catches the sweep's advice, which names --restart alone."""
+    import shutil
+
+    from htb_jax._src import version as version_module
+    from htb_jax._src.resumable import StaleStoreError
+
+    out, *_, kwargs = tiny
+    shutil.copytree(out, tmp_path / "copy")
+    monkeypatch.setitem(suite.SIZES, "tiny", TINY)
+    monkeypatch.setattr(runner, "peers", lambda: tuple(p for p in peers_lib.peers() if p.name in FIELD))
+    monkeypatch.setattr(version_module, "__version__", "0.1.0.dev9")
+    folder = re.escape(str(tmp_path / "copy" / "runs" / "mine"))
+    with pytest.raises(StaleStoreError, match=rf"another program \(htb_jax .* there, 0\.1\.0\.dev9 here\); delete "
+                                              rf"{folder} to compute its runs again \(the other runs stored there are "
+                                              r"kept\), give another --out, or --restart to compute every run of this "
+                                              r"command again$"):
+        runner.run(htb.UCB1(), **{**kwargs, "out": str(tmp_path / "copy")})

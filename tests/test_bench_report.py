@@ -404,3 +404,20 @@ def test_a_report_written_again_removes_the_figures_it_no_longer_draws(tmp_path)
     drawn = {p.name for p in tmp_path.glob("*.png")}
     assert drawn == {name for name in second if name.endswith(".png")} | {"notes.png"}
     assert len([name for name in first if name.startswith("regret-")]) > 1
+
+
+def test_a_report_interrupted_while_written_leaves_the_earlier_one_whole(tmp_path, monkeypatch):
+    """Ctrl-C after some files of a new report are written: the folder still holds the earlier report, every
+    file of it, and no temporary folder. Catches results.json of one run beside report.md of another."""
+    results = _results()
+    report.write_report(results, tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    results["command"] = "htb-jax bench --policy another:Policy()"
+
+    def interrupted(results):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "_latex", interrupted)  # the last file written
+    with pytest.raises(KeyboardInterrupt):
+        report.write_report(results, tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before

@@ -447,7 +447,7 @@ def analytic_regret_bound(policy: AdaRETC, instance: Distribution, horizon: int,
         radius = gaps / 2.0
         safe = jnp.where(gaps > 0, radius, 1.0)
         # Arms without the moment (u infinite): every block tail is 1.  The finite stand-in keeps
-        # inf * 0 out of the derivative, which was NaN and left a tuning where it started.
+        # inf * 0 out of the derivative (NaN otherwise).
         finite = jnp.isfinite(u)[:, None]
         u_safe = jnp.where(finite, u[:, None], 1.0)
         block_tail = 2.0 ** (power + 1.0) * u_safe * size[0] ** (1.0 - power) / safe**power

@@ -140,13 +140,32 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C during a resumable run: every chunk finished before it is stored.
 
     Attributes:
-      stored: chunks on disk (read back or computed), of ``total``.
+      stored: chunks (or, for the benchmark, runs) on disk, read back or computed, of ``total``.
       directory: the store's directory (``None``: the run stored nothing).
+      unit: what ``stored`` counts: ``"chunks"`` or ``"runs"``.
     """
 
-    def __init__(self, stored: int, total: int, directory: str | None):
-        super().__init__(f"interrupted: {stored} of {total} chunks stored in {directory}")
-        self.stored, self.total, self.directory = stored, total, directory
+    def __init__(self, stored: int, total: int, directory: str | None, unit: str = "chunks"):
+        super().__init__(f"interrupted: {stored} of {total} {unit} stored in {directory}")
+        self.stored, self.total, self.directory, self.unit = stored, total, directory, unit
+
+
+_interrupt_requested = False  # set by the command line's SIGINT handler
+
+
+def sigint_handler(signum, frame) -> None:
+    """The command line's Ctrl-C: raises ``KeyboardInterrupt`` as Python's own handler does, and
+    records it, so that :func:`check_interrupt` raises it again where Python dropped it (raised inside
+    a garbage-collection callback, it is printed as "Exception ignored" and the run went on to its end)."""
+    global _interrupt_requested
+    _interrupt_requested = True
+    raise KeyboardInterrupt
+
+
+def check_interrupt() -> None:
+    """``KeyboardInterrupt`` if :func:`sigint_handler` saw a Ctrl-C: long runs call it between chunks."""
+    if _interrupt_requested:
+        raise KeyboardInterrupt
 
 
 def run_chunks(
@@ -180,6 +199,7 @@ def run_chunks(
         for i, (first, count) in enumerate(layout):
             if parts[i] is not None:
                 continue
+            check_interrupt()
             parts[i] = compute(first, count)
             if store is not None:
                 store.save(i, parts[i])
@@ -275,6 +295,18 @@ class Remedy:
 
 
 CLI_REMEDY = Remedy()
+
+
+@dataclasses.dataclass(frozen=True)
+class FolderRemedy(Remedy):
+    """The way out of a refused run among others in one directory (the benchmark's): delete the
+    run's ``folder`` alone, the others kept, or give another directory, or restart every run."""
+
+    folder: str = ""
+
+    def __str__(self) -> str:
+        return (f"delete {self.folder} to compute its runs again (the other runs stored there are kept), give "
+                f"another {self.directory}, or {self.restart} to compute every run of this command again")
 
 
 def _program_change(old: dict, program: dict | fingerprint_lib.Program) -> str | None:

@@ -14,7 +14,9 @@ import collections
 import html
 import json
 import math
+import os
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -364,8 +366,10 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     (``profile.png``, ``regret-<experiment>.png`` for each experiment with curves, ``frontier.png``
     where there are frontier rows),
     ``report.html`` (the same blocks, every figure embedded as a base64 data URI) and
-    ``scorecard.tex`` (a booktabs table of :func:`scorecard_rows` to ``\\input``).  The figures of an
-    earlier report in ``directory`` that this one does not draw are removed.
+    ``scorecard.tex`` (a booktabs table of :func:`scorecard_rows` to ``\\input``).  The files are
+    written into a temporary folder inside ``directory`` and moved into place together once all are
+    written (an interrupted write leaves the earlier report whole); the figures of an earlier report
+    in ``directory`` that this one does not draw are removed.
 
     Args:
       results: a results dict (see ``htb.bench.run``).
@@ -378,6 +382,20 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     _check_results(results)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    # Every file is written into a folder of its own first and moved into place once all are written,
+    # so that a run interrupted while writing never leaves a report of two runs' files.
+    with tempfile.TemporaryDirectory(dir=directory, prefix=".report-") as scratch:
+        written = _write_files(results, Path(scratch))
+        for name in written:
+            os.replace(Path(scratch) / name, directory / name)
+    for stale in [*directory.glob("regret-*.png"), directory / "frontier.png"]:  # an earlier report's figures
+        if stale.exists() and stale.name not in written:
+            stale.unlink()
+    return {name: directory / name for name in written}
+
+
+def _write_files(results: dict, directory: Path) -> list[str]:
+    """Writes the report's files into ``directory`` (see :func:`write_report`); returns their names."""
     paths = {}
 
     def path(name: str) -> Path:
@@ -400,7 +418,4 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     path("report.md").write_text(_markdown(blocks))
     path("report.html").write_text(_html(blocks, directory, f"htb_jax benchmark {results['suite']}: report"))
     path("scorecard.tex").write_text(_latex(results))
-    for stale in [*directory.glob("regret-*.png"), directory / "frontier.png"]:  # an earlier report's figures
-        if stale.exists() and stale.name not in paths:
-            stale.unlink()
-    return paths
+    return list(paths)

@@ -39,7 +39,14 @@ from htb_jax._src.bench.suite import (
 from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.fingerprint import Program, versions
 from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
-from htb_jax._src.resumable import ChunkStore, Remedy, root_key_data, run_chunks
+from htb_jax._src.resumable import (
+    ChunkStore,
+    FolderRemedy,
+    Interrupted,
+    check_interrupt,
+    root_key_data,
+    run_chunks,
+)
 from htb_jax._src.simulate.program import simulate
 from htb_jax._src.validation import check_choice, check_flag, check_path, given
 
@@ -139,7 +146,7 @@ def run_group(contender: Contender, experiment: Experiment, group: Group, size: 
         config = {"suite": VERSION, "size": size, "experiment": experiment.name, "group": group.index,
                   "contender": contender.name, "horizons": call["horizon"], "seeds": seeds}
         store = ChunkStore(directory, config, root_key_data(KEY), [(0, seeds)], Program([call]),
-                           restart=restart, remedy=Remedy())
+                           restart=restart, remedy=FolderRemedy(folder=os.path.join(out, "runs", contender.slug)))
 
     def compute(first: int, num: int) -> dict[str, np.ndarray]:
         started = time.perf_counter()
@@ -238,18 +245,27 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
             print(f"[{n}/{total}] {what}: {state}; {time.perf_counter() - started:.0f} s elapsed", file=sys.stderr,
                   flush=True)
 
-    for n, (c, e, g) in enumerate(plan, 1):
-        arrays, resumed, seconds = run_group(c, e, g, size, out, restart)
-        per_contender[c.name][(e.name, g.index)] = arrays
-        wall[c.name] += seconds
-        note(n, f"{c.name} | {e.name} {g.index + 1}/{len(grouped[c.name, e.name])} ({len(g.settings)} settings)",
-             resumed, seconds)
-    measured = {}
-    if worst:
-        for n, c in enumerate(field, len(plan) + 1):
-            measured[c.name], seconds, resumed = worst_case.measure_contender(c, size, out, restart)
+    finished = 0
+    try:
+        for n, (c, e, g) in enumerate(plan, 1):
+            check_interrupt()
+            arrays, resumed, seconds = run_group(c, e, g, size, out, restart)
+            per_contender[c.name][(e.name, g.index)] = arrays
             wall[c.name] += seconds
-            note(n, f"{c.name} | {worst_case.NAME}", resumed, seconds)
+            finished = n
+            note(n, f"{c.name} | {e.name} {g.index + 1}/{len(grouped[c.name, e.name])} ({len(g.settings)} settings)",
+                 resumed, seconds)
+        measured = {}
+        if worst:
+            for n, c in enumerate(field, len(plan) + 1):
+                check_interrupt()
+                measured[c.name], seconds, resumed = worst_case.measure_contender(c, size, out, restart)
+                wall[c.name] += seconds
+                finished = n
+                note(n, f"{c.name} | {worst_case.NAME}", resumed, seconds)
+        check_interrupt()
+    except KeyboardInterrupt:  # every finished run is stored: say so in runs, not in the last run's chunks
+        raise Interrupted(finished if out is not None else 0, total, out, "runs") from None
     results = assemble(field, size_experiments, grouped, per_contender, wall, size, command)
     if worst:
         results["experiments"].append(worst_case.entry(field, measured, size))

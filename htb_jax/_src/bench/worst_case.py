@@ -26,10 +26,10 @@ from htb_jax._src.bench import stats
 from htb_jax._src.bench.peers import Contender
 from htb_jax._src.bench.suite import KEY, SIZES, moment_bound
 from htb_jax._src.frontier.families import SpikeFamily, StableFamily
-from htb_jax._src.frontier.measure import checkpoint_horizons, measure
+from htb_jax._src.frontier.measure import checkpoint_horizons, open_measure_store, plan_measure, run_measure
 from htb_jax._src.frontier.measurement import Measurement
 from htb_jax._src.grids import powers_of_ten
-from htb_jax._src.resumable import atomic_write
+from htb_jax._src.resumable import FolderRemedy, atomic_write
 
 NAME = "worst-case"
 
@@ -131,7 +131,9 @@ def measure_contender(contender: Contender, size: str, out: str | None,
             calls = [(_told(contender, eps), eps, None if store is None else f"{store}-eps{eps:g}")
                      for eps in case.eps]
         for policy, eps, directory in calls:
-            got = measure(policy, eps, t, s.seeds, store=directory, **common)
+            plan = plan_measure(policy, eps, t, s.seeds, store=directory, **common)
+            remedy = FolderRemedy(folder=os.path.join(out, "runs", contender.slug)) if out is not None else None
+            got = run_measure(plan, None if directory is None else open_measure_store(plan, remedy))
             measured += got
             seconds += _seconds(directory, got[0].seconds)
             resumed &= math.isnan(got[0].seconds)

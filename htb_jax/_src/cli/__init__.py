@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 
 import htb_jax  # noqa: F401  (enables x64 before anything is traced)
@@ -18,7 +19,10 @@ from htb_jax._src.cli.sweep_command import add_sweep_parser, run_sweep
 
 def main(argv=None) -> int:
     """Runs the command line ``htb-jax ARGV`` and returns its exit status; from the command line
-    itself (``argv`` None) the process ends here (:func:`end_process`)."""
+    itself (``argv`` None) the process ends here (:func:`end_process`), and Ctrl-C is also
+    recorded (:func:`~htb_jax._src.resumable.sigint_handler`) where Python's own handler is set."""
+    if argv is None and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, resumable.sigint_handler)
     status = _run(argv)
     if argv is None:
         end_process(status)
@@ -95,9 +99,9 @@ def interrupted(error: KeyboardInterrupt) -> str:
     """The line a command prints when interrupted: how many chunks are stored, and how to resume."""
     if isinstance(error, resumable.Interrupted) and error.directory is not None:
         if error.stored == 0:
-            return f"interrupted before the first of {error.total} chunks was stored in {error.directory}"
+            return f"interrupted before the first of {error.total} {error.unit} was stored in {error.directory}"
         return (
-            f"interrupted: {error.stored} of {error.total} chunks stored in {error.directory}; the same command "
-            "resumes from them"
+            f"interrupted: {error.stored} of {error.total} {error.unit} stored in {error.directory}; the same "
+            "command resumes from them"
         )
     return "interrupted; the chunks already stored are kept, and the same command resumes from them"
