@@ -72,6 +72,7 @@ from htb_jax._src.proxy import (  # noqa: E402
     proxy_table,
     regret_proxy,
 )
+from htb_jax._src.resumable import ForeignStoreError, Interrupted, StaleStoreError  # noqa: E402
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
 from htb_jax._src.round_stream import round_uniforms  # noqa: E402
 from htb_jax._src.schedule_search import admissible_schedule  # noqa: E402
@@ -97,8 +98,10 @@ __all__ = [
     "ExponentFit",
     "ExploreThenCommit",
     "ForceMoM",
+    "ForeignStoreError",
     "Frechet",
     "Gaussian",
+    "Interrupted",
     "LogNormal",
     "MRAPE",
     "MRUCB",
@@ -112,6 +115,7 @@ __all__ = [
     "RobustUCBf",
     "RoundContext",
     "Stable",
+    "StaleStoreError",
     "StudentT",
     "Summary",
     "TableReader",

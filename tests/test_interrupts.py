@@ -161,3 +161,28 @@ def test_the_command_line_ends_at_once_after_an_interrupt(monkeypatch, capsys):
     assert exited.value.args == (130,)
     assert cli.main(["sweep"]) == 130
     assert capsys.readouterr().err.count("htb-jax: interrupted;") == 2
+
+
+def test_ctrl_c_while_the_outputs_are_written_leaves_the_earlier_ones_whole(tmp_path, monkeypatch, capsys,
+                                                                           uninterrupted):
+    """Interrupted while drawing its figure, the last of its three files, a sweep leaves the files of the
+    run before it, all three, and no temporary folder. Catches sweep.csv and sweep.npz of one run beside
+    sweep.png of another (they were written one by one into place)."""
+    from htb_jax._src import sweep as sweep_lib
+
+    out = tmp_path / "out"
+    argv = [*SWEEP, "--out", str(out)]
+    assert _run(argv, capsys)[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert {"sweep.csv", "sweep.npz", "sweep.png"} <= set(before)
+
+    def interrupted(result, path):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_lib, "plot", interrupted)
+    (out / "sweep.csv").write_text("an earlier run's table\n")
+    before["sweep.csv"] = b"an earlier run's table\n"
+    status, _, err = _run(argv, capsys)
+    assert status == 130 and err.splitlines()[-1].startswith("htb-jax: interrupted")
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["chunks"]

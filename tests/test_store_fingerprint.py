@@ -163,7 +163,7 @@ def test_an_edited_policy_is_refused_a_comment_resumes_and_restart_starts_again(
     write("comments only")
     assert main(argv) == 0
     again = capsys.readouterr()
-    assert "resumed: 2 chunks read back" in again.err and again.out == table
+    assert "resumed: 2 of 2 chunks read back" in again.err and again.out == table
 
     write("bonus times 0")
     assert main([*argv, "--restart"]) == 0

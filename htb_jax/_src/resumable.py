@@ -137,7 +137,8 @@ def root_key_data(key: int) -> np.ndarray:
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a resumable run: every chunk finished before it is stored.
+    """Ctrl-C during a resumable run: every chunk finished before it is stored, and the same call
+    resumes from them. A ``KeyboardInterrupt``, so that code that stops on Ctrl-C stops on it.
 
     Attributes:
       stored: chunks (or, for the benchmark, runs) on disk, read back or computed, of ``total``.
@@ -273,9 +274,18 @@ def environment() -> dict:
 
 
 class ForeignStoreError(ValueError):
-    """A store that holds another sweep, or a manifest that cannot be read: one line, naming the
-    directory and what differs. A ``ValueError``, so that whatever refuses bad input refuses it too;
-    its own class, so that a caller can refuse it alone and let any other error show its traceback."""
+    """A store that holds another run (another configuration, chunk layout or root key), chunk files
+    without a manifest, or a manifest that cannot be read: one line, naming the directory, what
+    differs and the way out. Nothing stored is deleted.
+
+    A ``ValueError``, so that whatever refuses bad input refuses it too; its own class, so that a
+    caller can catch it alone and let any other error show its traceback::
+
+        try:
+            m = htb.frontier.measure(policy, 1.0, horizons, 64, store="runs/mine")
+        except htb.ForeignStoreError as e:  # StaleStoreError included
+            print(e)  # ...; give another store, or restart=True to delete its chunks and start again
+    """
 
 
 class StaleStoreError(ForeignStoreError):

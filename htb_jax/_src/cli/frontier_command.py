@@ -3,7 +3,6 @@ alpha-stable family), or one policy's ``(d, c)`` with ``--policy``; resumable in
 
 from __future__ import annotations
 
-import os
 import sys
 
 import jax
@@ -12,7 +11,13 @@ from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
 from htb_jax._src.cli.arguments import floats, integer, ints
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
-from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir, make_output_dir
+from htb_jax._src.cli.output_dir import (
+    add_restart_argument,
+    check_output_dir,
+    make_output_dir,
+    write_text,
+    write_together,
+)
 from htb_jax._src.frontier import t_frontier
 from htb_jax._src.frontier.measure import (
     open_measure_store,
@@ -87,17 +92,19 @@ def run_policy(args) -> int:
     measurements = run_measure(plan, store)
     resumed = measurements[0].resumed_chunks
     if resumed:
-        print(f"resumed: {resumed} chunks read back from {args.out}", file=sys.stderr)
+        layout = resumable.seed_chunks(plan.num_seeds, plan.seed_chunk)
+        print(f"resumed: {resumed} of {len(layout)} chunks read back from {args.out}", file=sys.stderr)
     table = frontier_lib.measurement_table(measurements)
     print(table)
     if jax.process_index() != 0:
         return 0
-    paths = {n: os.path.join(args.out, n) for n in ("measure.png", "measure.csv", "table.md")}
     figure_imports.join()
-    frontier_lib.plot_measurements(measurements, paths["measure.png"], title=f"{name} on Theorem 1's frontier")
-    frontier_lib.write_csv([m.row() for m in measurements], paths["measure.csv"])
-    with open(paths["table.md"], "w") as f:
-        f.write(table + "\n")
+    paths = write_together(args.out, {
+        "measure.png": lambda path: frontier_lib.plot_measurements(measurements, path,
+                                                                   title=f"{name} on Theorem 1's frontier"),
+        "measure.csv": lambda path: frontier_lib.write_csv([m.row() for m in measurements], path),
+        "table.md": write_text(table + "\n"),
+    })
     print(f"\nwrote {', '.join(paths.values())}", file=sys.stderr)
     return 0
 
@@ -217,14 +224,14 @@ def run_frontier(args) -> int:
         print(f"resumed: {result.runs.resumed_chunks} of {len(layout)} chunks read back from {args.out}", file=sys.stderr)
     table = frontier_lib.t_frontier_table(result)
     print(table)
-    paths = {name: os.path.join(args.out, name) for name in ("frontier.png", "frontier.csv", "table.md", "runs.npz")}
     if jax.process_index() != 0:
         return 0
     figure_imports.join()
-    frontier_lib.plot_t_frontier(result, paths["frontier.png"])
-    frontier_lib.write_csv(result.rows, paths["frontier.csv"])
-    frontier_lib.save_runs(result.runs, paths["runs.npz"])
-    with open(paths["table.md"], "w") as f:
-        f.write(table + "\n")
+    paths = write_together(args.out, {
+        "frontier.png": lambda path: frontier_lib.plot_t_frontier(result, path),
+        "frontier.csv": lambda path: frontier_lib.write_csv(result.rows, path),
+        "table.md": write_text(table + "\n"),
+        "runs.npz": lambda path: frontier_lib.save_runs(result.runs, path),
+    })
     print(f"\n{result.runs.seconds:.1f} s (compilation included); wrote {', '.join(paths.values())}", file=sys.stderr)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Mapping
 
 import jax
 
@@ -63,6 +64,28 @@ def try_output_dir(path: str) -> None:
                 os.rmdir(directory)
             except OSError:
                 pass
+
+
+def write_together(directory: str, writers: Mapping[str, Callable[[str], None]]) -> dict[str, str]:
+    """Writes a command's output files into ``directory`` together: ``write(path)`` of each
+    ``name -> write`` makes its file in a temporary folder inside ``directory``, and once every one
+    is written they are moved into place, so that a command interrupted while writing leaves the
+    earlier outputs whole, never a mix of two runs' files. Returns ``name -> path``."""
+    with tempfile.TemporaryDirectory(dir=directory, prefix=".htb-jax-outputs-") as scratch:
+        for name, write in writers.items():
+            write(os.path.join(scratch, name))
+        for name in writers:
+            os.replace(os.path.join(scratch, name), os.path.join(directory, name))
+    return {name: os.path.join(directory, name) for name in writers}
+
+
+def write_text(text: str) -> Callable[[str], None]:
+    """A writer for :func:`write_together`: ``text`` into the file at its path."""
+
+    def write(path: str) -> None:
+        with open(path, "w") as f:
+            f.write(text)
+    return write
 
 
 def add_restart_argument(parser) -> None:

@@ -15,7 +15,12 @@ from htb_jax._src import distributed, resumable
 from htb_jax._src import sweep as sweep_lib
 from htb_jax._src.cli.arguments import byte_size, floats, integral, ints
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
-from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir, make_output_dir
+from htb_jax._src.cli.output_dir import (
+    add_restart_argument,
+    check_output_dir,
+    make_output_dir,
+    write_together,
+)
 
 _SWEEP_EPILOG = """\
 examples:
@@ -200,14 +205,15 @@ def run_sweep(args) -> int:
         print(f"resumed: {result.resumed_chunks} of {len(config.chunks())} chunks read back from {out}", file=sys.stderr)
     rows = sweep_lib.table_rows(result)
     print(sweep_lib.format_table(rows))
-    paths = {name: os.path.join(out, name) for name in ("sweep.csv", "sweep.npz", "sweep.png")}
     if jax.process_index() != 0:
         return 0
     with open(os.path.join(out, resumable.MANIFEST)) as f:
         manifest = json.load(f)
-    sweep_lib.write_csv(rows, paths["sweep.csv"])
-    sweep_lib.save_npz(result, paths["sweep.npz"], manifest)
     figure_imports.join()
-    sweep_lib.plot(result, paths["sweep.png"])
+    paths = write_together(out, {
+        "sweep.csv": lambda path: sweep_lib.write_csv(rows, path),
+        "sweep.npz": lambda path: sweep_lib.save_npz(result, path, manifest),
+        "sweep.png": lambda path: sweep_lib.plot(result, path),
+    })
     print(f"\n{result.seconds:.1f} s (compilation included); wrote {', '.join(paths.values())}", file=sys.stderr)
     return 0
