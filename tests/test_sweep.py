@@ -1,11 +1,14 @@
-"""``sweep.write_csv``, the one CSV writer of the library and the experiments."""
+"""``sweep.write_csv``, the one CSV writer of the library and the experiments; a sweep's results sized
+against the machine's memory."""
 
 import csv
 import math
+import re
 
 import numpy as np
+import pytest
 
-from htb_jax._src.sweep import write_csv
+from htb_jax._src.sweep import SweepConfig, write_csv
 
 
 def test_write_csv_reads_back_every_field_exactly(tmp_path):
@@ -32,3 +35,21 @@ def test_write_csv_reads_back_every_field_exactly(tmp_path):
             assert math.copysign(1.0, value) == math.copysign(1.0, expected)
         assert got["exact"] == str(bool(want["exact"])) and got["agrees"] == str(bool(want["agrees"]))
     assert raw.splitlines()[1].startswith(b'"Student-t(2.4), K=7","AdaR-ETC ""order-free""",64,0.3333333333333333,')
+
+
+def test_results_larger_than_the_machines_memory_are_refused_before_the_run(monkeypatch):
+    # 300 million seeds of the default grid (4 alphas x 2 qs x 4 horizons) would hold 215 GiB at the end of the
+    # run: accepted, it computed for hours before it could fail.  Each seed keeps a regret (f64) and a commit
+    # (i32) per grid point and horizon, twice at the end (the chunks' arrays and their concatenation).
+    from htb_jax._src import memory
+
+    config = SweepConfig(num_seeds=10**5, seed_chunk=4096)
+    cells = len(config.alphas) * len(config.qs) * len(config.horizons)
+    monkeypatch.setattr(memory, "host_memory", lambda: 2**26)
+    with pytest.raises(ValueError, match=re.escape(
+            f"num_seeds=100000 seeds make {10**5 * 24 * cells / 2**30:.1f} GiB of results ({24 * cells} bytes a seed), "
+            "held in memory at the end of the run and written to disk, more than this machine's 0.1 GiB of memory; "
+            "run fewer seeds, or several sweeps with other keys.")):
+        config.validate()
+    monkeypatch.setattr(memory, "host_memory", lambda: 2**30)
+    config.validate()

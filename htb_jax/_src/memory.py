@@ -114,6 +114,33 @@ def check_memory_budget(memory_budget) -> None:
         check_integer("memory_budget", memory_budget, 1)
 
 
+def host_memory() -> int | None:
+    """This machine's physical memory in bytes (``None`` where the platform does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_host_results(num_seeds: int, bytes_per_seed: float, remedy: str) -> None:
+    """``ValueError`` where the results of ``num_seeds`` seeds, which a run holds in the host's memory
+    at its end (and writes to disk), exceed the host's physical memory: such a run could only fail
+    after computing them.
+
+    Args:
+      num_seeds: the run's seeds.
+      bytes_per_seed: the results of one seed.
+      remedy: what to do instead, for the message.
+    """
+    total, limit = num_seeds * bytes_per_seed, host_memory()
+    if limit is not None and total > limit:
+        raise ValueError(
+            f"num_seeds={num_seeds} seeds make {total / 2**30:.1f} GiB of results ({bytes_per_seed:.0f} bytes a "
+            f"seed), held in memory at the end of the run and written to disk, more than this machine's "
+            f"{limit / 2**30:.1f} GiB of memory; {remedy}."
+        )
+
+
 def usable_cores() -> int:
     """CPU cores this process may run on (its affinity mask where the OS has one)."""
     try:

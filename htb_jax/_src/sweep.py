@@ -27,7 +27,7 @@ from htb_jax._src import user_code
 from htb_jax._src.distributions import Distribution, Gaussian, Pareto, StudentT
 from htb_jax._src.fingerprint import Program
 from htb_jax._src.instances import equal_gap, lower_bound_pair
-from htb_jax._src.memory import check_memory_budget
+from htb_jax._src.memory import check_host_results, check_memory_budget
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.resumable import (
     MAX_SEEDS,
@@ -106,8 +106,9 @@ class SweepConfig:
 
         Raises:
           TypeError: for a setting of the wrong type (a string where a number belongs).
-          ValueError: for a value out of range, or a sweep ``simulate`` would refuse
-            (a memory budget too small, gaps float32 rewards cannot resolve, ...).
+          ValueError: for a value out of range, a sweep ``simulate`` would refuse
+            (a memory budget too small, gaps float32 rewards cannot resolve, ...), or results
+            larger than the machine's memory.
         """
         if not user_code.is_spec(self.family) and (not isinstance(self.family, str) or self.family not in FAMILIES):
             raise ValueError(
@@ -152,6 +153,10 @@ class SweepConfig:
             jax.random.key(int(self.key)), policy, self.instance(), list(self.horizons),
             max(count for _, count in self.chunks()), memory_budget=self.memory_budget,
         )
+        # A seed's regret (f64) and commit (i32) per grid point and horizon, held twice at the end:
+        # the chunks' arrays and their concatenation.
+        cells = len(self.alphas) * len(self.qs) * len(self.horizons)
+        check_host_results(self.num_seeds, 2 * 12 * cells, "run fewer seeds, or several sweeps with other keys")
 
     def policy(self) -> AdaRETC:
         return AdaRETC(
