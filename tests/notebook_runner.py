@@ -1,7 +1,8 @@
 """Runs the notebooks as a bare runtime would: a fresh virtual environment, a real Jupyter kernel.
 
 The environment holds ipykernel and nothing else (no system site packages), so each notebook's
-first cell must install htb_jax itself, from ``HTB_JAX_SOURCE``, set here to this checkout.
+first cell must install htb_jax itself: from this checkout, by default, as Jupyter runs it from
+``notebooks/`` (``HTB_JAX_SOURCE = ".."``), or from ``HTB_JAX_SOURCE`` where it is set.
 ``tests/test_notebooks.py`` uses it to check the stored notebooks; run it directly to execute
 the notebooks again and store them with their new outputs:
 
@@ -46,17 +47,20 @@ def make_venv(path: pathlib.Path) -> pathlib.Path:
     return python
 
 
-def first_cell_install(python: pathlib.Path, cwd: pathlib.Path, *, source: str = str(ROOT),
+def first_cell_install(python: pathlib.Path, scratch: pathlib.Path, *, source: str | None = None,
                        extra_cells: tuple[str, ...] = ()):
     """Runs the first code cell of the first notebook (every notebook's install cell) alone in a kernel of
-    ``python``; returns the executed ``nbformat`` notebook (that cell, then ``extra_cells``)."""
+    ``python``, in ``notebooks/`` (its default source ``..`` is this checkout) or, given a ``source``,
+    in ``scratch`` with ``HTB_JAX_SOURCE`` set to it; returns the executed ``nbformat`` notebook (that
+    cell, then ``extra_cells``)."""
     import nbformat
 
     first = code_cells(nbformat.read(NOTEBOOKS[0], as_version=4))[0]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(first.source)])
-    path = cwd / "install.ipynb"
+    path = scratch / "install.ipynb"
     nbformat.write(nb, path)
-    return execute(path, python, cwd, source=source, extra_cells=extra_cells)
+    return execute(path, python, NOTEBOOKS[0].parent if source is None else scratch, source=source,
+                   extra_cells=extra_cells)
 
 
 def uninstall_htb_jax(python: pathlib.Path) -> None:
@@ -75,22 +79,25 @@ def exclusive(lock: pathlib.Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def kernel_env(source: str) -> dict[str, str]:
-    """This process's environment for the kernel, with ``HTB_JAX_SOURCE`` and nothing that would let
-    the kernel import htb_jax without installing it (``PYTHONPATH``, an active virtual environment).
+def kernel_env(source: str | None) -> dict[str, str]:
+    """This process's environment for the kernel, with ``HTB_JAX_SOURCE`` (unset for ``None``: the
+    install cell's default) and nothing that would let the kernel import htb_jax without installing
+    it (``PYTHONPATH``, an active virtual environment).
 
     ``PIP_COMPILE=0`` makes the first cell's ``pip install`` skip byte-compiling what it installs
     (jax's modules are then compiled when imported): 30 s less on a 2-core CPU, 2 s more per import.
     Without ``PYTHONDONTWRITEBYTECODE`` a kernel keeps what it compiled, so the next kernel of the same
     environment imports jax, IPython and matplotlib in a third of the time.
     """
-    dropped = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")
+    dropped = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE", "HTB_JAX_SOURCE")
     env = {k: v for k, v in os.environ.items() if k not in dropped}
-    env.update(HTB_JAX_SOURCE=source, PIP_COMPILE="0")
+    env.update(PIP_COMPILE="0")
+    if source is not None:
+        env.update(HTB_JAX_SOURCE=source)
     return env
 
 
-def execute(path: pathlib.Path, python: pathlib.Path, cwd: pathlib.Path, *, source: str = str(ROOT),
+def execute(path: pathlib.Path, python: pathlib.Path, cwd: pathlib.Path, *, source: str | None = None,
             extra_cells: tuple[str, ...] = (), timeout: int = 900):
     """Runs the notebook at ``path`` top to bottom in a kernel of ``python``, working directory ``cwd``.
 
@@ -185,13 +192,14 @@ def same_to_last_digit(computed: str, stored: str) -> bool:
     return True
 
 
-def store(path: pathlib.Path, python: pathlib.Path, source: str) -> float:
-    """Executes the notebook and writes it back with its outputs; returns its run time."""
+def store(path: pathlib.Path, python: pathlib.Path, source: str | None) -> float:
+    """Executes the notebook in ``notebooks/``, as Jupyter runs it there (its install cell prints
+    ``installing htb-jax from ..``, no path of this machine), and writes it back with its outputs;
+    returns its run time."""
     import nbformat
 
     original = nbformat.read(path, as_version=4)
-    with tempfile.TemporaryDirectory() as cwd:
-        nb = execute(path, python, pathlib.Path(cwd), source=source)
+    nb = execute(path, python, path.parent, source=source)
     nb.metadata = original.metadata  # the kernel spec the notebook names, not the test's
     nbformat.write(nb, path)
     return run_seconds(nb)
@@ -199,7 +207,7 @@ def store(path: pathlib.Path, python: pathlib.Path, source: str) -> float:
 
 def main(argv: list[str]) -> None:
     paths = [pathlib.Path(p).resolve() for p in argv] or NOTEBOOKS
-    source = os.environ.get("HTB_JAX_SOURCE", str(ROOT))  # another checkout, e.g. a clean export
+    source = os.environ.get("HTB_JAX_SOURCE")  # another checkout, e.g. a clean export; default ".."
     with tempfile.TemporaryDirectory() as root:
         python = make_venv(pathlib.Path(root) / "venv")
         for path in paths:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import pathlib
 import re
+import tomllib
 
 import nbformat
 import pytest
@@ -42,6 +43,8 @@ from conftest import host_fuses_multiply_add
 # What the appended check cell prints: where the kernel imported htb_jax from.
 WHERE = "htb_jax imported from "
 WHERE_CELL = f"print({WHERE!r} + str(pathlib.Path(htb.__file__).parent))"
+# Where each notebook opens on Colab (its first Markdown cell links there).
+COLAB = "https://colab.research.google.com/github/htb-jax/htb_jax/blob/main/notebooks"
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +84,8 @@ def test_stored_notebook_has_its_outputs(path):
     assert images(nb) and all(png.startswith(b"\x89PNG") for png in images(nb))
     assert {check for _, check, _ in checked_tables(nb)} == {"exact", "rounded"}
     first = "".join(cells[0].source).splitlines()
-    assert 'HTB_JAX_SOURCE = os.environ.get("HTB_JAX_SOURCE", "..")' in first  # the one install setting
+    assert 'HTB_JAX_SOURCE = os.environ.get("HTB_JAX_SOURCE", DEFAULT_SOURCE)' in first  # the one install setting
+    assert f"[open this notebook in Colab]({COLAB}/{path.name})" in nb.cells[0].source
 
 
 def test_every_notebook_starts_with_the_same_install_cell():
@@ -90,10 +94,46 @@ def test_every_notebook_starts_with_the_same_install_cell():
     assert len(first) == 1
 
 
+def test_install_cell_defaults_to_the_checkout_above_else_the_projects_repository(tmp_path, monkeypatch):
+    # The cell's settings, run alone (before its try: nothing is installed): Jupyter in notebooks/ takes
+    # "..", a Colab runtime (in /content, no checkout above) the repository pyproject.toml names, and
+    # an HTB_JAX_SOURCE in the environment wins.
+    settings = "".join(code_cells(nbformat.read(NOTEBOOKS[0], as_version=4))[0].source).split("\ntry:")[0]
+    source = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Source"]
+
+    def chosen(cwd):
+        monkeypatch.chdir(cwd)
+        scope = {}
+        exec(settings, scope)
+        return scope["HTB_JAX_SOURCE"], scope["driver"], scope["extra"]
+
+    monkeypatch.delenv("HTB_JAX_SOURCE", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi: no driver, no CUDA extra
+    assert chosen(ROOT / "notebooks") == ("..", None, "")
+    (tmp_path / "content").mkdir()
+    assert chosen(tmp_path / "content") == (f"git+{source}.git", None, "")
+    monkeypatch.setenv("HTB_JAX_SOURCE", "/content/htb_jax-0.1.0-py3-none-any.whl")
+    assert chosen(ROOT / "notebooks")[0] == "/content/htb_jax-0.1.0-py3-none-any.whl"
+    assert COLAB == f"https://colab.research.google.com/github/{source.removeprefix('https://github.com/')}/blob/main/notebooks"
+
+
+def test_install_cell_picks_cuda_wheels_by_the_nvidia_driver(tmp_path, monkeypatch):
+    # CUDA 13 wheels need a driver >= 580: an older one gets the [cuda12] extra, and the other CUDA's plugin goes.
+    settings = "".join(code_cells(nbformat.read(NOTEBOOKS[0], as_version=4))[0].source).split("\ntry:")[0]
+    monkeypatch.setenv("PATH", str(tmp_path))
+    for version, want in (("580.82.07", ("[cuda]", "12")), ("550.54.15", ("[cuda12]", "13"))):
+        smi = tmp_path / "nvidia-smi"
+        smi.write_text(f"#!/bin/sh\necho {version}\n")
+        smi.chmod(0o755)
+        scope = {}
+        exec(settings, scope)
+        assert (scope["driver"], scope["extra"], scope["other"]) == (int(version.split(".")[0]), *want)
+
+
 def test_first_cell_installs_htb_jax_into_a_bare_environment(installed_python):
     venv, installed = installed_python
     out = text_output(code_cells(installed)[0])
-    assert re.search(rf"installing htb-jax(\[cuda\])? @ {re.escape(ROOT.as_uri())}\n", out), out
+    assert "installing htb-jax from ..\n" in out, out  # Jupyter's way: run in notebooks/, the checkout above
     versions(installed)  # then imported it, and printed the versions
     where = _imported_from(installed)
     assert where.is_relative_to(venv), f"htb_jax came from {where}, not the fresh environment"

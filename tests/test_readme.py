@@ -5,6 +5,7 @@ import os
 import pathlib
 import re
 import subprocess
+import tomllib
 
 import jax
 import jaxlib
@@ -191,3 +192,10 @@ def test_documentation_roles_name_public_names():
         if top not in owner.__all__:
             outside.append((page, name))
     assert outside == []
+
+
+def test_installation_page_lists_every_extra_of_pyproject():
+    page = (ROOT / "docs" / "getting-started" / "installation.md").read_text()
+    listed = re.findall(r"^\| `\.\[(\w+)\]` \|", page, flags=re.M)
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert sorted(listed) == sorted(extras)
