@@ -307,7 +307,7 @@ def test_a_user_policy_through_the_command_line_resumes(tmp_path, capsys, monkey
     monkeypatch.chdir(root)
     assert CLI.load()(argv[3:]) == 0
     second = capsys.readouterr()
-    assert "resumed: 2 chunks" in second.err
+    assert "resumed: 2 of 2 chunks" in second.err
     assert second.out == first.stdout
 
 
