@@ -700,6 +700,7 @@ NOT_IN_SURFACE = {
     "theory.OperatingPoint", "frontier.Measurement", "TailIndex",  # results
     "bench.peers", "bench.wti_returns",  # no parameters
     "bench.Contender", "bench.Experiment", "bench.Setting", "bench.Size",  # the suite's descriptions
+    "ForeignStoreError", "StaleStoreError", "Interrupted",  # exceptions the library raises, not called by users
 }
 
 def _public_callables():
