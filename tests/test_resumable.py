@@ -187,3 +187,14 @@ def test_a_ctrl_c_that_python_dropped_stops_the_run_at_the_next_chunk(monkeypatc
     with pytest.raises(resumable.Interrupted) as stopped:
         resumable.run_chunks([(0, 1), (1, 1), (2, 1), (3, 1)], compute)
     assert computed == [0, 1] and stopped.value.total == 4
+
+
+def test_a_setting_the_identity_leaves_at_its_default_is_named_as_the_default(tmp_path):
+    # The T-frontier's identity leaves out sampler="auto" (runs stored before it was a setting resume):
+    # refused for another sampler, the message said "sampler: None there" where the user had typed auto.
+    manifest = {"config": {"experiment": "t_frontier", "key": 0}, "chunks": [[0, 2]], "chunk_sha256": {},
+                "root_key": [0, 0]}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(resumable.ForeignStoreError, match=r"\(sampler: the default there, 'per_pull' here\)"):
+        resumable.read_manifest(str(tmp_path), {"experiment": "t_frontier", "key": 0, "sampler": "per_pull"},
+                                [0, 0], [(0, 2)], {}, resumable.CLI_REMEDY)

@@ -372,8 +372,12 @@ def read_manifest(directory: str, config: dict, root_key, layout, program: dict 
     except (OSError, ValueError, KeyError, TypeError):
         raise ForeignStoreError(f"{path} is not a readable htb-jax sweep manifest; {remedy}") from None
     config = json.loads(json.dumps(config))
+
+    def shown_setting(settings: dict, name: str) -> str:  # an identity leaves some defaults out
+        return repr(settings[name]) if name in settings else "the default"
+
     changed = [
-        f"{name}: {old_config.get(name)!r} there, {config.get(name)!r} here"
+        f"{name}: {shown_setting(old_config, name)} there, {shown_setting(config, name)} here"
         for name in sorted(set(old_config) | set(config))
         if old_config.get(name) != config.get(name)
     ]
