@@ -9,6 +9,7 @@ real SIGINT to a running command.
 
 import contextlib
 import io
+import signal
 import sys
 
 import pytest
@@ -153,14 +154,19 @@ def test_the_command_line_ends_at_once_after_an_interrupt(monkeypatch, capsys):
     def interrupted_sweep(args):
         raise KeyboardInterrupt
 
+    installed = {}
     monkeypatch.setattr(cli.os, "_exit", exit_)
     monkeypatch.setattr(cli, "run_sweep", interrupted_sweep)
     monkeypatch.setattr(cli.sys, "argv", ["htb-jax", "sweep"])
+    monkeypatch.setattr(cli.signal, "signal", lambda signum, handler: installed.setdefault(signum, handler))
     with pytest.raises(ExitCalledError) as exited:
         cli.main()
     assert exited.value.args == (130,)
+    # The command line records Ctrl-C and SIGTERM (a scheduler's time limit); main from Python installs nothing.
+    assert installed == {signal.SIGINT: resumable.sigint_handler, signal.SIGTERM: resumable.sigint_handler}
     assert cli.main(["sweep"]) == 130
     assert capsys.readouterr().err.count("htb-jax: interrupted;") == 2
+    assert len(installed) == 2
 
 
 def test_ctrl_c_while_the_outputs_are_written_leaves_the_earlier_ones_whole(tmp_path, monkeypatch, capsys,

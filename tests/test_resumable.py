@@ -172,7 +172,7 @@ def test_a_ctrl_c_that_python_dropped_stops_the_run_at_the_next_chunk(monkeypatc
     # Raised inside a garbage-collection callback, KeyboardInterrupt is printed as "Exception ignored" and
     # lost: the command line's handler records it, and the chunk loop raises it again before the next chunk
     # (a bench went on to its end and exited 0).
-    monkeypatch.setattr(resumable, "_interrupt_requested", False)
+    monkeypatch.setattr(resumable, "_interrupt_requested", None)
     computed = []
 
     def compute(first, count):
@@ -198,3 +198,27 @@ def test_a_setting_the_identity_leaves_at_its_default_is_named_as_the_default(tm
     with pytest.raises(resumable.ForeignStoreError, match=r"\(sampler: the default there, 'per_pull' here\)"):
         resumable.read_manifest(str(tmp_path), {"experiment": "t_frontier", "key": 0, "sampler": "per_pull"},
                                 [0, 0], [(0, 2)], {}, resumable.CLI_REMEDY)
+
+
+def test_sigterm_mid_run_prints_one_line_exits_143_and_the_command_resumes(tmp_path, uninterrupted):
+    # SIGTERM, a scheduler's time limit, ended the command silently with status 143; now it stops as on Ctrl-C
+    # and says so.  Catches SIGTERM reported as an interrupt (130), or killing the process mid-chunk.
+    out = tmp_path / "terminated"
+    command = [sys.executable, "-m", "htb_jax", *KILLED, "--out", str(out)]
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    chunks = out / "chunks"
+    deadline = time.monotonic() + 300
+    while not (chunks.is_dir() and any(p.suffix == ".npz" for p in chunks.iterdir())):
+        assert first.poll() is None and time.monotonic() < deadline, "no chunk was written"
+        time.sleep(0.005)
+    first.send_signal(signal.SIGTERM)
+    stdout, stderr = first.communicate(timeout=120)
+    assert first.returncode == 143, stderr
+    stored = sorted(p.name for p in chunks.iterdir())
+    assert all(name.endswith(".npz") for name in stored) and 1 <= len(stored) < 40, stored
+    assert stderr.splitlines()[-1] == (
+        f"htb-jax: terminated: {len(stored)} of 40 chunks stored in {out}; the same command resumes from them")
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    _same_results(out, uninterrupted)

@@ -151,21 +151,27 @@ class Interrupted(KeyboardInterrupt):
         self.stored, self.total, self.directory, self.unit = stored, total, directory, unit
 
 
-_interrupt_requested = False  # set by the command line's SIGINT handler
+_interrupt_requested: int | None = None  # the signal the command line's handler saw (SIGINT or SIGTERM)
 
 
 def sigint_handler(signum, frame) -> None:
-    """The command line's Ctrl-C: raises ``KeyboardInterrupt`` as Python's own handler does, and
-    records it, so that :func:`check_interrupt` raises it again where Python dropped it (raised inside
-    a garbage-collection callback, it is printed as "Exception ignored" and the run went on to its end)."""
+    """The command line's Ctrl-C, and SIGTERM (a scheduler's time limit): raises ``KeyboardInterrupt``
+    as Python's own Ctrl-C does, and records the signal, so that :func:`check_interrupt` raises it
+    again where Python dropped it (raised inside a garbage-collection callback, it is printed as
+    "Exception ignored" and the run went on to its end), and the command says which signal stopped it."""
     global _interrupt_requested
-    _interrupt_requested = True
+    _interrupt_requested = signum
     raise KeyboardInterrupt
 
 
+def interrupt_signal() -> int | None:
+    """The signal :func:`sigint_handler` saw, or ``None``."""
+    return _interrupt_requested
+
+
 def check_interrupt() -> None:
-    """``KeyboardInterrupt`` if :func:`sigint_handler` saw a Ctrl-C: long runs call it between chunks."""
-    if _interrupt_requested:
+    """``KeyboardInterrupt`` if :func:`sigint_handler` saw a signal: long runs call it between chunks."""
+    if _interrupt_requested is not None:
         raise KeyboardInterrupt
 
 

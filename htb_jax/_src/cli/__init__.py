@@ -21,8 +21,11 @@ def main(argv=None) -> int:
     """Runs the command line ``htb-jax ARGV`` and returns its exit status; from the command line
     itself (``argv`` None) the process ends here (:func:`end_process`), and Ctrl-C is also
     recorded (:func:`~htb_jax._src.resumable.sigint_handler`) where Python's own handler is set."""
-    if argv is None and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, resumable.sigint_handler)
+    if argv is None:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, resumable.sigint_handler)
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # a scheduler's time limit: stop as on Ctrl-C
+            signal.signal(signal.SIGTERM, resumable.sigint_handler)
     status = _run(argv)
     if argv is None:
         end_process(status)
@@ -76,14 +79,19 @@ def _run(argv) -> int:
         print(f"htb-jax: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C: one line, status 130 (128 + SIGINT), every finished chunk kept
-        print(f"htb-jax: {interrupted(e)}", file=sys.stderr)
+        terminated = resumable.interrupt_signal() == signal.SIGTERM
+        message = interrupted(e)
+        print(f"htb-jax: {message.replace('interrupted', 'terminated', 1) if terminated else message}",
+              file=sys.stderr)
+        status = 128 + (signal.SIGTERM if terminated else signal.SIGINT)
         if argv is None:  # the command line itself: end at once (see end_after_interrupt)
-            end_after_interrupt()
-        return 130
+            end_after_interrupt(status)
+        return status
 
 
-def end_after_interrupt() -> None:
-    """Ends the process with status 130 at once, without Python's finalization.
+def end_after_interrupt(status: int = 130) -> None:
+    """Ends the process with ``status`` (130 after Ctrl-C, 143 after SIGTERM) at once, without
+    Python's finalization.
 
     A SIGINT that lands while JAX initializes its backend or compiles can leave XLA's objects in a
     state whose destructors crash at exit (a segmentation fault in about one run in five, measured
@@ -92,7 +100,7 @@ def end_after_interrupt() -> None:
     """
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(130)
+    os._exit(status)
 
 
 def interrupted(error: KeyboardInterrupt) -> str:
