@@ -120,7 +120,10 @@ def test_differentiable_in_the_exponents():
         (lambda: htb.AdaRETC(eps=1.0, alpha=0.8, q=0.4), r"q must lie in \[0, 0.333333\] for eps=1; got q=0.4"),
         (lambda: htb.AdaRETC(eps=1.0, alpha=0.8, q=-0.1), r"q must lie in \[0, 0.333333\] for eps=1; got q=-0.1"),
         (lambda: htb.AdaRETC(eps=1.0, alpha=jnp.array([0.7, 0.5]), q=0.0), r"got alpha=0.5 \(entry \[1\]\)"),
-        (lambda: htb.AdaRETC.calibrated(1.2), r"eps_bar must lie in \(0, 1\]; got eps_bar=1.2"),
+        (lambda: htb.AdaRETC.calibrated(1.2), r"eps_bar must lie in \[1e-09, 1\] \(below, float64 leaves beta_bar few "
+                                               r"correct digits\); got eps_bar=1.2"),
+        # At 1e-15 beta_bar came out 0.888 for 1: a tenth of the exploration.
+        (lambda: htb.AdaRETC.calibrated(1e-15), r"eps_bar must lie in \[1e-09, 1\].*got eps_bar=1e-15"),
         (lambda: htb.AdaRETC.order_free().exploration_length(1, 100), r"num_arms \(K\) must be an integer >= 2; got num_arms \(K\)=1"),
         (lambda: htb.AdaRETC.order_free().exploration_length(2.5, 100), r"num_arms \(K\) must be an integer"),
         (lambda: htb.AdaRETC.order_free().exploration_length(3, 0), r"horizon \(T\) must be an integer in \[1, 1000000000000000000\]; got horizon \(T\)=0"),

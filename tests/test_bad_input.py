@@ -51,6 +51,9 @@ LIBRARY = {
                  lambda: htb.AdaRETC(eps=True, alpha=0.8, q=0.0)),
     "q complex": (TypeError, r"q must be a real number.*got q=0j.*complex",
                   lambda: htb.AdaRETC(eps=1.0, alpha=0.8, q=0j)),
+    # Six digits would print a value just outside the range as its end ("[0.666667, 1) ...; got alpha=0.666667").
+    "alpha near its end": (ValueError, r"alpha must lie in \[0\.6666666666666666, 1\) for eps=1; got alpha=0\.6666666\.$",
+                           lambda: htb.AdaRETC(eps=1.0, alpha=0.6666666, q=0.0)),
     "alpha ragged": (ValueError, r"alpha must be .*equal lengths.*got alpha=\[\[0.8\], \[0.8, 0.9\]\]",
                      lambda: htb.AdaRETC(eps=1.0, alpha=[[0.8], [0.8, 0.9]], q=0.0)),
     "shape str": (TypeError, r"Pareto shape must be a real number.*got Pareto shape='1.5' \(str\)",

@@ -314,10 +314,11 @@ def check_interval(
     at = f" (entry {list(idx)})" if idx else ""
     lo_s = "[" if low_closed else "("
     hi_s = "]" if high_closed else ")"
-    raise ValueError(
-        f"{name} must lie in {lo_s}{_fmt(lo_b[idx])}, {_fmt(hi_b[idx])}{hi_s}{ctx}; "
-        f"got {name}={_fmt(v_b[idx])}{at}."
-    )
+    value, ends = v_b[idx], (lo_b[idx], hi_b[idx])
+    got, low_shown, high_shown = _fmt(value), _fmt(ends[0]), _fmt(ends[1])
+    if any(_fmt(end) == got and end != value for end in ends):  # 6 digits would show it as the end it misses
+        got, low_shown, high_shown = (repr(float(x)) if _fmt(x) == got else _fmt(x) for x in (value, *ends))
+    raise ValueError(f"{name} must lie in {lo_s}{low_shown}, {high_shown}{hi_s}{ctx}; got {name}={got}{at}.")
 
 
 def check_integer(name: str, value: Any, minimum: int, *, maximum: int | None = None) -> None:

@@ -63,6 +63,9 @@ def num_blocks(num_arms: Any, horizon: Any) -> jax.Array:
     return _num_blocks(num_arms, horizon)
 
 
+
+MIN_EPS_BAR = 1e-9  # calibrated(): the smallest eps_bar; float64 keeps its beta_bar to 2e-7 relative
+
 @jax.jit
 def _num_blocks(k, t) -> jax.Array:
     # Converted inside the program: converting first would compile a small program per argument.
@@ -114,9 +117,13 @@ class ExploreThenCommit:
         ``beta_bar = (1+eps_bar)/(1+2 eps_bar)``.  Differentiable in ``eps_bar``.
 
         Args:
-          eps_bar: calibration order in ``(0, 1]``; arrays give a batch.
+          eps_bar: calibration order in ``[1e-9, 1]``; arrays give a batch.  Below ``1e-9``,
+            ``alpha = (1 + eps_bar)/(1 + 2 eps_bar)`` lies within ``1e-9`` of 1, and float64
+            leaves ``beta_bar = (1 - alpha)(1 + eps_bar)/eps_bar`` few correct digits (at
+            ``1e-15`` it was 0.888, not 1: a tenth of the exploration).
         """
-        check_interval("eps_bar", eps_bar, 0.0, 1.0, low_closed=False, high_closed=True)
+        check_interval("eps_bar", eps_bar, MIN_EPS_BAR, 1.0, low_closed=True, high_closed=True,
+                       where="(below, float64 leaves beta_bar few correct digits)")
         e = jnp.asarray(eps_bar, jnp.float64)
         return cls(eps=e, alpha=(1.0 + e) / (1.0 + 2.0 * e), q=e / (1.0 + 2.0 * e))
 
