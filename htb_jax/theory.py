@@ -1,7 +1,13 @@
-"""Closed forms of every rate the paper states (see :mod:`htb_jax._src.theory`).
+"""Closed forms of every rate the paper states: the exponents the experiments put next to the
+measured ones (``import htb_jax.theory as theory``, or ``htb.theory``).
 
-``import htb_jax.theory as theory`` (or ``htb_jax.theory``) gives the
-exponents that the experiments put next to the measured ones.
+A rate ``K^k T^t`` is described by its exponents ``(k, t)``.  Following
+Theorem 1, ``Phi_free(K, T) = K^b T^d`` is the moment-free distribution-free
+rate and ``Phi_dep(K, T) = K^a T^c`` the gap-sum-normalized
+distribution-dependent rate.  Every function takes Python floats or NumPy
+arrays (concrete values, not JAX tracers), broadcasts them, and returns float64
+(a NumPy scalar when every input is a scalar).  Out-of-range inputs raise
+``ValueError`` naming the admissible range and the value given.
 """
 
 from htb_jax._src.theory import (

@@ -1,22 +1,6 @@
-"""ForceMoM (Dewasurendra, 2026): forced exploration at rate ``t^rho`` and Median-of-Means.
-
-``m0 = ceil(16 log(2K + e))``; the first ``K m0`` rounds pull every arm ``m0``
-times cyclically.  The exploration target is
-``D_t = max(K m0, ceil(K^(1 - rho) t^rho))``: in round ``t``, if fewer than
-``D_t`` forced pulls have happened the next arm in cyclic order is forced,
-otherwise the policy exploits the largest Median-of-Means estimate computed
-from each arm's forced samples only.  With ``n`` forced samples,
-``ell(n) = log log(e^e + n)`` and ``q(n)`` is the largest odd integer
-``<= min(n, 2 ceil(log(2K) + ell(n)) + 1)``; the first ``q floor(n/q)``
-samples form ``q`` equal blocks and the estimate is their median.
-
-Claimed (the preprint): fixed-instance regret ``O(T^rho)``, worst case
-``u^(1/p) T^(1 - rho (p-1)/p)`` with ``p = 1 + eps``; every ``rho <= 2/3`` is on
-the frontier for all ``eps`` at once.
-
-A round costs O(K); a forced round also recomputes the forced arm's estimate
-from float64 prefix sums (O(q log)).
-"""
+"""ForceMoM (Dewasurendra, 2026 preprint "A Sharp Adaptation Frontier for Heavy-Tailed Bandits with
+Unknown Moments"): forced exploration at rate ``t^rho`` and Median-of-Means; the definition is
+:class:`ForceMoM`'s docstring."""
 
 from __future__ import annotations
 
@@ -56,7 +40,25 @@ def num_blocks(forced: jax.Array, num_arms: int) -> jax.Array:
 
 @pytree.dataclass
 class ForceMoM:
-    """ForceMoM with exploration exponent ``rho`` (see the module docstring).
+    """ForceMoM (Dewasurendra, 2026 preprint "A Sharp Adaptation Frontier for Heavy-Tailed Bandits
+    with Unknown Moments") with exploration exponent ``rho``.
+
+    ``m0 = ceil(16 log(2K + e))``; the first ``K m0`` rounds pull every arm ``m0``
+    times cyclically.  The exploration target is
+    ``D_t = max(K m0, ceil(K^(1 - rho) t^rho))``: in round ``t``, if fewer than
+    ``D_t`` forced pulls have happened the next arm in cyclic order is forced,
+    otherwise the policy exploits the largest Median-of-Means estimate computed
+    from each arm's forced samples only.  With ``n`` forced samples,
+    ``ell(n) = log log(e^e + n)`` and ``q(n)`` is the largest odd integer
+    ``<= min(n, 2 ceil(log(2K) + ell(n)) + 1)``; the first ``q floor(n/q)``
+    samples form ``q`` equal blocks and the estimate is their median.
+
+    Claimed (the preprint): fixed-instance regret ``O(T^rho)``, worst case
+    ``u^(1/p) T^(1 - rho (p-1)/p)`` with ``p = 1 + eps``; every ``rho <= 2/3`` is on
+    the frontier for all ``eps`` at once.
+
+    A round costs O(K); a forced round also recomputes the forced arm's estimate
+    from float64 prefix sums (O(q log)).
 
     Attributes:
       rho: f[...] in ``(0, 1)``.
