@@ -159,6 +159,9 @@ def test_the_command_line_ends_at_once_after_an_interrupt(monkeypatch, capsys):
     monkeypatch.setattr(cli, "run_sweep", interrupted_sweep)
     monkeypatch.setattr(cli.sys, "argv", ["htb-jax", "sweep"])
     monkeypatch.setattr(cli.signal, "signal", lambda signum, handler: installed.setdefault(signum, handler))
+    # As in a terminal (a pytest-xdist worker, like a shell's background job, may have its own handlers).
+    monkeypatch.setattr(cli.signal, "getsignal", lambda signum: {signal.SIGINT: signal.default_int_handler,
+                                                                 signal.SIGTERM: signal.SIG_DFL}[signum])
     with pytest.raises(ExitCalledError) as exited:
         cli.main()
     assert exited.value.args == (130,)
