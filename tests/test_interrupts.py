@@ -166,7 +166,7 @@ def test_the_command_line_ends_at_once_after_an_interrupt(monkeypatch, capsys):
         cli.main()
     assert exited.value.args == (130,)
     # The command line records Ctrl-C and SIGTERM (a scheduler's time limit); main from Python installs nothing.
-    assert installed == {signal.SIGINT: resumable.sigint_handler, signal.SIGTERM: resumable.sigint_handler}
+    assert installed == {signal.SIGINT: resumable.stop_handler, signal.SIGTERM: resumable.stop_handler}
     assert cli.main(["sweep"]) == 130
     assert capsys.readouterr().err.count("htb-jax: interrupted;") == 2
     assert len(installed) == 2

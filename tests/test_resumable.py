@@ -34,6 +34,16 @@ def _same_results(a, b):
     assert (a / "sweep.csv").read_text() == (b / "sweep.csv").read_text()
 
 
+def _first_chunk_written(process, out):
+    """``out``'s chunk folder, once ``process`` (a command writing there) has stored a chunk and goes on."""
+    chunks = out / "chunks"
+    deadline = time.monotonic() + 300
+    while not (chunks.is_dir() and any(p.suffix == ".npz" for p in chunks.iterdir())):
+        assert process.poll() is None and time.monotonic() < deadline, "no chunk was written"
+        time.sleep(0.005)
+    return chunks
+
+
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
     out = tmp_path_factory.mktemp("uninterrupted")
@@ -48,11 +58,7 @@ def test_sigkill_mid_run_then_restart_equals_uninterrupted(tmp_path, uninterrupt
     # cache (tests/conftest.py), where there is one.
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    chunks = out / "chunks"
-    deadline = time.monotonic() + 300
-    while not (chunks.is_dir() and any(p.suffix == ".npz" for p in chunks.iterdir())):
-        assert first.poll() is None and time.monotonic() < deadline, "no chunk was written"
-        time.sleep(0.005)
+    chunks = _first_chunk_written(first, out)
     os.kill(first.pid, signal.SIGKILL)
     first.wait()
     assert first.returncode == -signal.SIGKILL
@@ -80,11 +86,7 @@ def test_sigint_mid_run_prints_one_line_exits_130_and_the_command_resumes(tmp_pa
                "sys.argv = ['htb_jax', *sys.argv[1:]]; runpy.run_module('htb_jax', run_name='__main__')")
     first = subprocess.Popen([sys.executable, "-c", started, *command[3:]], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-    chunks = out / "chunks"
-    deadline = time.monotonic() + 300
-    while not (chunks.is_dir() and any(p.suffix == ".npz" for p in chunks.iterdir())):
-        assert first.poll() is None and time.monotonic() < deadline, "no chunk was written"
-        time.sleep(0.005)
+    chunks = _first_chunk_written(first, out)
     first.send_signal(signal.SIGINT)
     stdout, stderr = first.communicate(timeout=120)
     assert first.returncode == 130, stderr
@@ -172,14 +174,14 @@ def test_a_ctrl_c_that_python_dropped_stops_the_run_at_the_next_chunk(monkeypatc
     # Raised inside a garbage-collection callback, KeyboardInterrupt is printed as "Exception ignored" and
     # lost: the command line's handler records it, and the chunk loop raises it again before the next chunk
     # (a bench went on to its end and exited 0).
-    monkeypatch.setattr(resumable, "_interrupt_requested", None)
+    monkeypatch.setattr(resumable, "_stop_signal", None)
     computed = []
 
     def compute(first, count):
         computed.append(first)
         if first == 1:
             try:  # what a gc callback does with the interrupt
-                resumable.sigint_handler(2, None)
+                resumable.stop_handler(2, None)
             except KeyboardInterrupt:
                 pass
         return {"x": np.zeros(count)}
@@ -207,11 +209,7 @@ def test_sigterm_mid_run_prints_one_line_exits_143_and_the_command_resumes(tmp_p
     command = [sys.executable, "-m", "htb_jax", *KILLED, "--out", str(out)]
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    chunks = out / "chunks"
-    deadline = time.monotonic() + 300
-    while not (chunks.is_dir() and any(p.suffix == ".npz" for p in chunks.iterdir())):
-        assert first.poll() is None and time.monotonic() < deadline, "no chunk was written"
-        time.sleep(0.005)
+    chunks = _first_chunk_written(first, out)
     first.send_signal(signal.SIGTERM)
     stdout, stderr = first.communicate(timeout=120)
     assert first.returncode == 143, stderr

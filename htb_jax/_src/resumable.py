@@ -35,6 +35,7 @@ share; only process 0 writes.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -44,7 +45,7 @@ import platform
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import jax
 import numpy as np
@@ -151,27 +152,27 @@ class Interrupted(KeyboardInterrupt):
         self.stored, self.total, self.directory, self.unit = stored, total, directory, unit
 
 
-_interrupt_requested: int | None = None  # the signal the command line's handler saw (SIGINT or SIGTERM)
+_stop_signal: int | None = None  # the signal the command line's handler saw (SIGINT or SIGTERM)
 
 
-def sigint_handler(signum, frame) -> None:
+def stop_handler(signum, frame) -> None:
     """The command line's Ctrl-C, and SIGTERM (a scheduler's time limit): raises ``KeyboardInterrupt``
     as Python's own Ctrl-C does, and records the signal, so that :func:`check_interrupt` raises it
     again where Python dropped it (raised inside a garbage-collection callback, it is printed as
     "Exception ignored" and the run went on to its end), and the command says which signal stopped it."""
-    global _interrupt_requested
-    _interrupt_requested = signum
+    global _stop_signal
+    _stop_signal = signum
     raise KeyboardInterrupt
 
 
 def interrupt_signal() -> int | None:
-    """The signal :func:`sigint_handler` saw, or ``None``."""
-    return _interrupt_requested
+    """The signal :func:`stop_handler` saw, or ``None``."""
+    return _stop_signal
 
 
 def check_interrupt() -> None:
-    """``KeyboardInterrupt`` if :func:`sigint_handler` saw a signal: long runs call it between chunks."""
-    if _interrupt_requested is not None:
+    """``KeyboardInterrupt`` if :func:`stop_handler` saw a signal: long runs call it between chunks."""
+    if _stop_signal is not None:
         raise KeyboardInterrupt
 
 
@@ -265,6 +266,18 @@ def atomic_write(path: str, write) -> None:
             os.remove(tmp)
         raise
     _fsync_dir(directory)
+
+
+@contextlib.contextmanager
+def moved_into_place(directory) -> Iterator[str]:
+    """A temporary folder inside ``directory`` for a command's output files: once the ``with`` block
+    has written them all, they are moved into ``directory`` together, so that a command interrupted
+    while writing leaves the earlier outputs whole, never a mix of two runs' files (an exception
+    inside the block moves nothing)."""
+    with tempfile.TemporaryDirectory(dir=directory, prefix=".htb-jax-outputs-") as scratch:
+        yield scratch
+        for name in sorted(os.listdir(scratch)):
+            os.replace(os.path.join(scratch, name), os.path.join(directory, name))
 
 
 def environment() -> dict:

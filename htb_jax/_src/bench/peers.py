@@ -12,6 +12,7 @@ misspecification experiment.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -56,6 +57,10 @@ class Contender:
     def slug(self) -> str:
         """The name as a file name: characters other than letters, digits, ``.``, ``=`` and ``-`` as ``_``."""
         return re.sub(r"[^A-Za-z0-9.=-]+", "_", self.name).strip("_")
+
+    def runs_folder(self, out: str) -> str:
+        """Where the benchmark stores this contender's runs in the output directory ``out``."""
+        return os.path.join(out, "runs", self.slug)
 
     @property
     def told(self) -> bool:

@@ -14,15 +14,14 @@ import collections
 import html
 import json
 import math
-import os
 import re
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from htb_jax._src.bench import report_figures
 from htb_jax._src.frontier.measurement import _t
+from htb_jax._src.resumable import moved_into_place
 from htb_jax._src.validation import check_path, given
 
 _TOP = ("suite", "size", "key", "versions", "device", "command", "policies", "experiments", "frontier")
@@ -382,12 +381,8 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     _check_results(results)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    # Every file is written into a folder of its own first and moved into place once all are written,
-    # so that a run interrupted while writing never leaves a report of two runs' files.
-    with tempfile.TemporaryDirectory(dir=directory, prefix=".report-") as scratch:
+    with moved_into_place(directory) as scratch:  # never a report of two runs' files
         written = _write_files(results, Path(scratch))
-        for name in written:
-            os.replace(Path(scratch) / name, directory / name)
     for stale in [*directory.glob("regret-*.png"), directory / "frontier.png"]:  # an earlier report's figures
         if stale.exists() and stale.name not in written:
             stale.unlink()

@@ -141,12 +141,12 @@ def run_group(contender: Contender, experiment: Experiment, group: Group, size: 
     seeds = SIZES[size].seeds
     store = None
     if out is not None:
-        directory = os.path.join(out, "runs", contender.slug, f"{experiment.name}-{group.index}")
+        directory = os.path.join(contender.runs_folder(out), f"{experiment.name}-{group.index}")
         os.makedirs(directory, exist_ok=True)
         config = {"suite": VERSION, "size": size, "experiment": experiment.name, "group": group.index,
                   "contender": contender.name, "horizons": call["horizon"], "seeds": seeds}
         store = ChunkStore(directory, config, root_key_data(KEY), [(0, seeds)], Program([call]),
-                           restart=restart, remedy=FolderRemedy(folder=os.path.join(out, "runs", contender.slug)))
+                           restart=restart, remedy=FolderRemedy(folder=contender.runs_folder(out)))
 
     def compute(first: int, num: int) -> dict[str, np.ndarray]:
         started = time.perf_counter()

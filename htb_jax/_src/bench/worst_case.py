@@ -122,8 +122,9 @@ def measure_contender(contender: Contender, size: str, out: str | None,
     s = SIZES[size]
     t = horizons(contender, size)
     measured, seconds, resumed = [], 0.0, True
+    remedy = None if out is None else FolderRemedy(folder=contender.runs_folder(out))
     for case in CASES:
-        store = None if out is None else os.path.join(out, "runs", contender.slug, case.store)
+        store = None if out is None else os.path.join(contender.runs_folder(out), case.store)
         common = dict(family=case.build(), key=KEY, name=contender.name, family_name=case.name, restart=restart)
         if not contender.told:
             calls = [(contender.make, case.eps, store)]
@@ -132,7 +133,6 @@ def measure_contender(contender: Contender, size: str, out: str | None,
                      for eps in case.eps]
         for policy, eps, directory in calls:
             plan = plan_measure(policy, eps, t, s.seeds, store=directory, **common)
-            remedy = FolderRemedy(folder=os.path.join(out, "runs", contender.slug)) if out is not None else None
             got = run_measure(plan, None if directory is None else open_measure_store(plan, remedy))
             measured += got
             seconds += _seconds(directory, got[0].seconds)

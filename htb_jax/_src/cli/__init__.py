@@ -19,13 +19,13 @@ from htb_jax._src.cli.sweep_command import add_sweep_parser, run_sweep
 
 def main(argv=None) -> int:
     """Runs the command line ``htb-jax ARGV`` and returns its exit status; from the command line
-    itself (``argv`` None) the process ends here (:func:`end_process`), and Ctrl-C is also
-    recorded (:func:`~htb_jax._src.resumable.sigint_handler`) where Python's own handler is set."""
+    itself (``argv`` None) the process ends here (:func:`end_process`), and Ctrl-C and SIGTERM are
+    also recorded (:func:`~htb_jax._src.resumable.stop_handler`) where their default handlers are set."""
     if argv is None:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            signal.signal(signal.SIGINT, resumable.sigint_handler)
+            signal.signal(signal.SIGINT, resumable.stop_handler)
         if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # a scheduler's time limit: stop as on Ctrl-C
-            signal.signal(signal.SIGTERM, resumable.sigint_handler)
+            signal.signal(signal.SIGTERM, resumable.stop_handler)
     status = _run(argv)
     if argv is None:
         end_process(status)
@@ -80,9 +80,7 @@ def _run(argv) -> int:
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C: one line, status 130 (128 + SIGINT), every finished chunk kept
         terminated = resumable.interrupt_signal() == signal.SIGTERM
-        message = interrupted(e)
-        print(f"htb-jax: {message.replace('interrupted', 'terminated', 1) if terminated else message}",
-              file=sys.stderr)
+        print(f"htb-jax: {interrupted(e, 'terminated' if terminated else 'interrupted')}", file=sys.stderr)
         status = 128 + (signal.SIGTERM if terminated else signal.SIGINT)
         if argv is None:  # the command line itself: end at once (see end_after_interrupt)
             end_after_interrupt(status)
@@ -103,13 +101,14 @@ def end_after_interrupt(status: int = 130) -> None:
     os._exit(status)
 
 
-def interrupted(error: KeyboardInterrupt) -> str:
-    """The line a command prints when interrupted: how many chunks are stored, and how to resume."""
+def interrupted(error: KeyboardInterrupt, stopped: str = "interrupted") -> str:
+    """The line a command prints when stopped (``stopped``: ``"interrupted"`` by Ctrl-C, ``"terminated"``
+    by SIGTERM): how many chunks are stored, and how to resume."""
     if isinstance(error, resumable.Interrupted) and error.directory is not None:
         if error.stored == 0:
-            return f"interrupted before the first of {error.total} {error.unit} was stored in {error.directory}"
+            return f"{stopped} before the first of {error.total} {error.unit} was stored in {error.directory}"
         return (
-            f"interrupted: {error.stored} of {error.total} {error.unit} stored in {error.directory}; the same "
+            f"{stopped}: {error.stored} of {error.total} {error.unit} stored in {error.directory}; the same "
             "command resumes from them"
         )
-    return "interrupted; the chunks already stored are kept, and the same command resumes from them"
+    return f"{stopped}; the chunks already stored are kept, and the same command resumes from them"

@@ -92,8 +92,7 @@ def run_policy(args) -> int:
     measurements = run_measure(plan, store)
     resumed = measurements[0].resumed_chunks
     if resumed:
-        layout = resumable.seed_chunks(plan.num_seeds, plan.seed_chunk)
-        print(f"resumed: {resumed} of {len(layout)} chunks read back from {args.out}", file=sys.stderr)
+        print(f"resumed: {resumed} of {len(store.layout)} chunks read back from {args.out}", file=sys.stderr)
     table = frontier_lib.measurement_table(measurements)
     print(table)
     if jax.process_index() != 0:

@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 
 import jax
 
+from htb_jax._src.resumable import moved_into_place
+
 
 def check_output_dir(path: str) -> None:
     """``ValueError`` unless ``path`` is a writable directory or one that can be created; leaves nothing behind."""
@@ -67,15 +69,11 @@ def try_output_dir(path: str) -> None:
 
 
 def write_together(directory: str, writers: Mapping[str, Callable[[str], None]]) -> dict[str, str]:
-    """Writes a command's output files into ``directory`` together: ``write(path)`` of each
-    ``name -> write`` makes its file in a temporary folder inside ``directory``, and once every one
-    is written they are moved into place, so that a command interrupted while writing leaves the
-    earlier outputs whole, never a mix of two runs' files. Returns ``name -> path``."""
-    with tempfile.TemporaryDirectory(dir=directory, prefix=".htb-jax-outputs-") as scratch:
+    """Writes a command's output files into ``directory`` together (:func:`moved_into_place`):
+    ``write(path)`` of each ``name -> write`` makes its file. Returns ``name -> path``."""
+    with moved_into_place(directory) as scratch:
         for name, write in writers.items():
             write(os.path.join(scratch, name))
-        for name in writers:
-            os.replace(os.path.join(scratch, name), os.path.join(directory, name))
     return {name: os.path.join(directory, name) for name in writers}
 
 

@@ -33,6 +33,8 @@ from htb_jax._src.validation import (
     real_array,
 )
 
+MIN_EPS_BAR = 1e-9  # calibrated(): the smallest eps_bar; float64 keeps its beta_bar to 2e-7 relative
+
 
 def check_arms_and_horizon(num_arms: Any, horizon: Any) -> None:
     """``K >= 2`` and ``T >= 1`` integers (``T <= 10^18``), or ``ValueError``."""
@@ -62,9 +64,6 @@ def num_blocks(num_arms: Any, horizon: Any) -> jax.Array:
     check_arms_and_horizon(num_arms, horizon)
     return _num_blocks(num_arms, horizon)
 
-
-
-MIN_EPS_BAR = 1e-9  # calibrated(): the smallest eps_bar; float64 keeps its beta_bar to 2e-7 relative
 
 @jax.jit
 def _num_blocks(k, t) -> jax.Array:
