@@ -390,18 +390,18 @@ SMALL = ["sweep", "--arms", "3", "--alphas", "2/3,0.9", "--qs", "0", "--horizons
          "--seeds", "4", "--seed-chunk", "2"]
 
 CLI = [
-    (["--horizons", "1500.7"], "horizons must be an integer in [1, 1000000000000000000]; got horizons=1500.7."),
-    (["--horizons", "inf"], "horizons must be an integer in [1, 1000000000000000000]; got horizons=inf."),
+    (["--horizons", "1500.7"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=1500.7."),
+    (["--horizons", "inf"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=inf."),
     (["--horizons", ","], "argument --horizons: expected comma-separated numbers, at least one; got ','"),
     (["--horizons", "True"], "argument --horizons: not a number: 'True'"),
     (["--alphas", "2/0"], "argument --alphas: division by zero in '2/0'"),
     (["--alphas", ""], "argument --alphas: expected comma-separated numbers, at least one; got ''"),
     (["--alphas", "abc"], "argument --alphas: not a number: 'abc'"),
-    (["--key", "-1"], "key must be an integer in [0, 4294967295]; got key=-1."),
-    (["--seeds", "1000000000000"], "num_seeds must be an integer in [2, 4294967296]; got num_seeds=1000000000000."),
-    (["--seeds", "4000000000"], "seed_chunk must be at least 40000 for num_seeds=4000000000"),
-    (["--memory-budget", "1"], "memory_budget must be at least"),
-    (["--family", "two-point", "--spike-prob", "1e-300"], "spike_prob must be at least 2 gap / 3.4028235e+38"),
+    (["--key", "-1"], "--key must be an integer in [0, 4294967295]; got --key=-1."),
+    (["--seeds", "1000000000000"], "--seeds must be an integer in [2, 4294967296]; got --seeds=1000000000000."),
+    (["--seeds", "4000000000"], "--seed-chunk must be at least 40000 for --seeds=4000000000"),
+    (["--memory-budget", "1"], "--memory-budget must be at least"),
+    (["--family", "two-point", "--spike-prob", "1e-300"], "--spike-prob must be at least 2 gap / 3.4028235e+38"),
 ]
 
 
@@ -426,19 +426,19 @@ def _assert_refused(argv, out, capsys, message):
 @pytest.mark.parametrize(
     "extra,message",
     [
-        (["--key", "-1"], "key must be an integer in [0, 4294967295]; got key=-1."),
-        (["--horizons", "1500.7,1e9,1e10"], "horizons must be an integer in [1, 1000000000000000000]; got horizons=1500.7."),
-        (["--seeds", "1000000000000"], "num_seeds must be an integer in [2, 4294967296]; got num_seeds=1000000000000."),
+        (["--key", "-1"], "--key must be an integer in [0, 4294967295]; got --key=-1."),
+        (["--horizons", "1500.7,1e9,1e10"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=1500.7."),
+        (["--seeds", "1000000000000"], "--seeds must be an integer in [2, 4294967296]; got --seeds=1000000000000."),
         (["--fit-from", "1e9.5"], "argument --fit-from: not a number: '1e9.5'"),
         (["--eps", ","], "argument --eps: expected comma-separated numbers, at least one"),
         (["--stable-alpha", "1.8"], "--stable-alpha is for --family stable."),
-        (["--family", "stable", "--stable-alpha", "2.5"], "index must lie in (1, 2]; got index=2.5."),
-        (["--family", "stable", "--eps", "1"], "eps_values must lie in (0, 0.75) for a StableFamily of index 1.75"),
+        (["--family", "stable", "--stable-alpha", "2.5"], "--stable-alpha must lie in (1, 2]; got --stable-alpha=2.5."),
+        (["--family", "stable", "--eps", "1"], "--eps must lie in (0, 0.75) for a StableFamily of index 1.75"),
         (["--family", "cauchy"], "argument --family: invalid choice: 'cauchy'"),
         # --policy: measure's own checks, before its banner (an anytime run's checkpoints, seeds, chunk)
         (["--policy", "htb_jax:UCB1()", "--horizons", "100,150"], "an anytime run to T=150 records"),
-        (["--policy", "htb_jax:UCB1()", "--seeds", "1"], "num_seeds must be an integer >= 2; got num_seeds=1."),
-        (["--policy", "htb_jax:UCB1()", "--seed-chunk", "0"], "seed_chunk must be an integer >= 1; got seed_chunk=0."),
+        (["--policy", "htb_jax:UCB1()", "--seeds", "1"], "--seeds must be an integer >= 2; got --seeds=1."),
+        (["--policy", "htb_jax:UCB1()", "--seed-chunk", "0"], "--seed-chunk must be an integer >= 1; got --seed-chunk=0."),
     ],
 )
 def test_frontier_refuses_before_printing_or_writing(tmp_path, capsys, extra, message):

@@ -33,14 +33,14 @@ def test_sweep_writes_table_csv_and_figure(tmp_path, capsys):
 @pytest.mark.parametrize(
     "extra,message",
     [
-        (["--eps", "1.5"], r"eps must lie in (0, 1]; got eps=1.5"),
-        (["--pareto-shape", "1.8"], "pareto_shape must lie in (2, inf) (the arms need a finite (1+eps)-moment"),
+        (["--eps", "1.5"], r"--eps must lie in (0, 1]; got --eps=1.5"),
+        (["--pareto-shape", "1.8"], "--pareto-shape must lie in (2, inf) (the arms need a finite (1+eps)-moment"),
         # another family's parameter would be ignored
-        (["--family", "gaussian"], "--pareto-shape (pareto_shape) is for --family pareto; got pareto_shape=3 with "
-                                   "family='gaussian', which would ignore it"),
-        (["--alphas", "0.5"], "alpha must lie in [0.666667, 1) for eps=1; got alpha=0.5"),
-        (["--horizons", "0"], "horizons must be an integer in [1, 1000000000000000000]; got horizons=0"),
-        (["--arms", "1"], "num_arms must be an integer >= 2; got num_arms=1"),
+        (["--family", "gaussian"], "--pareto-shape=3 is for --family='pareto' only; with --family='gaussian' it "
+                                   "would be ignored"),
+        (["--alphas", "0.5"], "--alphas must lie in [0.666667, 1) for eps=1; got --alphas=0.5"),
+        (["--horizons", "0"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=0"),
+        (["--arms", "1"], "--arms must be an integer >= 2; got --arms=1"),
     ],
 )
 def test_user_errors_print_one_line_and_exit_2(tmp_path, capsys, extra, message):
@@ -74,12 +74,12 @@ def _status(argv) -> int:
 @pytest.mark.parametrize(
     "extra,message",
     [
-        (["--family", "cauchy"], "family must be one of pareto, student-t, gaussian, two-point or MODULE:EXPRESSION (one "
-         "arm's law of one's own); got family='cauchy'."),
+        (["--family", "cauchy"], "--family must be one of pareto, student-t, gaussian, two-point or MODULE:EXPRESSION (one "
+         "arm's law of one's own); got --family='cauchy'."),
         (["--family", "student-t", "--df", "1.5"],
-         "df must lie in (2, inf) (the arms need a finite (1+eps)-moment for eps=1); got df=1.5."),
-        (["--family", "two-point", "--spike-prob", "0"], "spike_prob must lie in (0, 1]; got spike_prob=0."),
-        (["--memory-budget", "0"], "memory_budget must be an integer >= 1; got memory_budget=0."),
+         "--df must lie in (2, inf) (the arms need a finite (1+eps)-moment for eps=1); got --df=1.5."),
+        (["--family", "two-point", "--spike-prob", "0"], "--spike-prob must lie in (0, 1]; got --spike-prob=0."),
+        (["--memory-budget", "0"], "--memory-budget must be an integer >= 1; got --memory-budget=0."),
         (["--memory-budget", "lots"], "argument --memory-budget: not a number of bytes: 'lots' (e.g. 512MiB, 2GiB)"),
         (["--seeds", "many"], "argument --seeds: invalid int value: 'many'"),
         (["--config", "/nonexistent/sweep.toml"],
@@ -121,6 +121,12 @@ def test_toml_errors(tmp_path, capsys):
     config.write_text("num_seeds = 'four'\n")
     assert main(["sweep", "--config", str(config)]) == 2
     assert capsys.readouterr().err == f"htb-jax: error: num_seeds in {config} must be an integer; got 'four'\n"
+    # a value out of range is named as the file names it, one given as a flag by its flag
+    config.write_text("num_seeds = 1\n")
+    assert main(["sweep", "--config", str(config)]) == 2
+    assert capsys.readouterr().err == "htb-jax: error: num_seeds must be an integer in [2, 4294967296]; got num_seeds=1.\n"
+    assert main(["sweep", "--config", str(config), "--seeds", "0"]) == 2
+    assert capsys.readouterr().err == "htb-jax: error: --seeds must be an integer in [2, 4294967296]; got --seeds=0.\n"
     config.write_text("num_seeds = \n")
     assert main(["sweep", "--config", str(config)]) == 2
     assert capsys.readouterr().err.startswith(f"htb-jax: error: {config} is not valid TOML")

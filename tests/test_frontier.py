@@ -158,6 +158,15 @@ def test_frontier_command_writes_table_csv_figure_and_runs(tmp_path, capsys):
     assert again == out
     np.testing.assert_array_equal(frontier.load_runs(tmp_path / "runs.npz", runs.family).regret, runs.regret)
 
+    # Another --fit-from refits the stored runs: every chunk read back, only the fits' range changes.
+    refit = [*SMALL, "--out", str(tmp_path)]
+    refit[refit.index("--fit-from") + 1] = "1e5"
+    assert main(refit) == 0
+    refitted, err = capsys.readouterr()
+    assert "resumed: 2 of 2 chunks read back" in err and "/4 seeds" not in err  # nothing computed
+    assert "Fits over T in [1e+03, 1e+07]" in out and "Fits over T in [1e+05, 1e+07]" in refitted
+    np.testing.assert_array_equal(frontier.load_runs(tmp_path / "runs.npz", runs.family).regret, runs.regret)
+
     # Another configuration in the same directory: one line, exit status 2, nothing run.
     assert main([*SMALL[:-4], "--seeds", "6", "--seed-chunk", "2", "--out", str(tmp_path)]) == 2
     out, err = capsys.readouterr()
@@ -168,10 +177,10 @@ def test_frontier_command_writes_table_csv_figure_and_runs(tmp_path, capsys):
 @pytest.mark.parametrize(
     "extra,message",
     [
-        (["--eps", "0"], "eps_values must lie in (0, 1]; got eps_values=0"),
-        (["--max-alpha", "0.7", "--eps", "0.5"], "max_alpha must lie in [0.75, 1) for eps=0.5; got max_alpha=0.7"),
-        (["--fit-from", "1e8"], "fit_from=100000000 leaves fewer than two horizons"),
-        (["--seeds", "1"], "num_seeds must be an integer in [2, 4294967296]; got num_seeds=1"),
+        (["--eps", "0"], "--eps must lie in (0, 1]; got --eps=0"),
+        (["--max-alpha", "0.7", "--eps", "0.5"], "--max-alpha must lie in [0.75, 1) for --eps=0.5; got --max-alpha=0.7"),
+        (["--fit-from", "1e8"], "--fit-from=100000000 leaves fewer than two horizons"),
+        (["--seeds", "1"], "--seeds must be an integer in [2, 4294967296]; got --seeds=1"),
     ],
 )
 def test_frontier_user_errors(tmp_path, capsys, extra, message):

@@ -1,10 +1,12 @@
-"""The command line's argument types: numbers, lists of numbers, byte sizes, and a parser whose
-usage errors are one line."""
+"""The command line's argument types: numbers, lists of numbers, byte sizes, a parser whose
+usage errors are one line, and errors told in the flags' names."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import re
 
 
 def number(token: str) -> float | int:
@@ -82,3 +84,26 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"htb-jax: error: {message} (see '{self.prog} --help')\n")
+
+
+@contextlib.contextmanager
+def flag_names(names: dict[str, str]):
+    """Within it, a ``TypeError`` or ``ValueError`` names the command line's flags, not the library's
+    arguments: where a message names an argument of ``names`` as the library's checks do
+    (``num_seeds must ...``, ``got num_seeds=0``), its flag (``--seeds``) takes its place.
+
+    Args:
+      names: library argument -> flag, e.g. ``{"num_seeds": "--seeds"}``; an argument the user did
+        not give as a flag (a TOML key) is left out, so that the message names what they wrote.
+    """
+    try:
+        yield
+    except (TypeError, ValueError) as e:
+        if type(e) not in (TypeError, ValueError):  # an error class of our own keeps its own message
+            raise
+        message = str(e)
+        for name, flag in names.items():
+            message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)", flag, message)
+        if message == str(e):
+            raise
+        raise type(e)(message) from None

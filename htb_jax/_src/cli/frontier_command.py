@@ -9,7 +9,7 @@ import jax
 
 from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
-from htb_jax._src.cli.arguments import floats, integer, ints
+from htb_jax._src.cli.arguments import flag_names, floats, integer, ints
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
 from htb_jax._src.cli.output_dir import (
     add_restart_argument,
@@ -33,6 +33,12 @@ _STABLE = frontier_lib.StableFamily()
 _STABLE_EPS = (0.5, 0.25)
 _STABLE_HORIZONS = tuple(10**e for e in range(3, 19))
 _POLICY_HORIZON = 10**4
+# The library's argument -> the flag that sets it (for error messages)
+_FLAGS = {
+    "eps_values": "--eps", "eps": "--eps", "alphas_per_eps": "--alphas-per-eps", "max_alpha": "--max-alpha",
+    "horizons": "--horizons", "fit_from": "--fit-from", "num_seeds": "--seeds", "seed_chunk": "--seed-chunk",
+    "key": "--key", "sampler": "--sampler", "index": "--stable-alpha",
+}
 
 
 def load_policy(spec: str):
@@ -170,6 +176,11 @@ def add_frontier_parser(sub) -> None:
 
 
 def run_frontier(args) -> int:
+    with flag_names(_FLAGS):
+        return _run_frontier(args)
+
+
+def _run_frontier(args) -> int:
     stable = args.family == "stable"
     if args.eps is None:
         args.eps = _STABLE_EPS if stable else frontier_lib.TFrontierConfig().eps_values

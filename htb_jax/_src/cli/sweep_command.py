@@ -13,7 +13,7 @@ import jax
 
 from htb_jax._src import distributed, resumable
 from htb_jax._src import sweep as sweep_lib
-from htb_jax._src.cli.arguments import byte_size, floats, integral, ints
+from htb_jax._src.cli.arguments import byte_size, flag_names, floats, integral, ints
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
 from htb_jax._src.cli.output_dir import (
     add_restart_argument,
@@ -172,14 +172,27 @@ def _check_family_parameters(settings: dict) -> None:
     for name, owner in _FAMILY_PARAMETERS.items():
         if name in settings and family != owner:
             raise ValueError(
-                f"--{name.replace('_', '-')} ({name}) is for --family {owner}; got {name}={settings[name]:g} with "
-                f"family={family!r}, which would ignore it."
+                f"{name}={settings[name]:g} is for family={owner!r} only; with family={family!r} it would be ignored."
             )
 
 
+def _flag(key: str) -> str:
+    """The flag that sets a TOML key (``num_seeds`` -> ``--seeds``)."""
+    return {"num_arms": "--arms", "num_seeds": "--seeds"}.get(key, "--" + key.replace("_", "-"))
+
+
 def run_sweep(args) -> int:
-    settings = _read_toml(args.config) if args.config else {}
     flags = {k: v for k, v in vars(args).items() if k not in ("command", "config", "restart", *distributed.FLAGS)}
+    # Errors name the flags the user gave (and, for values read from --config, the file's keys);
+    # AdaRETC names one entry of --alphas or --qs alpha or q.
+    names = {key: _flag(key) for key in flags}
+    names.update({single: _flag(key) for single, key in (("alpha", "alphas"), ("q", "qs")) if key in flags})
+    with flag_names(names):
+        return _run_sweep(args, flags)
+
+
+def _run_sweep(args, flags: dict) -> int:
+    settings = _read_toml(args.config) if args.config else {}
     settings.update(flags)  # flags win over the file
     out = settings.pop("out", "htb-jax-sweep")
     if "seed_chunk" not in settings:  # off a CPU, every seed up to 4096 a chunk: a call costs about its latency

@@ -34,7 +34,8 @@ class Measurement:
       c_finite_t: the slope of ``L_T`` (NaN: no known schedule).
       block_share: ``K B_T / L_T`` at the largest horizon (NaN: no known schedule).
       anytime: whether one run was read at checkpoints.
-      seconds: wall time of the runs, compilation included (NaN where every chunk was read back).
+      seconds: wall time of this call's runs, compilation included: chunks read back from a store
+        took none of it (after a resume it is the remaining chunks' time; NaN where every chunk was read back).
       resumed_chunks: seed chunks read back from the store.
     """
 

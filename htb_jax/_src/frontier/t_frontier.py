@@ -175,10 +175,12 @@ def run_with_store(config: TFrontierConfig, store: ChunkStore | None, progress: 
 
 
 def frontier_identity(config: TFrontierConfig) -> dict:
-    """What must match for a stored T-frontier run to resume: the configuration but the chunking (and
-    the sampler where it is the default ``"auto"``, so that runs stored before it was a setting resume)."""
+    """What must match for a stored T-frontier run to resume: the configuration but the chunking,
+    ``fit_from`` (the fits alone read it: another one refits the stored runs) and the sampler where
+    it is the default ``"auto"`` (so that runs stored before it was a setting resume)."""
     identity = dataclasses.asdict(config)
     identity.pop("seed_chunk")  # in the chunk layout, checked separately
+    identity.pop("fit_from")
     if identity["sampler"] == "auto":
         identity.pop("sampler")
     return {"experiment": "t_frontier", **identity}
