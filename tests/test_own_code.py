@@ -258,6 +258,8 @@ class _Broken:
             return tuple(good[:4])
         if self.what == "act":
             return good._replace(act=lambda sums, ctx: jnp.zeros(k))
+        if self.what == "python int":  # an arm all the same, as a Python int
+            return good._replace(act=lambda sums, ctx: 1 - 1)
         if self.what == "act float":  # a scalar, not an integer
             return good._replace(act=lambda sums, ctx: jnp.float32(0.0))
         if self.what == "act vector":  # integers, not a scalar
@@ -289,6 +291,19 @@ class _MethodShape:
         return EpsilonGreedy().kernel(spec)
 
 
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _NoSpec:
+    """EpsilonGreedy whose ``kernel`` forgets its ``spec``."""
+
+    @property
+    def batch_shape(self):
+        return ()
+
+    def kernel(self):
+        return EpsilonGreedy().kernel(None)
+
+
 @contextlib.contextmanager
 def _backend_compilations():
     """Names of the programs compiled inside the block."""
@@ -310,6 +325,8 @@ def _backend_compilations():
     (object(), r"simulate takes a policy instance .*; got policy=<object object .*> \(object\), which lacks kernel"),
     (_MethodShape(), r"got policy=_MethodShape\(\) \(_MethodShape\), which lacks a tuple batch_shape \(its "
                      r"batch_shape is a method: decorate it with @property\)\.$"),
+    # the signature before the call, whose own TypeError says "takes 1 positional argument but 2 were given"
+    (_NoSpec(), r"^_NoSpec.kernel must take \(spec\), the engine's sizes; it takes \(\)\.$"),
     (_Broken("tuple"), r"_Broken.kernel\(spec\) must return an htb.PolicyKernel\(init, act, update, summary\); got tuple"),
     (_Broken("init"), r"_Broken.kernel\(spec\).init must be a function; got NoneType"),
     (_Broken("act"), r"_Broken's kernel.act must return the arm to pull as an integer scalar .*; got float64\[3\]"),
@@ -327,7 +344,7 @@ def _backend_compilations():
                                  r"is the outcome summary of htb.summarize; a kernel returns htb.PolicySummary\)"),
     (_Broken("estimates"), r"_Broken's kernel.summary must return htb.PolicySummary.*; got PolicySummary of "
                            r"\(int32\[\], int64\[\], float64\[3\]\)\.$"),
-], ids=["class", "no kernel", "batch_shape method", "tuple", "init", "act", "act float", "act vector", "act arity", "update arity",
+], ids=["class", "no kernel", "batch_shape method", "kernel arity", "tuple", "init", "act", "act float", "act vector", "act arity", "update arity",
         "update", "outcome summary", "estimates"])
 def test_a_malformed_policy_is_named_before_the_simulation_compiles(policy, pattern):
     # Each message names the function at fault and what it returned; the engine's program (and the
@@ -335,6 +352,13 @@ def test_a_malformed_policy_is_named_before_the_simulation_compiles(policy, patt
     with _backend_compilations() as compiled, pytest.raises(TypeError, match=pattern):
         htb.simulate(KEY, policy, ARMS, 100, 2)
     assert not any("engine" in str(name) for name in compiled), compiled
+
+
+def test_an_arm_returned_as_a_python_int_is_pulled():
+    # act may return a Python int: abstractly an int32[] scalar, as the check sees it. The engine
+    # indexes with it as an array (it raised AttributeError: 'int' object has no attribute 'dtype').
+    outcome = htb.simulate(KEY, _Broken("python int"), ARMS, 50, 2)
+    np.testing.assert_array_equal(outcome.pulls, [[50, 0, 0], [50, 0, 0]])
 
 
 def test_a_python_branch_on_a_traced_round_is_explained():

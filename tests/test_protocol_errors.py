@@ -84,6 +84,20 @@ class FixedShapeGreedy:
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
+class BranchingGreedy:
+    """A policy whose ``act`` branches in Python on the traced round."""
+
+    @property
+    def batch_shape(self):
+        return ()
+
+    def kernel(self, spec):
+        greedy = greedy_kernel(spec)
+        return greedy._replace(act=lambda sums, ctx: jnp.int32(0) if ctx.t <= 1 else greedy.act(sums, ctx))
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
 class NamedGreedy:
     """A registered policy with a string field left a leaf (not static): the engine reads leaves as numbers."""
 
@@ -443,7 +457,7 @@ MODULE = "protocol_mistakes"
 @pytest.fixture
 def user_module(tmp_path, monkeypatch):
     """This file's policies and laws, written out as a user's module in the current directory."""
-    classes = (greedy_kernel, UnregisteredGreedy, FixedShapeGreedy, Uniform, UnregisteredUniform,
+    classes = (greedy_kernel, UnregisteredGreedy, FixedShapeGreedy, BranchingGreedy, Uniform, UnregisteredUniform,
                UniformWithoutMoments, UniformWithoutBits, Float64Uniform)
     (tmp_path / f"{MODULE}.py").write_text(
         "import dataclasses\n\nimport jax\nimport jax.numpy as jnp\nimport numpy as np\n\nimport htb_jax as htb\n\n\n"
@@ -460,17 +474,17 @@ SWEEP = ["--arms", "3", "--gap", "0.5", "--eps", "0.5", "--alphas", "0.8", "--qs
 COMMANDS = {
     "sweep-unregistered law": (
         ["sweep", "--family", f"{MODULE}:UnregisteredUniform(loc=0.0, width=1.0)", *SWEEP],
-        r"htb-jax sweep takes a reward law \(an htb.Distribution\) registered as a pytree for family; got "
-        r"family=UnregisteredUniform\(loc=0.0, width=1.0\) \(UnregisteredUniform\), .*register_dataclass"),
+        r"htb-jax sweep takes a reward law \(an htb.Distribution\) registered as a pytree for --family; got "
+        r"--family=UnregisteredUniform\(loc=0.0, width=1.0\) \(UnregisteredUniform\), .*register_dataclass"),
     "sweep-no eps_sup": (
         ["sweep", "--family", f"{MODULE}:UniformWithoutMoments(loc=0.0, width=1.0)", *SWEEP],
-        _missing("htb-jax sweep", "UniformWithoutMoments", "eps_sup", "family")[1:]),
+        _missing("htb-jax sweep", "UniformWithoutMoments", "eps_sup", "--family")[1:]),
     "sweep-no from_bits": (
         ["sweep", "--family", f"{MODULE}:UniformWithoutBits(loc=0.0, width=1.0)", *SWEEP],
-        _missing("htb-jax sweep", "UniformWithoutBits", "from_bits", "family")[1:]),
+        _missing("htb-jax sweep", "UniformWithoutBits", "from_bits", "--family")[1:]),
     "sweep-float64": (
         ["sweep", "--family", f"{MODULE}:Float64Uniform(loc=0.0, width=1.0)", *SWEEP],
-        FLOAT64_BITS.format("htb-jax sweep", "2", "2, 1", "family", "2")[1:]),
+        FLOAT64_BITS.format("htb-jax sweep", "2", "2, 1", "--family", "2")[1:]),
     "frontier-unregistered policy": (
         ["frontier", "--policy", f"{MODULE}:UnregisteredGreedy()"],
         "--policy " + UNREGISTERED_POLICY.format("UnregisteredGreedy", "UnregisteredGreedy")),
@@ -493,3 +507,16 @@ def test_the_commands_refuse_a_protocol_mistake_in_one_line(user_module, capsys,
     assert re.search(pattern, err), err
     assert [s for s in seen if s != ABSTRACT_FROM_BITS] == [], seen
     assert not out.exists()
+
+
+def test_a_python_branch_is_explained_in_one_line_by_the_command(user_module, capsys):
+    # JAX's message spans lines (a blank line, its filtered traceback's note): its first line, then
+    # the notes naming the function and the remedy (the command printed JAX's lines alone).
+    out = user_module / "out"
+    assert CLI.load()(["frontier", "--policy", f"{MODULE}:BranchingGreedy()", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and not out.exists(), err
+    assert re.fullmatch(
+        r"htb-jax: error: Attempted boolean conversion of traced array with shape bool\[\]\. \(raised by "
+        r"BranchingGreedy's kernel.act, evaluated abstractly before the simulation\) BranchingGreedy's kernel "
+        r"functions are traced once, .* use jnp.where or jax.lax.cond \(docs/guides/own-code.md\)\.\n", err), err

@@ -81,7 +81,7 @@ def run_rounds(
     def round_step(t, carry):
         state, pulls, arms = carry
         ctx = RoundContext(t, pulls, horizon, table)
-        arm = kernel.act(state, ctx)
+        arm = jnp.asarray(kernel.act(state, ctx))  # a Python int (an eval_shape'd int32[]) as an array
         index = out_of_range_unsigned(arm)
         reward = table.pull(index, pulls[index])
         state = kernel.update(state, ctx, arm, reward)

@@ -249,7 +249,14 @@ def check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[Any
 def _check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[Any, int]:
     """:func:`check_kernel`, evaluated."""
     name = type(policy).__name__
-    kernel = policy.kernel(spec)
+    signature = refusing_signature(policy.kernel, "spec")
+    if signature is not None:  # the call's own TypeError would name a function, not the protocol
+        raise TypeError(f"{name}.kernel must take (spec), the engine's sizes; it takes {signature}.")
+    try:
+        kernel = policy.kernel(spec)
+    except Exception as error:
+        error.add_note(f"(raised by {name}.kernel(spec), called before the simulation)")
+        raise
     if not isinstance(kernel, PolicyKernel):
         raise TypeError(
             f"{name}.kernel(spec) must return an htb.PolicyKernel(init, act, update, summary); "

@@ -76,6 +76,10 @@ def _run(argv) -> int:
         return run_frontier(args) if args.command == "frontier" else run_sweep(args)
     except (ValueError, TypeError, OSError) as e:
         message = f"{e.filename or ''}: {e.strerror or e}" if isinstance(e, OSError) else str(e)
+        # One line: a message of several lines (JAX's, on a traced value) by its first, then the notes
+        # that say what raised it and what to do (not JAX's own, on its filtered traceback: "-----...").
+        notes = [" ".join(note.split()) for note in getattr(e, "__notes__", ()) if not note.startswith("---")]
+        message = " ".join([(message.splitlines() or [""])[0], *notes])
         print(f"htb-jax: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C: one line, status 130 (128 + SIGINT), every finished chunk kept

@@ -90,7 +90,8 @@ class Parser(argparse.ArgumentParser):
 def flag_names(names: dict[str, str]):
     """Within it, a ``TypeError`` or ``ValueError`` names the command line's flags, not the library's
     arguments: where a message names an argument of ``names`` as the library's checks do
-    (``num_seeds must ...``, ``got num_seeds=0``), its flag (``--seeds``) takes its place.
+    (``num_seeds must ...``, ``got num_seeds=0``, ``... takes a law for family; got ...``), its flag
+    (``--seeds``) takes its place.
 
     Args:
       names: library argument -> flag, e.g. ``{"num_seeds": "--seeds"}``; an argument the user did
@@ -103,7 +104,8 @@ def flag_names(names: dict[str, str]):
             raise
         message = str(e)
         for name, flag in names.items():
-            message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)", flag, message)
+            message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)|(?<=\bfor ){re.escape(name)}(?=;)", flag,
+                             message)
         if message == str(e):
             raise
         raise type(e)(message) from None
