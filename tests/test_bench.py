@@ -6,6 +6,7 @@ and a peer of the same code see the same rewards (paired); a second run reads ev
 gives the same results; an interrupted run, started again, gives them too.
 """
 
+import dataclasses
 import json
 import math
 import pathlib
@@ -127,6 +128,35 @@ def test_the_users_policy_and_the_same_peer_are_paired(tiny):
     e, _ = _cells(results, "misspecification", "mine")
     assert e["ratios"]["mine"] == {"value": 1.0, "low": 1.0, "high": 1.0, "best": "UCB1"}
     assert "mine" not in {r["best"] for r in e["ratios"].values() if r is not None}  # a user's policy is no peer
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _FixedShapeRobustUCB:
+    """Robust UCB as a user may write it: a ``batch_shape`` fixed at ``()``, so that told policies do
+    not stack into a grid paired with the instances."""
+
+    eps: jax.Array
+    u: jax.Array
+
+    @property
+    def batch_shape(self):
+        return ()
+
+    def kernel(self, spec):
+        return htb.RobustUCB(eps=self.eps, u=self.u).kernel(spec)
+
+
+def test_told_policies_that_do_not_stack_run_one_instance_at_a_time(tiny, monkeypatch):
+    """Catches a runner that stacks them anyway (refused as a grid whose leaves do not follow its
+    batch_shape): one call per setting, with the numbers of the paired grid."""
+    *_, kwargs = tiny
+    monkeypatch.setitem(suite.SIZES, "tiny", TINY)
+    results = runner.run(lambda eps, u: _FixedShapeRobustUCB(eps, u), **{
+        **kwargs, "name": "fixed", "out": None, "only": ["misspecification"], "peers": False})
+    _, fixed = _cells(results, "misspecification", "fixed")
+    _, stacked = _cells(tiny[1], "misspecification", "Robust UCB")
+    assert len(fixed) > 1 and fixed == stacked  # several settings, several calls
 
 
 def test_scores_ratios_and_the_worst_case_follow_their_definitions(tiny):

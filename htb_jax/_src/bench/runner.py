@@ -106,20 +106,29 @@ def groups(experiment: Experiment, contender: Contender) -> list[Group]:
 _ONE_AT_A_TIME = "benchmark the points of a grid one at a time"
 
 
-def _call(contender: Contender, group: Group, experiment: Experiment, reach: int | None) -> dict:
-    """The ``simulate`` keywords of a contender's run of a group (horizons beyond ``reach`` dropped)."""
+def _calls(contender: Contender, group: Group, experiment: Experiment, reach: int | None) -> list[dict]:
+    """The ``simulate`` keywords of a contender's run of a group (horizons beyond ``reach`` dropped).
+
+    One call, but for a contender told ``eps`` or ``u`` whose policies do not stack into a grid
+    paired with the instances (policies of different structures, or a ``batch_shape`` fixed at
+    ``()``): one call per instance, whose numbers are the same (every instance reads the same
+    reward tables).
+    """
     horizons = [h for h in group.horizons if reach is None or h <= reach]
     call = {"key": jax.random.key(KEY), "instance": group.instances, "horizon": horizons,
             "num_checkpoints": NUM_CHECKPOINTS}
-    if contender.told:
-        told = [experiment.settings[i].told() for i in group.settings]
-        grid = [contender.make(e, u) for e, u in told]
-        for (e, u), made in zip(told, grid, strict=True):
-            check_one_policy(f"policy(eps={e:g}, u={u:g})", made, "htb.bench.run", _ONE_AT_A_TIME)
-        call |= {"policy": _stack(grid), "paired": True}
-    else:
-        call["policy"] = contender.make
-    return call
+    if not contender.told:
+        return [call | {"policy": contender.make}]
+    told = [experiment.settings[i].told() for i in group.settings]
+    grid = [contender.make(e, u) for e, u in told]
+    for (e, u), made in zip(told, grid, strict=True):
+        check_one_policy(f"policy(eps={e:g}, u={u:g})", made, "htb.bench.run", _ONE_AT_A_TIME)
+    if len({jax.tree.structure(p) for p in grid}) == 1:
+        stacked = _stack(grid)
+        if stacked.batch_shape == (len(grid),):
+            return [call | {"policy": stacked, "paired": True}]
+    return [call | {"policy": made, "instance": jax.tree.map(lambda p, j=j: p[j:j + 1], group.instances)}
+            for j, made in enumerate(grid)]
 
 
 def _reach(contender: Contender, size: str) -> int | None:
@@ -135,8 +144,8 @@ def run_group(contender: Contender, experiment: Experiment, group: Group, size: 
     Arrays: ``regret`` f64[I, H', S], ``curve`` f64[I, H', S, C], ``checkpoints`` i64[I, H', C]
     (``H'`` the horizons it reaches).
     """
-    call = _call(contender, group, experiment, _reach(contender, size))
-    if not call["horizon"]:
+    calls = _calls(contender, group, experiment, _reach(contender, size))
+    if not calls[0]["horizon"]:
         return None, False, 0.0
     seeds = SIZES[size].seeds
     store = None
@@ -144,15 +153,18 @@ def run_group(contender: Contender, experiment: Experiment, group: Group, size: 
         directory = os.path.join(contender.runs_folder(out), f"{experiment.name}-{group.index}")
         os.makedirs(directory, exist_ok=True)
         config = {"suite": VERSION, "size": size, "experiment": experiment.name, "group": group.index,
-                  "contender": contender.name, "horizons": call["horizon"], "seeds": seeds}
-        store = ChunkStore(directory, config, root_key_data(KEY), [(0, seeds)], Program([call]),
+                  "contender": contender.name, "horizons": calls[0]["horizon"], "seeds": seeds}
+        store = ChunkStore(directory, config, root_key_data(KEY), [(0, seeds)], Program(calls),
                            restart=restart, remedy=FolderRemedy(folder=contender.runs_folder(out)))
 
     def compute(first: int, num: int) -> dict[str, np.ndarray]:
         started = time.perf_counter()
-        o = simulate(**call, num_seeds=num, first_seed=first)
-        arrays = {"regret": np.asarray(o.regret), "curve": np.asarray(o.regret_curve),
-                  "checkpoints": np.asarray(o.checkpoints)[..., 0, :]}
+        outcomes = [simulate(**call, num_seeds=num, first_seed=first) for call in calls]
+        arrays = {  # the instances along the first axis
+            "regret": np.concatenate([o.regret for o in outcomes]),
+            "curve": np.concatenate([o.regret_curve for o in outcomes]),
+            "checkpoints": np.concatenate([np.asarray(o.checkpoints)[..., 0, :] for o in outcomes]),
+        }
         return arrays | {"seconds": np.float64(time.perf_counter() - started)}
 
     (arrays,), resumed = run_chunks([(0, seeds)], compute, store)
