@@ -436,7 +436,9 @@ def _assert_refused(argv, out, capsys, message):
         (["--family", "stable", "--eps", "1"], "--eps must lie in (0, 0.75) for a StableFamily of index 1.75"),
         (["--family", "cauchy"], "argument --family: invalid choice: 'cauchy'"),
         # --policy: measure's own checks, before its banner (an anytime run's checkpoints, seeds, chunk)
-        (["--policy", "htb_jax:UCB1()", "--horizons", "100,150"], "an anytime run to T=150 records"),
+        (["--policy", "htb_jax:UCB1()", "--horizons", "100,150"], "an anytime run to T=150 records 23 checkpoints; "
+         "horizons [100] are not among them (the nearest to 100: 96 and 120): give --horizons among them (without "
+         "it, they are the checkpoints from --fit-from to 10000), or --anytime no."),
         (["--policy", "htb_jax:UCB1()", "--seeds", "1"], "--seeds must be an integer >= 2; got --seeds=1."),
         (["--policy", "htb_jax:UCB1()", "--seed-chunk", "0"], "--seed-chunk must be an integer >= 1; got --seed-chunk=0."),
     ],

@@ -215,7 +215,8 @@ def test_measure_runs_every_seed_in_one_chunk_off_a_cpu(tmp_path, monkeypatch):
 
 
 def test_measure_refuses_bad_input_by_name():
-    with pytest.raises(ValueError, match=r"not among them: use htb.frontier.checkpoint_horizons"):
+    with pytest.raises(ValueError, match=r"horizons \[100\] are not among them \(the nearest to 100: 96 and 120\): "
+                                         r"use htb.frontier.checkpoint_horizons\(150, fit_from, 10\) or anytime=False\.$"):
         htb.frontier.measure(htb.UCB1(), 1.0, [100, 150], 2, family=FAMILY)
     with pytest.raises(ValueError, match=r"batch shape \(\)"):
         htb.frontier.measure(htb.AdaRETC(eps=1.0, alpha=jnp.array([0.7, 0.8]), q=0.0), 1.0, [100, 200], 2)
@@ -223,6 +224,12 @@ def test_measure_refuses_bad_input_by_name():
         htb.frontier.measure(htb.UCB1(), 1.0, [200, 100], 2, anytime=False)
     with pytest.raises(TypeError, match=r"lacks kernel"):
         htb.frontier.measure(object(), 1.0, [100, 200], 2)
+    # Pareto arms of shape 1.8 have moments of order < 1.8 only: U_eps at eps = 0.9 is infinite, and the
+    # fit of d failed after the runs (a worst normalised regret of 0 to take the logarithm of).
+    lomax = htb.Pareto(loc=jnp.array([[0.5, 0.0], [0.2, 0.0], [0.1, 0.0]]), shape=jnp.full((3, 2), 1.8))
+    with pytest.raises(ValueError, match=r"^eps must leave every member of the family a finite U_eps, .*\(its "
+                                         r"eps_sup\(\) is 0.8\); got eps=0.9, where member 0's U_eps is inf\.$"):
+        htb.frontier.measure(htb.UCB1(), [0.5, 0.9], [100, 200], 2, family=lomax)
 
 
 USER_MODULE = '''

@@ -84,6 +84,8 @@ def run_policy(args) -> int:
     plan = plan_measure(  # every argument checked before anything is printed
         policy, args.eps, [int(h) for h in horizons], seeds, key=args.key, anytime=anytime,
         seed_chunk=args.seed_chunk, store=args.out, restart=args.restart, name=name, progress=True,
+        checkpoints_remedy="give --horizons among them (without it, they are the checkpoints from --fit-from to "
+        f"{_POLICY_HORIZON}), or --anytime no",
     )
     # The kernel and the law checked, the program traced (nothing compiled) and the store read.
     store = open_measure_store(plan, resumable.CLI_REMEDY)

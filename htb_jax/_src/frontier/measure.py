@@ -152,6 +152,22 @@ def _family_instances(family) -> tuple[Distribution, str]:
     )
 
 
+def _check_scale(instances: Distribution, eps_values: tuple) -> None:
+    """``ValueError`` where a member's ``U_eps`` (the worst case's normalization) is infinite at an
+    ``eps``: its arms lack the moment of order ``1 + eps``, and the fit of ``d`` would fail after the runs."""
+    for e in eps_values:
+        scale = np.asarray(intrinsic_scale(instances, e))
+        bad = np.flatnonzero(~np.isfinite(scale))
+        if bad.size:
+            sup = getattr(instances, "eps_sup", None)
+            told = f" (its eps_sup() is {float(np.min(sup())):g})" if callable(sup) else ""
+            raise ValueError(
+                f"eps must leave every member of the family a finite U_eps, the normalization of d (its arms need "
+                f"a finite (1+eps)-moment){told}; got eps={e:g}, where member {int(bad[0])}'s U_eps is "
+                f"{float(scale[bad[0]]):g}."
+            )
+
+
 def _member(instances: Distribution, f: int) -> Distribution:
     """Member ``f`` of a law of batch shape ``(F + 1, K)``, batch shape ``(1, K)``: each parameter that spans
     the members sliced, each that broadcasts over them (a scalar, a row of ``K``, a leading axis of 1) kept."""
@@ -286,17 +302,23 @@ class MeasurePlan:
     identity: dict
 
 
-def plan_measure(*args, **kwargs) -> MeasurePlan:
+# How a measure call gives an anytime run's horizons that are checkpoints, or runs per horizon
+_CHECKPOINTS_REMEDY = "use htb.frontier.checkpoint_horizons({horizon}, fit_from, {per_decade}) or anytime=False"
+
+
+def plan_measure(*args, checkpoints_remedy: str = _CHECKPOINTS_REMEDY, **kwargs) -> MeasurePlan:
     """Checks a :func:`measure` call (the same arguments) and resolves its defaults, compiling
-    nothing: ``htb-jax frontier --policy`` refuses a bad call before it prints anything."""
+    nothing: ``htb-jax frontier --policy`` refuses a bad call before it prints anything (its
+    ``checkpoints_remedy`` says how its user gives horizons that are checkpoints, with the fields
+    ``{horizon}`` and ``{per_decade}``)."""
     bound = inspect.signature(measure).bind(*args, **kwargs)
     bound.apply_defaults()
-    return _plan(**bound.arguments)
+    return _plan(**bound.arguments, checkpoints_remedy=checkpoints_remedy)
 
 
 def _plan(
     policy, eps, horizons, num_seeds, family, key, anytime, per_decade, seed_chunk, store, restart, name, family_name,
-    progress,
+    progress, checkpoints_remedy,
 ) -> MeasurePlan:
     factory = None
     if is_policy_factory(policy):
@@ -331,6 +353,8 @@ def _plan(
     check_flag("progress", progress)
     family = SpikeFamily() if family is None else family
     instances, kind = _family_instances(family)
+    if kind == "custom":
+        _check_scale(instances, eps_values)
     runs = [(policy, instances, False)] if factory is None else per_member_runs(factory, instances)
     told = anytime is not None
     if anytime is None:
@@ -343,10 +367,12 @@ def _plan(
         rounds = np.asarray(log_spaced_rounds(np.int64(t[-1]), count))
         missing = np.setdiff1d(t, rounds)
         if missing.size:
+            first = int(missing[0])
+            nearest = rounds[max(np.searchsorted(rounds, first) - 1, 0):][:2].tolist()
             raise ValueError(
                 f"an anytime run to T={int(t[-1])} records {count} checkpoints; horizons {missing.tolist()[:4]} "
-                f"are not among them: use htb.frontier.checkpoint_horizons({int(t[-1])}, fit_from, {per_decade}) "
-                "or anytime=False."
+                f"are not among them (the nearest to {first}: {' and '.join(map(str, nearest))}): "
+                f"{checkpoints_remedy.format(horizon=int(t[-1]), per_decade=per_decade)}."
             )
         columns = np.searchsorted(rounds, t)
     name = name or (getattr(factory, "__name__", "policy") if factory is not None else type(policy).__name__)
