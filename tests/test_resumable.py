@@ -202,6 +202,19 @@ def test_a_setting_the_identity_leaves_at_its_default_is_named_as_the_default(tm
                                 [0, 0], [(0, 2)], {}, resumable.CLI_REMEDY)
 
 
+def test_another_experiment_is_named_alone(tmp_path):
+    # Every setting of another experiment differs: the refusal listed each (about 2,000 characters, a
+    # family's repr against its fields, defaults "there" that are the same here), the experiment buried.
+    manifest = {"config": {"experiment": "measure", "family": "SpikeFamily()", "num_seeds": 32},
+                "chunks": [[0, 2]], "chunk_sha256": {}, "root_key": [0, 0]}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    for config, shown in (({"experiment": "t_frontier", "family": {"gap": 0.1}, "num_seeds": 256}, "a t_frontier"),
+                          ({"family": "pareto", "num_seeds": 32}, "a sweep")):  # a sweep's identity names none
+        with pytest.raises(resumable.ForeignStoreError, match=rf"another configuration \(a measure run there, {shown} "
+                                                              r"run here\); give another"):
+            resumable.read_manifest(str(tmp_path), config, [0, 0], [(0, 2)], {}, resumable.CLI_REMEDY)
+
+
 def test_sigterm_mid_run_prints_one_line_exits_143_and_the_command_resumes(tmp_path, uninterrupted):
     # SIGTERM, a scheduler's time limit, ended the command silently with status 143; now it stops as on Ctrl-C
     # and says so.  Catches SIGTERM reported as an interrupt (130), or killing the process mid-chunk.

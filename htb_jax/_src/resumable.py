@@ -395,7 +395,12 @@ def read_manifest(directory: str, config: dict, root_key, layout, program: dict 
     def shown_setting(settings: dict, name: str) -> str:  # an identity leaves some defaults out
         return repr(settings[name]) if name in settings else "the default"
 
-    changed = [
+    def experiment(settings: dict) -> str:  # a sweep's identity names none
+        return settings.get("experiment", "sweep")
+
+    changed = [  # another experiment's settings differ in every name: the experiment says it all
+        f"a {experiment(old_config)} run there, a {experiment(config)} run here"
+    ] if experiment(old_config) != experiment(config) else [
         f"{name}: {shown_setting(old_config, name)} there, {shown_setting(config, name)} here"
         for name in sorted(set(old_config) | set(config))
         if old_config.get(name) != config.get(name)
