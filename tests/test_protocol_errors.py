@@ -419,6 +419,12 @@ CASES = {
     "measure-float64": (
         _measure(htb.UCB1(), law(Float64Uniform, MEASURE_FAMILY)),
         FLOAT64_BITS.format("htb.frontier.measure", "3, 2, 2", "3, 2, 2, 1", "family", "3, 2, 2")),
+    # a parameter given as a list: JAX takes its entries for leaves of batch shape () each
+    "simulate-a list parameter": (
+        lambda: htb.simulate(KEY, htb.UCB1(), Uniform(loc=[0.2, 0.0], width=1.0), 100, 2),
+        r"^htb.simulate takes a reward law whose parameters are numbers or arrays for instance; got "
+        r"instance=Uniform\(loc=\[0.2, 0.0\], width=1.0\) \(Uniform\), whose loc is a list: give "
+        r"jnp.asarray\(\[0.2, 0.0\]\) \(or convert it in Uniform.__post_init__, as htb_jax's laws do\)\.$"),
 }
 
 

@@ -37,6 +37,7 @@ from htb_jax._src.validation import (
     check_interval,
     concrete,
     given,
+    shown,
 )
 
 # The families whose ``loc`` is their mean (the docstring of htb_jax._src.distributions).
@@ -89,6 +90,14 @@ def check_instance(
     )
     check_pytree(name, instance, function, "a reward law (an htb.Distribution)")
     cls = type(instance)
+    for field in dataclasses.fields(instance) if dataclasses.is_dataclass(instance) else ():
+        value = getattr(instance, field.name)
+        if isinstance(value, (list, tuple)) and not field.metadata.get("static", False):
+            raise TypeError(  # JAX would take its entries for leaves of their own, each of batch shape ()
+                f"{function} takes a reward law whose parameters are numbers or arrays for {name}; got "
+                f"{given(name, instance)}, whose {field.name} is a {type(value).__name__}: give jnp.asarray({shown(value)}) "
+                f"(or convert it in {cls.__name__}.__post_init__, as htb_jax's laws do)."
+            )
     words = cls.num_words
     if isinstance(words, bool) or not isinstance(words, (int, np.integer)) or words < 1:
         raise TypeError(
@@ -203,6 +212,8 @@ def check_float32_resolution(instance: Distribution) -> None:
     # In NumPy for the families of htb_jax: a refusal compiles nothing.
     means = _exact_means(type(instance), exact).reshape(-1, shape[-1])
     means32 = _exact_means(type(instance), rounded).reshape(-1, shape[-1])
+    if not (np.all(np.isfinite(means)) and np.all(np.isfinite(means32))):
+        return  # a mean that is not finite: refused by gaps, which names it
     rows = np.arange(means.shape[0])
     best = np.argmax(means, axis=-1)
     gap = means[rows, best][:, None] - means
