@@ -9,6 +9,7 @@ gives the same results; an interrupted run, started again, gives them too.
 import dataclasses
 import json
 import math
+import os
 import pathlib
 import re
 
@@ -159,6 +160,22 @@ def test_told_policies_that_do_not_stack_run_one_instance_at_a_time(tiny, monkey
     assert len(fixed) > 1 and fixed == stacked  # several settings, several calls
 
 
+def test_two_users_names_never_share_a_runs_folder():
+    """'my pol' and 'my_pol' shared runs/my_pol: the second was refused with the remedy to delete the
+    folder, the first's runs with it; '../x' made a hidden folder. The peers' folders are as before
+    (their stored runs stay where they are)."""
+    def folder(name, user=True):
+        return peers_lib.Contender(name, htb.UCB1(), "nothing", "O(K)", user=user).runs_folder("out")
+
+    names = ["my pol", "my_pol", "my-pol", "../my_pol", ".my_pol", "UCB1()"]
+    folders = [folder(n) for n in names]
+    assert len(set(folders)) == len(names), folders
+    assert all(os.path.dirname(f) == os.path.join("out", "runs") and not os.path.basename(f).startswith(".")
+               for f in folders), folders
+    assert folder("my_pol") == os.path.join("out", "runs", "my_pol")  # a name that is a file name stays itself
+    assert folder("Robust UCB", user=False) == os.path.join("out", "runs", "Robust_UCB")
+
+
 def test_scores_ratios_and_the_worst_case_follow_their_definitions(tiny):
     """Scores from the cells' means, the ratio from the paired regrets, the worst case's score from its rows'
     d and c. Catches a score of the median, a ratio against a user's policy, a frontier score mixing d and c."""
@@ -240,6 +257,11 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, capsys):
     assert not (tmp_path / "y").exists()
     assert main(["bench", "--policy", "htb_jax:UCB", "--out", str(tmp_path / "y")]) == 2
     assert "--policy: 'UCB' failed in htb_jax" in capsys.readouterr().err
+    # A peer's name: the one line alone, naming the flag (it came after the banner, naming name=)
+    assert main(["bench", "--policy", "htb_jax:UCB1()", "--name", "UCB1", "--out", str(tmp_path / "y")]) == 2
+    assert capsys.readouterr().err == ("htb-jax: error: --name must differ from every built-in peer's name; got "
+                                       "--name='UCB1' (give another name)\n")
+    assert not (tmp_path / "y").exists()
     # A grid of policies, or a function that makes something else: refused by name, nothing stored
     # (before, the grid ran and stored its first run, then failed on its regrets' shape).
     grid = htb.RobustUCB(eps=1.0, u=np.array([1.0, 2.0]))

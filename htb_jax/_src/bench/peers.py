@@ -12,6 +12,7 @@ misspecification experiment.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import re
 from collections.abc import Callable
@@ -39,8 +40,8 @@ class Contender:
     Attributes:
       name: its label in tables and figures.
       make: the policy itself (told nothing), or ``(eps, u) -> policy`` for a policy told the
-        setting's tail exponent and moment bound (a function of floats; its parameters must be
-        arrays so that the policies of several settings stack into one grid).
+        setting's tail exponent and moment bound (a function of floats; policies whose parameters
+        stack into one grid run as one program, others one setting at a time).
       knows: what it is told, in words (``"nothing"``, ``"eps, T"``, ...).
       round_cost: ``"fast path"`` or ``"O(K)"`` (runs to every horizon of a size) or ``"O(t)"``
         (runs to the size's ``reach``: its whole run costs ``O(T^2)``).
@@ -55,8 +56,15 @@ class Contender:
 
     @property
     def slug(self) -> str:
-        """The name as a file name: characters other than letters, digits, ``.``, ``=`` and ``-`` as ``_``."""
-        return re.sub(r"[^A-Za-z0-9.=-]+", "_", self.name).strip("_")
+        """The name as a file name: characters other than letters, digits, ``.``, ``=`` and ``-`` as ``_``.
+
+        A user's name that this changes (or that starts with a dot) gets the start of its SHA-256 too,
+        so that two names never share a folder (``my pol`` and ``my_pol``) and none is hidden or
+        reaches outside ``runs/`` (``../x``)."""
+        slug = re.sub(r"[^A-Za-z0-9.=-]+", "_", self.name).strip("_")
+        if not self.user or slug == self.name and not slug.startswith("."):
+            return slug
+        return f"{slug.lstrip('.') or 'policy'}-{hashlib.sha256(self.name.encode()).hexdigest()[:8]}"
 
     def runs_folder(self, out: str) -> str:
         """Where the benchmark stores this contender's runs in the output directory ``out``."""

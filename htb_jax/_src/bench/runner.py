@@ -186,6 +186,35 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
     return out + list(field)
 
 
+def check_arguments(policy, name, size, out, peers, only, restart, progress, command) -> list[str] | None:
+    """Every argument of :func:`run` checked before anything is printed or runs; returns ``only`` as a
+    list (``None``: every experiment)."""
+    check_choice("size", size, tuple(SIZES))
+    for flag, value in (("peers", peers), ("restart", restart), ("progress", progress)):
+        check_flag(flag, value)
+    for label, value in (("name", name), ("command", command)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise TypeError(f"{label} must be None or a non-empty string; got {given(label, value)}.")
+    names = [*NAMES, worst_case.NAME]
+    if only is not None:
+        listed = [only] if isinstance(only, str) else list(only) if isinstance(only, (list, tuple)) else None
+        if not listed or any(o not in names for o in listed):
+            raise ValueError(f"only must be None or experiment names among {', '.join(names)}; got "
+                             f"{given('only', only)}.")
+        only = listed
+    if policy is None and not peers:
+        raise ValueError("peers=False needs a policy: there would be nothing to run")
+    if policy is not None and is_policy_factory(policy):
+        check_policy_factory("policy", policy, "htb.bench.run", "eps, u")
+    elif policy is not None:
+        check_one_policy("policy", policy, "htb.bench.run", _ONE_AT_A_TIME)
+    contenders(policy, name, peers)  # a name taken by a peer
+    if out is not None:
+        check_path("out", out)
+        check_output_dir(os.fspath(out))
+    return only
+
+
 def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | None = "htb-jax-bench",
         peers: bool = True, only: Sequence[str] | None = None, restart: bool = False, progress: bool = True,
         command: str | None = None) -> dict:
@@ -217,29 +246,9 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
       ValueError, TypeError: for a bad argument, before anything runs.
       Interrupted: a ``KeyboardInterrupt`` on Ctrl-C, every finished run kept.
     """
-    check_choice("size", size, tuple(SIZES))
-    for flag, value in (("peers", peers), ("restart", restart), ("progress", progress)):
-        check_flag(flag, value)
-    for label, value in (("name", name), ("command", command)):
-        if value is not None and (not isinstance(value, str) or not value):
-            raise TypeError(f"{label} must be None or a non-empty string; got {given(label, value)}.")
-    names = [*NAMES, worst_case.NAME]
-    if only is not None:
-        listed = [only] if isinstance(only, str) else list(only) if isinstance(only, (list, tuple)) else None
-        if not listed or any(o not in names for o in listed):
-            raise ValueError(f"only must be None or experiment names among {', '.join(names)}; got "
-                             f"{given('only', only)}.")
-        only = listed
-    if policy is None and not peers:
-        raise ValueError("peers=False needs a policy: there would be nothing to run")
-    if policy is not None and is_policy_factory(policy):
-        check_policy_factory("policy", policy, "htb.bench.run", "eps, u")
-    elif policy is not None:
-        check_one_policy("policy", policy, "htb.bench.run", _ONE_AT_A_TIME)
+    only = check_arguments(policy, name, size, out, peers, only, restart, progress, command)
     if out is not None:
-        check_path("out", out)
         out = os.fspath(out)
-        check_output_dir(out)
         make_output_dir(out)
     size_experiments = tuple(e for e in experiments(size) if only is None or e.name in only)
     worst = only is None or worst_case.NAME in only

@@ -8,7 +8,8 @@ import sys
 from htb_jax._src import user_code
 from htb_jax._src.bench import runner, worst_case
 from htb_jax._src.bench.suite import NAMES, SIZES, VERSION
-from htb_jax._src.cli.output_dir import add_restart_argument, check_output_dir
+from htb_jax._src.cli.arguments import flag_names
+from htb_jax._src.cli.output_dir import add_restart_argument
 from htb_jax._src.protocol_checks import check_policy_factory, check_policy_instance, is_policy_factory
 
 
@@ -63,10 +64,12 @@ def run_bench(args, argv: list[str]) -> int:
             raise ValueError(f"--only takes experiment names among {', '.join(names)}; got {args.only!r}")
     if policy is None and args.no_peers:
         raise ValueError("--no-peers needs --policy: there would be nothing to run")
-    check_output_dir(args.out)
-    print(f"htb-jax bench: suite {VERSION}, size {args.size}; output in {args.out}", file=sys.stderr)
     command = shlex.join(["htb-jax", *argv])
-    runner.run(policy, name=name, size=args.size, out=args.out, peers=not args.no_peers, restart=args.restart,
-               command=command, only=only)
+    arguments = dict(name=name, size=args.size, out=args.out, peers=not args.no_peers, only=only, restart=args.restart,
+                     progress=True, command=command)
+    with flag_names({"name": "--name", "out": "--out"}):  # everything checked before the first line
+        runner.check_arguments(policy, **arguments)
+    print(f"htb-jax bench: suite {VERSION}, size {args.size}; output in {args.out}", file=sys.stderr)
+    runner.run(policy, **arguments)
     print(f"wrote {args.out}/report.md, report.html, scorecard.tex and results.json", file=sys.stderr)
     return 0
