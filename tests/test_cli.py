@@ -36,7 +36,7 @@ def test_sweep_writes_table_csv_and_figure(tmp_path, capsys):
         (["--eps", "1.5"], r"--eps must lie in (0, 1]; got --eps=1.5"),
         (["--pareto-shape", "1.8"], "--pareto-shape must lie in (2, inf) (the arms need a finite (1+eps)-moment"),
         # another family's parameter would be ignored
-        (["--family", "gaussian"], "--pareto-shape=3 is for --family='pareto' only; with --family='gaussian' it "
+        (["--family", "gaussian"], "--pareto-shape=3 is for the pareto family only; with --family='gaussian' it "
                                    "would be ignored"),
         (["--alphas", "0.5"], "--alphas must lie in [0.666667, 1) for eps=1; got --alphas=0.5"),
         (["--horizons", "0"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=0"),

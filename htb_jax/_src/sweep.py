@@ -146,6 +146,12 @@ class SweepConfig:
             check_nonempty(name, getattr(self, name))
         real_array("alphas", list(self.alphas))
         real_array("qs", list(self.qs))
+        # AdaRETC's ranges (Algorithm 1), each list checked on its own (the grid names an entry [i, j])
+        at = f"for eps={self.eps:g}"
+        check_interval("alphas", list(self.alphas), (1 + self.eps) / (1 + 2 * self.eps), 1.0, low_closed=True,
+                       high_closed=False, where=at)
+        check_interval("qs", list(self.qs), 0.0, self.eps / (1 + 2 * self.eps), low_closed=True, high_closed=True,
+                       where=at)
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
         check_memory_budget(self.memory_budget)
         policy = self.policy()  # refuses an (alpha, q) outside the admissible range for eps

@@ -11,7 +11,7 @@ import tomllib
 
 import jax
 
-from htb_jax._src import distributed, resumable
+from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import sweep as sweep_lib
 from htb_jax._src.cli.arguments import byte_size, flag_names, floats, integral, ints
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
@@ -154,11 +154,12 @@ def _read_toml(path: str) -> dict:
                 if kind is int and value != int(value):
                     raise ValueError
                 settings[name] = kind(value)
-        except (TypeError, ValueError, argparse.ArgumentTypeError):
-            what = {"floats": "a non-empty list of numbers", "ints": "a non-empty list of integers",
-                    "bytes": "a number of bytes",
+        except (TypeError, ValueError, argparse.ArgumentTypeError) as e:
+            what = {"floats": "a non-empty list of numbers (fractions such as \"2/3\" allowed)",
+                    "ints": "a non-empty list of integers", "bytes": "a number of bytes",
                     str: "a string", int: "an integer", float: "a number"}[kind]
-            raise ValueError(f"{name} in {path} must be {what}; got {value!r}") from None
+            why = f" ({e})" if isinstance(e, argparse.ArgumentTypeError) else ""
+            raise ValueError(f"{name} in {path} must be {what}; got {value!r}{why}") from None
     return settings
 
 
@@ -169,10 +170,12 @@ _FAMILY_PARAMETERS = {"pareto_shape": "pareto", "df": "student-t", "spike_prob":
 def _check_family_parameters(settings: dict) -> None:
     """``ValueError`` for a family's parameter given (flag or file) with another family."""
     family = settings.get("family", sweep_lib.SweepConfig().family)
+    if family not in sweep_lib.FAMILIES and not user_code.is_spec(family):
+        return  # an unknown family: SweepConfig.validate names it
     for name, owner in _FAMILY_PARAMETERS.items():
         if name in settings and family != owner:
             raise ValueError(
-                f"{name}={settings[name]:g} is for family={owner!r} only; with family={family!r} it would be ignored."
+                f"{name}={settings[name]:g} is for the {owner} family only; with family={family!r} it would be ignored."
             )
 
 
@@ -183,11 +186,8 @@ def _flag(key: str) -> str:
 
 def run_sweep(args) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in ("command", "config", "restart", *distributed.FLAGS)}
-    # Errors name the flags the user gave (and, for values read from --config, the file's keys);
-    # AdaRETC names one entry of --alphas or --qs alpha or q.
-    names = {key: _flag(key) for key in flags}
-    names.update({single: _flag(key) for single, key in (("alpha", "alphas"), ("q", "qs")) if key in flags})
-    with flag_names(names):
+    # Errors name the flags the user gave (and, for values read from --config, the file's keys).
+    with flag_names({key: _flag(key) for key in flags}):
         return _run_sweep(args, flags)
 
 
