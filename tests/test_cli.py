@@ -81,7 +81,8 @@ def _status(argv) -> int:
         (["--family", "two-point", "--spike-prob", "0"], "--spike-prob must lie in (0, 1]; got --spike-prob=0."),
         (["--memory-budget", "0"], "--memory-budget must be an integer >= 1; got --memory-budget=0."),
         (["--memory-budget", "lots"], "argument --memory-budget: not a number of bytes: 'lots' (e.g. 512MiB, 2GiB)"),
-        (["--seeds", "many"], "argument --seeds: invalid int value: 'many'"),
+        (["--seeds", "many"], "argument --seeds: not a number: 'many' (e.g. 0.8, 2/3 or 1e6)"),
+        (["--seeds", "2.5"], "--seeds must be an integer in [2, 4294967296]; got --seeds=2.5."),  # never truncated
         (["--config", "/nonexistent/sweep.toml"],
          "cannot read the configuration file '/nonexistent/sweep.toml': No such file or directory"),
     ],
@@ -100,10 +101,11 @@ def test_toml_config_with_flags_overriding_it(tmp_path, capsys):
         'family = "two-point"\nspike_prob = 0.05\nnum_arms = 3\nalphas = ["2/3", 0.9]\nqs = [0]\n'
         f'horizons = [1e3, 1e6]\nnum_seeds = 100\nseed_chunk = 2\nmemory_budget = "64MiB"\nout = "{out}"\n'
     )
-    assert main(["sweep", "--config", str(config), "--seeds", "4"]) == 0
+    assert main(["sweep", "--config", str(config), "--seeds", "4e0"]) == 0  # as --horizons, 1e3 is an integer
     assert "4/4 seeds" in capsys.readouterr().err
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["family"] == "two-point" and manifest["config"]["num_seeds"] == 4
+    assert type(manifest["config"]["num_seeds"]) is int
     assert manifest["config"]["horizons"] == [1000, 1000000] and manifest["chunks"] == [[0, 2], [2, 2]]
     assert {"htb_jax", "jax", "jaxlib", "numpy"} <= set(manifest["versions"])
     assert manifest["backend"] == jax.default_backend()

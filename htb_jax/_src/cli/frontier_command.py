@@ -135,15 +135,15 @@ def add_frontier_parser(sub) -> None:
         ),
     )
     p.add_argument("--eps", type=floats, default=None, help="comma-separated eps values (default 1,0.5,0.25; with --family stable 0.5,0.25)")
-    p.add_argument("--alphas-per-eps", type=int, default=d.alphas_per_eps, help="alpha grid size per eps, from alpha*(eps) to --max-alpha (default %(default)s)")
+    p.add_argument("--alphas-per-eps", type=integer, default=d.alphas_per_eps, help="alpha grid size per eps, from alpha*(eps) to --max-alpha (default %(default)s)")
     p.add_argument("--max-alpha", type=float, default=d.max_alpha, help="largest alpha (default %(default)s)")
     p.add_argument("--horizons", type=ints, default=None, help="comma-separated horizons (default 1e3,1e4,...,1e15; with --policy the checkpoints of a run to 1e4, ten per decade)")
     p.add_argument("--fit-from", type=integer, default=None, help="smallest horizon in the fits (default 1e9; with --policy 1e3)")
-    p.add_argument("--seeds", type=int, default=None, help=f"seeds (default {d.num_seeds}; with --policy {_POLICY_SEEDS})")
-    p.add_argument("--seed-chunk", type=int, default=None, help=f"seeds per compiled call, the resume unit (default "
+    p.add_argument("--seeds", type=integer, default=None, help=f"seeds (default {d.num_seeds}; with --policy {_POLICY_SEEDS})")
+    p.add_argument("--seed-chunk", type=integer, default=None, help=f"seeds per compiled call, the resume unit (default "
                    f"{t_frontier.CPU_SEED_CHUNK} on a CPU, {resumable.CPU_SEED_CHUNK} with --policy; every seed up to "
                    f"{resumable.ACCELERATOR_SEED_CHUNK} off a CPU)")
-    p.add_argument("--key", type=int, default=d.key, help="root random key (default %(default)s)")
+    p.add_argument("--key", type=integer, default=d.key, help="root random key (default %(default)s)")
     p.add_argument("--out", default="htb-jax-frontier", help="output directory (default %(default)s)")
     p.add_argument(
         "--family", choices=("two-point", "stable"), default="two-point",

@@ -13,7 +13,7 @@ import jax
 
 from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import sweep as sweep_lib
-from htb_jax._src.cli.arguments import byte_size, flag_names, floats, integral, ints
+from htb_jax._src.cli.arguments import byte_size, flag_names, floats, integer, integral, ints
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
 from htb_jax._src.cli.output_dir import (
     add_restart_argument,
@@ -100,7 +100,7 @@ def add_sweep_parser(sub) -> None:
         f"arm distribution: {', '.join(sweep_lib.FAMILIES)}, or MODULE:EXPRESSION, one arm's law of one's own "
         f"(e.g. 'mylaws:TwoSidedLomax(0.0, 1.0, 1.8)' with --eps 0.5 --alphas 0.8 --qs 0, MODULE from the current "
         f"directory) (default {d.family})"))
-    p.add_argument("--arms", dest="num_arms", type=int, default=unset, help=f"number of arms K (default {d.num_arms})")
+    p.add_argument("--arms", dest="num_arms", type=integer, default=unset, help=f"number of arms K (default {d.num_arms})")
     p.add_argument("--gap", type=float, default=unset, help=f"gap Delta (default {d.gap})")
     p.add_argument("--pareto-shape", type=float, default=unset, help=f"Pareto tail index, > 1+eps (default {d.pareto_shape})")
     p.add_argument("--df", type=float, default=unset, help=f"Student-t degrees of freedom, > 1+eps (default {d.df})")
@@ -109,11 +109,11 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--alphas", type=floats, default=unset, help="comma-separated alphas, fractions allowed (default 2/3,0.75,0.85,0.95)")
     p.add_argument("--qs", type=floats, default=unset, help="comma-separated qs (default 0,1/3)")
     p.add_argument("--horizons", type=ints, default=unset, help="comma-separated horizons (default 1e3,1e4,1e5,1e6)")
-    p.add_argument("--seeds", dest="num_seeds", type=int, default=unset, help=f"seeds per grid point (default {d.num_seeds})")
-    p.add_argument("--seed-chunk", type=int, default=unset, help=(
+    p.add_argument("--seeds", dest="num_seeds", type=integer, default=unset, help=f"seeds per grid point (default {d.num_seeds})")
+    p.add_argument("--seed-chunk", type=integer, default=unset, help=(
         f"seeds per chunk: progress and resume unit (default {d.seed_chunk} on a CPU, every seed up to "
         f"{resumable.ACCELERATOR_SEED_CHUNK} off a CPU)"))
-    p.add_argument("--key", type=int, default=unset, help=f"root random key (default {d.key})")
+    p.add_argument("--key", type=integer, default=unset, help=f"root random key (default {d.key})")
     p.add_argument("--memory-budget", type=byte_size, default=unset, help="bytes per device per call, e.g. 512MiB (default: 2GiB on CPU, half a GPU's memory)")
     p.add_argument("--out", default=unset, help="output directory (default htb-jax-sweep)")
     add_restart_argument(p)
