@@ -4,15 +4,15 @@
 literature's policies (:func:`peers`) through the suite's experiments
 (:func:`experiments`: tail heaviness, asymmetry, gaps, arms, horizon,
 misspecification), every policy on the same reward tables, and writes a
-report (:func:`write_report`): scores in ``[0, 1]`` per experiment, ranks,
-regret ratios to the best peer with paired bootstrap intervals, regret
-curves, and a LaTeX scorecard.  :func:`wti_returns` gives the real data of its
+report (:func:`write_report`; its scorecard alone: :func:`scorecard_markdown`):
+scores in ``[0, 1]`` per experiment, ranks, regret ratios to the best peer with
+paired bootstrap intervals, regret curves, and a LaTeX scorecard.  :func:`wti_returns` gives the real data of its
 real-data experiment.
 """
 
 from htb_jax._src.bench.peers import Contender, peers
 from htb_jax._src.bench.real_data import wti_returns
-from htb_jax._src.bench.report import write_report
+from htb_jax._src.bench.report import scorecard_markdown, write_report
 from htb_jax._src.bench.runner import run
 from htb_jax._src.bench.suite import Experiment, Setting, Size, experiments, setting_score
 
@@ -24,6 +24,7 @@ __all__ = [
     "experiments",
     "peers",
     "run",
+    "scorecard_markdown",
     "setting_score",
     "write_report",
     "wti_returns",

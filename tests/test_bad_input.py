@@ -685,6 +685,7 @@ SURFACE = {
     "bench.experiments": (htb.bench.experiments, dict(size="cpu"), ()),
     "bench.setting_score": (htb.bench.setting_score, dict(mean_regret=1.0, uniform_regret=2.0), ()),
     "bench.write_report": (htb.bench.write_report, dict(results={"suite": "ht-v1"}, directory="report"), ()),
+    "bench.scorecard_markdown": (htb.bench.scorecard_markdown, dict(results={"suite": "ht-v1"}), ()),
     "frontier.checkpoint_horizons": (htb.frontier.checkpoint_horizons,
                                      dict(horizon=10**4, fit_from=10**3, per_decade=10), ()),
     "frontier.measurement_table": (htb.frontier.measurement_table, dict(measurements=[MEASUREMENT], claims={}),

@@ -21,7 +21,7 @@ import htb_jax as htb
 from conftest import host_fuses_multiply_add
 from htb_jax._src.bench import peers as peers_lib
 from htb_jax._src.bench import real_data, runner, stats, suite, worst_case
-from htb_jax._src.bench.report import scorecard_rows
+from htb_jax._src.bench.report import scorecard_markdown, scorecard_rows
 from htb_jax._src.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -196,6 +196,19 @@ def test_scores_ratios_and_the_worst_case_follow_their_definitions(tiny):
         assert all(0.0 <= x <= 1.0 for x in expected)
     assert worst_case.frontier_score(1 / (1 + 0.5), 0.0, 0.5) == 1.0  # the minimax d, constant regret
     assert worst_case.frontier_score(1.0, 1.0, 1.0) == 0.0
+
+
+def test_the_command_prints_the_scorecard_on_stdout(tiny, capsys):
+    """As the other commands print their table: the report's scorecard, every run read back from the
+    fixture's store (stderr keeps the banner and the progress)."""
+    out, first, *_ = tiny
+    argv = ["bench", "--policy", "htb_jax:UCB1()", "--name", "mine", "--size", "tiny", "--only", ",".join(ONLY),
+            "--out", str(out)]
+    assert main(argv) == 0
+    stdout, stderr = capsys.readouterr()
+    assert stdout == scorecard_markdown(first) + "\n"
+    assert stdout.startswith("| policy | horizon | misspecification |\n|---|---:|---:|\n| **mine** | ")
+    assert stderr.startswith("htb-jax bench: suite ht-v1, size tiny;") and "read back" in stderr
 
 
 def test_an_o_t_peer_runs_to_its_reach_only(tiny):

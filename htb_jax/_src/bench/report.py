@@ -211,12 +211,30 @@ def _frontier_blocks(results: dict) -> list:
     ]
 
 
+def scorecard_markdown(results: dict) -> str:
+    """The report's scorecard as a Markdown table (what ``htb-jax bench`` prints on stdout): one row per
+    policy, the user's in bold, one column per experiment with its score, rank and ratio to the best peer.
+
+    Raises:
+      TypeError, ValueError: for a dict that is not a results dict of ``htb.bench.run``.
+    """
+    _check_results(results)
+    return _markdown([_scorecard_table(results)]).rstrip("\n")
+
+
+def _scorecard_table(results: dict) -> tuple:
+    names = [e["name"] for e in results["experiments"]]
+    return ("table", ["policy", *names],
+            [([r["policy"], *(_score_cell(r["experiments"][n]) for n in names)], r["user"])
+             for r in scorecard_rows(results)],
+            "l" + "r" * len(names))
+
+
 def _blocks(results: dict, figures: dict[str, str]) -> list:
     """The report as a list of blocks: ``("h", level, text)``, ``("p", text)``, ``("code", text)``,
     ``("list", items)``, ``("table", header, [(cells, emphasised)], aligns)``, ``("img", file, alt)``."""
     versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items())
     rows = scorecard_rows(results)
-    names = [e["name"] for e in results["experiments"]]
     reach = _reach(results)
     blocks = [
         ("h", 1, f"htb_jax benchmark {results['suite']}: report"),
@@ -230,9 +248,7 @@ def _blocks(results: dict, figures: dict[str, str]) -> list:
         ("p", "Per experiment: the score in [0, 1] (higher is better), the rank among all policies (#1: lowest mean "
               "normalised regret) and the regret ratio to the best peer (the policy itself excluded) with its 95% "
               "paired bootstrap interval. Emphasised: the policies under test."),
-        ("table", ["policy", *names],
-         [([r["policy"], *(_score_cell(r["experiments"][n]) for n in names)], r["user"]) for r in rows],
-         "l" + "r" * len(names)),
+        _scorecard_table(results),
         ("h", 2, "Experiments"),
     ]
     for e in results["experiments"]:

@@ -7,6 +7,7 @@ import sys
 
 from htb_jax._src import user_code
 from htb_jax._src.bench import runner, worst_case
+from htb_jax._src.bench.report import scorecard_markdown
 from htb_jax._src.bench.suite import NAMES, SIZES, VERSION
 from htb_jax._src.cli.arguments import flag_names
 from htb_jax._src.cli.output_dir import add_restart_argument
@@ -30,8 +31,8 @@ def add_bench_parser(sub) -> None:
         help=f"a policy against the literature's heavy-tailed bandit policies on the suite {VERSION}, with a report",
         description=(
             f"Run a policy and the built-in peers through the benchmark suite {VERSION} (its experiments: "
-            f"{', '.join((*NAMES, worst_case.NAME))}), on the same reward tables, and write results.json, "
-            "report.md, report.html and scorecard.tex to the output directory. Every run is stored there as it "
+            f"{', '.join((*NAMES, worst_case.NAME))}), on the same reward tables, print the scorecard, and write "
+            "results.json, report.md, report.html and scorecard.tex to the output directory. Every run is stored there as it "
             "finishes: the same command resumes, and a second policy benchmarked into the same directory reuses "
             "the peers' runs and rewrites the report with that command's policies alone."
         ),
@@ -70,6 +71,7 @@ def run_bench(args, argv: list[str]) -> int:
     with flag_names({"name": "--name", "out": "--out"}):  # everything checked before the first line
         runner.check_arguments(policy, **arguments)
     print(f"htb-jax bench: suite {VERSION}, size {args.size}; output in {args.out}", file=sys.stderr)
-    runner.run(policy, **arguments)
+    results = runner.run(policy, **arguments)
+    print(scorecard_markdown(results))  # stdout: the scorecard, as the other commands print their table
     print(f"wrote {args.out}/report.md, report.html, scorecard.tex and results.json", file=sys.stderr)
     return 0
