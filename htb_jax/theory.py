@@ -5,8 +5,8 @@ A rate ``K^k T^t`` is described by its exponents ``(k, t)``.  Following
 Theorem 1, ``Phi_free(K, T) = K^b T^d`` is the moment-free distribution-free
 rate and ``Phi_dep(K, T) = K^a T^c`` the gap-sum-normalized
 distribution-dependent rate.  Every function takes Python floats or NumPy
-arrays (concrete values, not JAX tracers), broadcasts them, and returns float64
-(a NumPy scalar when every input is a scalar).  Out-of-range inputs raise
+arrays (concrete values: a JAX tracer, inside ``jax.jit``, is refused by name),
+broadcasts them, and returns float64 (a NumPy scalar when every input is a scalar).  Out-of-range inputs raise
 ``ValueError`` naming the admissible range and the value given.
 """
 

@@ -1,10 +1,13 @@
 """The closed-form exponents against the paper's printed values, figures and identities."""
 
+import inspect
 from fractions import Fraction
 
+import jax
 import numpy as np
 import pytest
 
+import htb_jax.theory as public
 from htb_jax._src import theory
 
 EPS_GRID = np.array([1e-3, 0.1, 0.25, 1 / 3, 0.5, 0.75, 0.9, 1.0])
@@ -346,3 +349,33 @@ def test_eps_outside_0_1_raises(fn, eps, shown):
 def test_out_of_range_raises(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# A concrete argument list per public function (every argument traced in turn below).
+_ARGUMENTS = {
+    "alpha_range": (0.5,), "q_range": (0.5,), "beta_alpha": (0.8, 0.5), "free_exponents": (0.8, 0.1, 0.5),
+    "dependent_exponents": (0.8, 0.1, 0.5), "t_frontier": (0.8, 0.5), "k_frontier": (0.1, 0.5),
+    "oracle_exponents": (0.5,), "balanced_alpha": (0.5,), "balanced_q": (0.5,), "balanced_exponent": (0.5,),
+    "order_free_exponent": (0.5,), "price_of_order_freedom": (0.5,), "calibrated_profile": (0.5, 0.5),
+    "pairwise_lower_bound": (0.1, 0.8, 0.5), "force_mom_exponents": (0.5, 0.5),
+}
+
+
+def test_every_function_is_listed():
+    functions = {n for n in public.__all__ if callable(getattr(public, n)) and n[0].islower()}
+    assert functions == set(_ARGUMENTS) | {"table1_points"}
+
+
+@pytest.mark.parametrize("name", sorted(_ARGUMENTS))
+def test_a_traced_argument_is_refused_by_name(name):
+    # NumPy closed forms: under jit each argument is a tracer, and JAX's TracerArrayConversionError
+    # named neither the function nor the argument. Catches a function left without the check.
+    function, args = getattr(theory, name), _ARGUMENTS[name]
+    function(*args)  # the arguments are admissible
+    for i, parameter in enumerate(inspect.signature(function).parameters):
+        def traced(x, i=i):
+            return function(*args[:i], x, *args[i + 1:])
+
+        with pytest.raises(TypeError, match=rf"^htb.theory.{name} computes in NumPy on concrete values; got a "
+                                            rf"traced {parameter} \(inside jax.jit, vmap or grad\)"):
+            jax.jit(traced)(args[i])

@@ -11,12 +11,14 @@ admissible range and the value given.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from htb_jax._src.validation import check_interval
+from htb_jax._src.validation import check_interval, has_tracer
 
 Float = float | np.ndarray
 
@@ -52,6 +54,24 @@ class ForceMoMExponents(NamedTuple):
     worst_case: Float  # f64[...] worst-case regret u^(1/p) T^(1 - rho eps/(1+eps))
 
 
+def _concrete(function):
+    """``function`` refusing a traced argument by name: the rates are NumPy closed forms of concrete
+    values (JAX's own error, ``TracerArrayConversionError``, names neither the function nor the argument)."""
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        for name, value in signature.bind(*args, **kwargs).arguments.items():
+            if has_tracer(value):
+                raise TypeError(
+                    f"htb.theory.{function.__name__} computes in NumPy on concrete values; got a traced {name} (inside "
+                    "jax.jit, vmap or grad): call it outside the transformation, on the concrete value."
+                )
+        return function(*args, **kwargs)
+
+    return checked
+
+
 def _broadcast(*values: ArrayLike) -> tuple[Float, ...]:
     """float64 copies of ``values`` broadcast to one shape; 0-d results as NumPy scalars."""
     return tuple(np.array(v, np.float64)[()] for v in np.broadcast_arrays(*values))
@@ -84,6 +104,7 @@ def _check_q(q: ArrayLike, eps: ArrayLike) -> np.ndarray:
     return np.asarray(q, np.float64)
 
 
+@_concrete
 def alpha_range(eps: ArrayLike) -> tuple[Float, Float]:
     """Admissible ``alpha`` of AdaR-ETC: ``[(1+eps)/(1+2eps), 1)`` (Algorithm 1, Theorems 2-3).
 
@@ -104,6 +125,7 @@ def alpha_range(eps: ArrayLike) -> tuple[Float, Float]:
     return _broadcast((1.0 + eps) / (1.0 + 2.0 * eps), 1.0)
 
 
+@_concrete
 def q_range(eps: ArrayLike) -> tuple[Float, Float]:
     """Admissible ``q`` of AdaR-ETC: ``[0, eps/(1+2eps)]`` (Algorithm 1, Theorems 2-3).
 
@@ -123,6 +145,7 @@ def q_range(eps: ArrayLike) -> tuple[Float, Float]:
     return _broadcast(0.0, eps / (1.0 + 2.0 * eps))
 
 
+@_concrete
 def beta_alpha(alpha: ArrayLike, eps: ArrayLike) -> Float:
     """``beta_alpha = (1 - alpha)(1 + eps)/eps``, the exploration exponent of ``T`` (Algorithm 1, line 1).
 
@@ -141,6 +164,7 @@ def beta_alpha(alpha: ArrayLike, eps: ArrayLike) -> Float:
     return (1.0 - alpha) * (1.0 + eps) / eps
 
 
+@_concrete
 def free_exponents(alpha: ArrayLike, q: ArrayLike, eps: ArrayLike) -> Exponents:
     """``(b, d)`` of AdaR-ETC's ``Phi_free = K^(eps(1-q)/(1+eps)) T^alpha`` (Theorem 2).
 
@@ -165,6 +189,7 @@ def free_exponents(alpha: ArrayLike, q: ArrayLike, eps: ArrayLike) -> Exponents:
     return Exponents(*_broadcast(eps * (1.0 - q) / (1.0 + eps), alpha))
 
 
+@_concrete
 def dependent_exponents(alpha: ArrayLike, q: ArrayLike, eps: ArrayLike) -> Exponents:
     """``(a, c)`` of AdaR-ETC's ``Phi_dep = K^(q-1) T^beta_alpha`` (Theorem 3).
 
@@ -185,6 +210,7 @@ def dependent_exponents(alpha: ArrayLike, q: ArrayLike, eps: ArrayLike) -> Expon
     return Exponents(*_broadcast(q - 1.0, beta))
 
 
+@_concrete
 def t_frontier(d: ArrayLike, eps: ArrayLike) -> Float:
     """Theorem 1's ``T``-frontier: the least ``c`` with ``c + d(1+eps)/eps >= (1+eps)/eps``.
 
@@ -209,6 +235,7 @@ def t_frontier(d: ArrayLike, eps: ArrayLike) -> Float:
     return np.minimum(1.0, (1.0 - np.asarray(d, np.float64)) * (1.0 + eps) / eps)
 
 
+@_concrete
 def k_frontier(b: ArrayLike, eps: ArrayLike) -> Float:
     """``a = -b(1+eps)/eps``: the boundary ``a + b(1+eps)/eps = 0`` of Theorem 1's ``K``-frontier.
 
@@ -228,6 +255,7 @@ def k_frontier(b: ArrayLike, eps: ArrayLike) -> Float:
     return -b * (1.0 + eps) / eps
 
 
+@_concrete
 def oracle_exponents(eps: ArrayLike) -> Exponents:
     """``(eps/(1+eps), 1/(1+eps))``: the minimax rate with ``(eps, u)`` known, eq. (oracleBound).
 
@@ -245,6 +273,7 @@ def oracle_exponents(eps: ArrayLike) -> Exponents:
     return Exponents(eps / (1.0 + eps), 1.0 / (1.0 + eps))
 
 
+@_concrete
 def balanced_alpha(eps: ArrayLike) -> Float:
     """``alpha*(eps) = (1+eps)/(1+2eps)``, the ``alpha`` balancing the ``T`` exponents (Section 5).
 
@@ -262,6 +291,7 @@ def balanced_alpha(eps: ArrayLike) -> Float:
     return (1.0 + eps) / (1.0 + 2.0 * eps)
 
 
+@_concrete
 def balanced_q(eps: ArrayLike) -> Float:
     """``q*(eps) = eps/(1+2eps)``, the ``q`` balancing ``b`` against ``a + 1`` (Section 5).
 
@@ -275,6 +305,7 @@ def balanced_q(eps: ArrayLike) -> Float:
     return eps / (1.0 + 2.0 * eps)
 
 
+@_concrete
 def balanced_exponent(eps: ArrayLike) -> Float:
     """``c = d = (1+eps)/(1+2eps)``, the common ``T`` exponent of the balanced point, eq. (boundEpsKnown).
 
@@ -291,6 +322,7 @@ def balanced_exponent(eps: ArrayLike) -> Float:
     return balanced_alpha(eps)
 
 
+@_concrete
 def order_free_exponent(eps: ArrayLike) -> Float:
     """``(3+eps)/(3(1+eps))``: the ``T`` exponent of order-free AdaR-ETC's ``Phi_free`` (Theorem 4).
 
@@ -310,6 +342,7 @@ def order_free_exponent(eps: ArrayLike) -> Float:
     return (3.0 + eps) / (3.0 * (1.0 + eps))
 
 
+@_concrete
 def price_of_order_freedom(eps: ArrayLike) -> Float:
     """``eps(1-eps)/(3(1+eps)(1+2eps)) >= 0``, the price of not knowing ``eps``, eq. (unknown_epsilon_price).
 
@@ -326,6 +359,7 @@ def price_of_order_freedom(eps: ArrayLike) -> Float:
     return eps * (1.0 - eps) / (3.0 * (1.0 + eps) * (1.0 + 2.0 * eps))
 
 
+@_concrete
 def calibrated_profile(eps: ArrayLike, eps_bar: ArrayLike) -> CalibratedProfile:
     """Rates of AdaR-ETC calibrated at ``eps_bar`` when the true order is ``eps`` (Theorem 6).
 
@@ -360,6 +394,7 @@ def calibrated_profile(eps: ArrayLike, eps_bar: ArrayLike) -> CalibratedProfile:
     return CalibratedProfile(Exponents(free_k, free_t), Exponents(dep_k, dep_t))
 
 
+@_concrete
 def pairwise_lower_bound(k: ArrayLike, t: ArrayLike, eps: ArrayLike) -> Exponents:
     """Least exponents of ``Phi_eps`` given ``Phi_eps' = K^k T^t``, ``eps <= eps'`` (Theorem 5).
 
@@ -397,6 +432,7 @@ def table1_points() -> tuple[OperatingPoint, ...]:
     )
 
 
+@_concrete
 def force_mom_exponents(rho: ArrayLike, eps: ArrayLike) -> ForceMoMExponents:
     """ForceMoM's claimed ``T`` exponents: ``rho`` fixed-instance, ``1 - rho eps/(1+eps)`` worst case.
 
