@@ -234,7 +234,7 @@ def test_the_users_law_through_the_sweep_command(tmp_path):
     assert refused.returncode == 2
     assert refused.stderr.strip() == (
         "htb-jax: error: family 'mylaws:TwoSidedLomax(loc=0.0, scale=1.0, shape=1.4)' has a finite (1+eps)-moment "
-        "only for eps < 0.4; got eps=0.5."
+        "only for eps < 0.4; got --eps=0.5."
     )
 
 

@@ -424,7 +424,8 @@ CASES = {
         lambda: htb.simulate(KEY, htb.UCB1(), Uniform(loc=[0.2, 0.0], width=1.0), 100, 2),
         r"^htb.simulate takes a reward law whose parameters are numbers or arrays for instance; got "
         r"instance=Uniform\(loc=\[0.2, 0.0\], width=1.0\) \(Uniform\), whose loc is a list: give "
-        r"jnp.asarray\(\[0.2, 0.0\]\) \(or convert it in Uniform.__post_init__, as htb_jax's laws do\)\.$"),
+        r"jnp.asarray\(\[0.2, 0.0\]\) \(or call self.check_parameters\(\) in Uniform.__post_init__: it converts "
+        r"lists, as htb_jax's laws do\)\.$"),
 }
 
 
@@ -526,3 +527,12 @@ def test_a_python_branch_is_explained_in_one_line_by_the_command(user_module, ca
         r"htb-jax: error: Attempted boolean conversion of traced array with shape bool\[\]\. \(raised by "
         r"BranchingGreedy's kernel.act, evaluated abstractly before the simulation\) BranchingGreedy's kernel "
         r"functions are traced once, .* use jnp.where or jax.lax.cond \(docs/guides/own-code.md\)\.\n", err), err
+
+
+def test_htb_jaxs_laws_take_lists_as_arrays():
+    # The check that refuses a user's law with a list parameter must not refuse htb_jax's own: their
+    # check_parameters converts lists and tuples (a user's law that calls it gets the same).
+    given = htb.Pareto(loc=[0.2, 0.0], shape=(1.8, 2.0))
+    assert all(isinstance(v, np.ndarray) and v.dtype == np.float64 for v in (given.loc, given.shape))
+    arrays = htb.Pareto(loc=np.array([0.2, 0.0]), shape=np.array([1.8, 2.0]))
+    np.testing.assert_array_equal(htb.reward_table(KEY, given, 4), htb.reward_table(KEY, arrays, 4))

@@ -96,7 +96,8 @@ def check_instance(
             raise TypeError(  # JAX would take its entries for leaves of their own, each of batch shape ()
                 f"{function} takes a reward law whose parameters are numbers or arrays for {name}; got "
                 f"{given(name, instance)}, whose {field.name} is a {type(value).__name__}: give jnp.asarray({shown(value)}) "
-                f"(or convert it in {cls.__name__}.__post_init__, as htb_jax's laws do)."
+                f"(or call self.check_parameters() in {cls.__name__}.__post_init__: it converts lists, as htb_jax's "
+                "laws do)."
             )
     words = cls.num_words
     if isinstance(words, bool) or not isinstance(words, (int, np.integer)) or words < 1:

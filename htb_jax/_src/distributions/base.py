@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from htb_jax._src import quadrature
 from htb_jax._src.pytree import class_keyed_jit
@@ -46,11 +47,17 @@ class Distribution:
 
     def check_parameters(self) -> None:
         """``TypeError`` for a parameter that is not real, ``ValueError`` for shapes that do not
-        broadcast or a parameter beyond the float32 range of the rewards (concrete values only)."""
+        broadcast or a parameter beyond the float32 range of the rewards (concrete values only).
+
+        A parameter given as a list or tuple becomes a float64 NumPy array (JAX would take its
+        entries for leaves of their own); the families call this in ``__post_init__``."""
         family = type(self).__name__
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         for name, value in values.items():
             real_array(f"{family} {name}", value)
+            if isinstance(value, (list, tuple)):
+                values[name] = np.asarray(value, np.float64)
+                object.__setattr__(self, name, values[name])
         check_broadcast(family, **values)
         for name, value in values.items():
             if name != "p":
