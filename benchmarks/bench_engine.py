@@ -20,8 +20,8 @@ every CPU core its own JAX device (a subprocess with
 
 ``--every-policy`` times every round-by-round policy (the literature's peers
 included) against its plain-Python per-round loop, the tests' reference
-(``tests/reference_*.py``, written from ``shared/POLICIES.md`` and
-``shared/PEERS.md``), on the same K = 10 Gaussian arms and reward tables, and
+(``tests/reference_*.py``, written from the policies' definitions in their
+sources), on the same K = 10 Gaussian arms and reward tables, and
 checks that both play the same arms on the loop's seeds.
 """
 

@@ -11,8 +11,8 @@ family normalized by ``U_eps``, against the calibrated profile of Theorem 6
 
 import functools
 import pathlib
-import sys
 
+import command_line  # the experiments' shared command line
 import jax.numpy as jnp
 
 import htb_jax as htb
@@ -32,8 +32,11 @@ def profile(eps, eps_bar):
 
 
 def main() -> None:
+    args_parser = command_line.parser(__doc__, OUT)
+    args_parser.add_argument("--refit", action="store_true", help="fit the recorded runs again (no simulation)")
+    args = args_parser.parse_args()
     policy = htb.AdaRETC.calibrated(jnp.asarray(EPS_BAR))
-    if "--refit" in sys.argv[1:]:  # fit the recorded runs again (no simulation)
+    if args.refit:  # fit the recorded runs again (no simulation)
         runs = htb.frontier.load_runs(OUT / "runs.npz", FAMILY)
     else:
         runs = htb.frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)

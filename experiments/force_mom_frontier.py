@@ -1,6 +1,6 @@
 """ForceMoM's rho frontier next to AdaR-ETC's, measured round by round on the engine.
 
-ForceMoM (POLICIES.md) explores at the anytime rate ``D_t = max(K m0,
+ForceMoM (``htb.ForceMoM``) explores at the anytime rate ``D_t = max(K m0,
 ceil(K^(1-rho) t^rho))`` and claims fixed-instance regret ``T^rho`` and worst
 case ``T^(1 - rho eps/(1+eps))``: every ``rho`` on Theorem 1's frontier for
 every ``eps`` at once.  It is anytime, so one engine run to ``T`` gives the
@@ -26,6 +26,7 @@ import pathlib
 import sys
 import time
 
+import command_line  # the experiments' shared command line
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -115,6 +116,8 @@ def _row(policy, eps, d_fit, d_theory, d_finite, c_fit, c_theory, c_finite) -> d
 
 
 def main() -> None:
+    args_parser = command_line.parser(__doc__, OUT)
+    args_parser.parse_args()
     print(f"ForceMoM rho in {[round(r, 3) for r in RHOS]} on the engine, T = {T:.0e}, {SEEDS} seeds", file=sys.stderr)
     runs, checkpoints = run_force_mom()
     rows = force_mom_rows(runs)

@@ -13,6 +13,7 @@ regret on the fixed instance normalized by its gap sum.  Theory (Theorems
 
 import pathlib
 
+import command_line  # the experiments' shared command line
 import jax.numpy as jnp
 import numpy as np
 
@@ -29,6 +30,8 @@ def _slope(x, y):
 
 
 def main() -> None:
+    args_parser = command_line.parser(__doc__, OUT)
+    args_parser.parse_args()
     policy = htb.AdaRETC(eps=EPS, alpha=ALPHA, q=jnp.asarray(QS))
     worst, fixed, scales, lengths, blocks, gap_sums = [], [], [], [], [], []
     for k in ARMS:

@@ -4,7 +4,7 @@ Runs AdaR-ETC (known eps, balanced point), its order-free form, Empirical ETC,
 anytime AdaR-ETC (doubling), ForceMoM, Robust UCB with the truncated mean, the
 median of means and Catoni's estimator (each given the true moment bounds),
 UCB1, and the literature's peers (AdaR-UCB, R-UCB, R-UCB-G, APE2, MR-UCB and
-MR-APE at ``p = 2``; ``shared/PEERS.md``) on two equal-gap instances with finite variance (so that eps = 1 and
+MR-APE at ``p = 2``; each as its class defines it) on two equal-gap instances with finite variance (so that eps = 1 and
 every known-moment policy is correctly specified), the best arm placed last so
 that index ties (broken towards the lowest index) do not favour it.  Writes the mean
 cumulative regret with a standard-error band at log-spaced rounds (log-log

@@ -17,12 +17,12 @@ probability 0.07 to 0.4 at the fitted horizons.  Writes
 
 import csv
 import pathlib
-import sys
 import time
 
 import matplotlib
 
 matplotlib.use("Agg")
+import command_line  # the experiments' shared command line
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -51,8 +51,11 @@ def config(eps, family):
 
 
 def main() -> None:
+    args_parser = command_line.parser(__doc__, OUT)
+    args_parser.add_argument("--replot", action="store_true", help="draw the figure again from the recorded CSV (no simulation)")
+    args = args_parser.parse_args()
     OUT.mkdir(exist_ok=True)
-    if "--replot" in sys.argv[1:]:
+    if args.replot:
         with open(OUT / "stable_frontier.csv") as f:
             rows = [{k: v if k in ("family", "d_verdict", "c_verdict") else float(v) for k, v in r.items()}
                     for r in csv.DictReader(f)]

@@ -11,8 +11,8 @@ normalization depends on it.  Writes ``experiments/t_exponent_vs_eps/``.
 """
 
 import pathlib
-import sys
 
+import command_line  # the experiments' shared command line
 import jax.numpy as jnp
 import numpy as np
 
@@ -28,6 +28,9 @@ FAMILY = htb.frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5)
 
 
 def main() -> None:
+    args_parser = command_line.parser(__doc__, OUT)
+    args_parser.add_argument("--refit", action="store_true", help="fit the recorded runs again (no simulation)")
+    args = args_parser.parse_args()
     eps = np.array(EPS)
     alpha = htb.theory.balanced_alpha(eps)
     policy = htb.AdaRETC(
@@ -35,7 +38,7 @@ def main() -> None:
         alpha=jnp.asarray([*alpha, 2 / 3]),
         q=jnp.asarray([0.0] * len(EPS) + [1 / 3]),
     )
-    if "--refit" in sys.argv[1:]:  # fit the recorded runs again (no simulation)
+    if args.refit:  # fit the recorded runs again (no simulation)
         runs = htb.frontier.load_runs(OUT / "runs.npz", FAMILY)
     else:
         runs = htb.frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)

@@ -13,12 +13,16 @@ about 2e-12 at T = 10^18).
 
 import pathlib
 
+import command_line  # the experiments' shared command line
+
 import htb_jax as htb
 
 OUT = pathlib.Path(__file__).resolve().parent / "t_frontier"
 
 
 def main() -> None:
+    args_parser = command_line.parser(__doc__, OUT)
+    args_parser.parse_args()
     config = htb.frontier.TFrontierConfig(
         alphas_per_eps=4,
         horizons=tuple(10**e for e in range(3, 19)),

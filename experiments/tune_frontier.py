@@ -50,9 +50,9 @@ probability 1e-16, with the finite-T indifference weight ``lam_T`` measured at e
 from __future__ import annotations
 
 import csv
-import sys
 import time
 
+import command_line  # the experiments' shared command line
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -241,13 +241,19 @@ def table_md(rows, summaries, tau_rows) -> str:
 
 
 def main() -> None:
-    if "--smoothed" in sys.argv:
-        tune_smoothed.smoothed_main(tuning_only="--tuning-only" in sys.argv)
+    args_parser = command_line.parser(__doc__, OUT)
+    args_parser.add_argument("--smoothed", action="store_true", help="the smoothed proxy's tuning alone")
+    args_parser.add_argument("--tuning-only", action="store_true", help="with --smoothed: the tuning, not its evaluation")
+    args_parser.add_argument("--trend", action="store_true", help="the smoothed proxy's trend in T")
+    args_parser.add_argument("--balanced", action="store_true", help="the smoothed proxy at the balanced point")
+    args = args_parser.parse_args()
+    if args.smoothed:
+        tune_smoothed.smoothed_main(tuning_only=args.tuning_only)
         return
-    if "--trend" in sys.argv:
+    if args.trend:
         tune_smoothed.trend_main()
         return
-    if "--balanced" in sys.argv:
+    if args.balanced:
         tune_smoothed.balanced_main()
         return
     tune_smoothed.smoothed_main()

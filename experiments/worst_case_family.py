@@ -16,6 +16,7 @@ Writes ``experiments/worst_case_family/``.
 import pathlib
 import sys
 
+import command_line  # the experiments' shared command line
 import jax.numpy as jnp
 
 import htb_jax as htb
@@ -38,6 +39,8 @@ def _member(f: int) -> str:
 
 
 def main() -> None:
+    args_parser = command_line.parser(__doc__, OUT)
+    args_parser.parse_args()
     alphas = [float(htb.theory.balanced_alpha(e)) for e in EPS]
     policy = htb.AdaRETC(eps=jnp.asarray(EPS), alpha=jnp.asarray(alphas), q=0.0)
     print(f"AdaR-ETC at alpha*(eps), eps in {list(EPS)}: {SPIKES.num_members} two-point members", file=sys.stderr)

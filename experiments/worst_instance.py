@@ -33,6 +33,7 @@ from __future__ import annotations
 import pathlib
 import time
 
+import command_line  # the experiments' shared command line
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -177,6 +178,8 @@ def plot(curves, path) -> None:
 
 
 def main() -> None:
+    args_parser = command_line.parser(__doc__, OUT)
+    args_parser.parse_args()
     started = time.perf_counter()
     OUT.mkdir(exist_ok=True)
     rows, curves = run()

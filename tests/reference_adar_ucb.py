@@ -1,4 +1,5 @@
-"""AdaR-UCB round by round in plain Python (floats, ``math``), from ``shared/PEERS.md``.
+"""AdaR-UCB round by round in plain Python (floats, ``math``), from arXiv 2310.02975 (Algorithm 1)
+with the class docstring's repairs.
 
 Shares nothing with the library: lists of Python floats, the threshold by a
 top-down walk over the sorted squares, the trimmed moments by direct

@@ -1,4 +1,4 @@
-"""Plain-Python, round-by-round APE2, MR-UCB and MR-APE, written from ``../shared/PEERS.md``.
+"""Plain-Python, round-by-round APE2, MR-UCB and MR-APE, written from the papers' definitions.
 
 Python floats and ``math`` (SciPy's inverse incomplete gamma for the Gamma
 law, which ``math`` lacks); nothing from htb_jax.  The rewards are a table

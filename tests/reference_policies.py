@@ -1,4 +1,4 @@
-"""Plain-Python, round-by-round references for every policy (see ``../shared/POLICIES.md``).
+"""Plain-Python, round-by-round references for every policy (each from its class docstring's definition and source).
 
 Each reads rewards from a table (``rewards[i][j]``: the ``j``-th pull of arm
 ``i``), plays ``horizon`` rounds and returns the sequence of arms played.

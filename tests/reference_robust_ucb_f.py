@@ -1,4 +1,5 @@
-"""R-UCB and R-UCB-G (Ashutosh et al. 2021) round by round in Python floats, from shared/PEERS.md.
+"""R-UCB and R-UCB-G (Ashutosh et al. 2021) round by round in Python floats, from the definition in
+RobustUCBf's docstring.
 
 Shares nothing with the library; ``tests/test_robust_ucb_f.py`` compares the
 engine with it and ``benchmarks/bench_engine.py`` times it.
@@ -14,7 +15,7 @@ from reference_policies import first_argmax
 def reference(
     rewards, horizon, kind, estimator, m, a, *, constant=True, keep_raw=True, every_round=False, one_sided=False
 ):
-    """PEERS.md's R-UCB / R-UCB-G round by round, in Python floats.
+    """R-UCB / R-UCB-G round by round, in Python floats.
 
     The keyword arguments switch on plausible wrong implementations, used only to show that a
     test case tells them apart: ``constant=False`` drops R-UCB-G's ``1 / log f(t)``;

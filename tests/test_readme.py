@@ -199,3 +199,15 @@ def test_installation_page_lists_every_extra_of_pyproject():
     listed = re.findall(r"^\| `\.\[(\w+)\]` \|", page, flags=re.M)
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert sorted(listed) == sorted(extras)
+
+
+def test_every_experiment_script_parses_its_arguments_first():
+    # `python experiments/X.py --help` ran the whole experiment, replacing the recorded results, in ten
+    # of the scripts (they read sys.argv, or nothing): each main() parses its command line first.
+    # Read as text: importing a script costs a JAX import, running it the experiment.
+    scripts = {p.name: p.read_text() for p in sorted((ROOT / "experiments").glob("*.py"))
+               if 'if __name__ == "__main__"' in p.read_text()}
+    assert len(scripts) >= 12
+    first_lines = {name: re.search(r"^def main\(.*\n((?:    .*\n){1,12})", text, flags=re.M) for name, text in scripts.items()}
+    assert [n for n, m in first_lines.items() if m is None or "parse_args(" not in m.group(1)] == []
+    assert [n for n, text in scripts.items() if "sys.argv" in text] == []

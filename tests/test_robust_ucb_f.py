@@ -1,4 +1,4 @@
-"""R-UCB and R-UCB-G (RobustUCBf) against a plain-Python loop written from shared/PEERS.md."""
+"""R-UCB and R-UCB-G (RobustUCBf) against a plain-Python loop written from the paper's definition (the class docstring)."""
 
 import functools
 import math

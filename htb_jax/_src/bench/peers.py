@@ -1,7 +1,7 @@
 """The built-in peers of the benchmark: the literature's policies, with what each is told.
 
-Every peer is defined in ``POLICIES.md`` and ``PEERS.md`` terms by its class
-(see each class's docstring); this module fixes its parameters for the
+Every peer is defined by its class, with its source (see each class's
+docstring); this module fixes its parameters for the
 benchmark and what it knows of each instance: nothing, the tail exponent
 ``eps`` (or the moment order ``p = 1 + eps``), the moment bound ``u``, or the
 horizon ``T``.  A policy told ``eps`` or ``u`` receives the setting's values

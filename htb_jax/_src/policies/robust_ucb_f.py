@@ -1,8 +1,8 @@
 """R-UCB and R-UCB-G (Ashutosh, Nair, Kagrecha and Jagannathan, AISTATS 2021): distribution-oblivious UCB.
 
 Source: "Bandit algorithms: Letting go of logarithmic regret for statistical
-robustness" (arXiv 2006.12038), as the authors' public code computes it (the
-definition is ``shared/PEERS.md``, section "R-UCB and R-UCB-G").  The policy
+robustness" (arXiv 2006.12038), as the authors' public code computes it; the
+definition below is the one implemented.  The policy
 knows no moment, no tail exponent and no horizon; its confidence width is
 inflated by a slowly growing ``f(t) = m (log t)^a`` (``a = 0``: the constant
 ``m``).
@@ -17,7 +17,7 @@ inflated by a slowly growing ``f(t) = m (log t)^a`` (``a = 0``: the constant
    ``"mean"``, the sample mean of its ``n_i`` rewards; ``"truncated"``,
    ``(1/n_i) sum_j X_ij 1{|X_ij| <= f(t)}`` over all its raw rewards.
 
-Claimed (PEERS.md's summary of the paper): regret arbitrarily close to
+Claimed (the paper): regret arbitrarily close to
 logarithmic (``f(T) log T``-type) on every distribution with a finite mean and
 variance, without knowing any moment.
 """
@@ -56,7 +56,7 @@ class RobustUCBf:
     * Defaults ``m = 2.1, a = 0`` (``f = 2.1``), with ``kind="R-UCB"`` and
       ``estimator="mean"``: the first of the authors' two runs (the other is
       ``m = 1, a = 2``, ``f = (log t)^2``).  ``log`` is natural.
-    * Rounds ``t <= K`` play arm ``t - 1``, as PEERS.md says (the authors'
+    * Rounds ``t <= K`` play arm ``t - 1``, as step 1 says (the authors'
       code plays arm ``t mod K``: arms ``1, .., K-1`` and then ``0``).
     * ``"truncated"`` keeps every raw reward and truncates at the current level
       ``f(t)`` when the arm is pulled, so a reward dropped once counts again
