@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from htb_jax._src import theory
+from htb_jax._src.frontier.families import StableFamily
 from htb_jax._src.frontier.measurement import _ABOVE_ONE, Measurement, _check_keyed, _check_measurements
 from htb_jax._src.frontier.t_frontier import TFrontierResult
 from htb_jax._src.validation import check_instance_type, check_interval, check_path, given
@@ -112,10 +113,14 @@ def plot_t_frontier(result: TFrontierResult, path) -> None:
         colors = plt.cm.viridis(np.linspace(0.0, 0.85, max(len(rows), 1)))
         for r, color in zip(rows, colors, strict=False):
             plot_point(ax, r, color, label=f"alpha={r['alpha']:.3f}")
+        if isinstance(result.config.family, StableFamily):  # why a theory point lies inside the line
+            ax.plot([], [], "o", mfc="none", mec="gray", label="o: this family's d, no worst case")
         ax.legend(fontsize=7, loc="lower left")
+    family = result.config.family
+    stable = isinstance(family, StableFamily)
     fig.suptitle(
-        f"AdaR-ETC T-frontier: T in [{result.config.fit_from:.0e}, {max(result.config.horizons):.0e}], "
-        f"{result.config.num_seeds} seeds",
+        f"AdaR-ETC T-frontier over {f'symmetric {family.index:g}-stable arms' if stable else 'Theorem 1 two-point family'}"
+        f": T in [{result.config.fit_from:.0e}, {max(result.config.horizons):.0e}], {result.config.num_seeds} seeds",
         fontsize=10,
     )
     # Margins in inches, those tight_layout finds for these labels: laying out by drawing the figure
