@@ -168,6 +168,10 @@ LIBRARY = {
     # the regret proxy
     "tau str": (TypeError, r"tau must be a real number.*got tau='0.1' \(str\)",
                 lambda: htb.regret_proxy(KEY, htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), NU, 100, 4, "0.1")),
+    # an array of temperatures broadcast against the seeds' regrets and gave one wrong mean
+    "tau array": (ValueError, r"tau must be a scalar, one temperature for every run \(vmap over tau for several\); "
+                  r"got tau of shape \(2,\)\.$",
+                  lambda: htb.regret_proxy(KEY, htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), NU, 100, 4, np.array([0.0, 10.0]))),
     "proxy T str": (TypeError, r"horizon \(T\) must be an integer in \[1, 10{18}\]; got horizon \(T\)='100' \(str\)",
                     lambda: htb.regret_proxy(KEY, htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), NU, "100", 4, 0.1)),
     # the sweep and frontier configurations

@@ -160,3 +160,12 @@ def test_plan_never_exceeds_budget_or_seeds():
             assert 1 <= plan.seed_chunk <= seeds
             assert plan.estimated_peak <= budget
             assert plan.seed_chunk * plan.num_chunks == plan.seeds_per_device >= seeds
+
+
+def test_a_given_seed_chunk_is_at_most_the_seeds_of_an_execution():
+    # A chunk of 10^7 for 4 seeds padded them to 10^7 (an allocation of 160 GB); capped, it is the
+    # seeds an execution runs, and a smaller one is kept.
+    for threads, expected in ((1, 4), (2, 2)):
+        plan = memory.plan_seed_chunk(4, 4096, 100, 2**30, preferred_bytes=2**40, seed_chunk=10**7, threads=threads)
+        assert (plan.seed_chunk, plan.num_chunks, plan.seeds_per_device) == (expected, 1, 4)
+    assert memory.plan_seed_chunk(10, 4096, 100, 2**30, preferred_bytes=2**40, seed_chunk=3, threads=1).seed_chunk == 3

@@ -198,7 +198,9 @@ def plan_seed_chunk(
       output_bytes_per_seed: results of one seed.
       memory_budget: bytes per device.
       preferred_bytes: chunk working memory beyond which throughput stops growing.
-      seed_chunk: a chunk given by the caller (overrides the budget).
+      seed_chunk: a chunk given by the caller (overrides the budget), at most the seeds per
+        execution (a larger one held them all and padded the rest: 10^7 for 4 seeds asked for
+        160 GB).
       threads: concurrent executions per device (at most one per seed), or
         ``None``: :func:`default_threads` of ``devices``, lowered (down to one)
         where the budget cannot hold that many executions of one seed per
@@ -233,6 +235,7 @@ def plan_seed_chunk(
             bytes_per_seed + output_bytes_per_seed
         )
         seed_chunk = int(max(1, min(per_thread, fits, max(1, preferred_bytes // bytes_per_seed))))
+    seed_chunk = min(int(seed_chunk), per_thread)
     num_chunks = math.ceil(per_thread / seed_chunk)
     padded = threads * seed_chunk * num_chunks
     return MemoryPlan(

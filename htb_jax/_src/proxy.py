@@ -115,6 +115,9 @@ def static_blocks(num_arms: int, horizon: int) -> int:
 
 def _check_tau(tau: Any) -> None:
     check_interval("tau", tau, 0.0, np.inf, low_closed=True, high_closed=False)
+    if np.ndim(tau) != 0:  # an array broadcast against the seeds' regrets gave one wrong number
+        raise ValueError(f"tau must be a scalar, one temperature for every run (vmap over tau for several); got "
+                         f"tau of shape {np.shape(tau)}.")
 
 
 def _check_horizon(horizon: Any) -> int:

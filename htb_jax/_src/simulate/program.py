@@ -69,7 +69,8 @@ def simulate(
       pull_chunk: static streaming step (pulls per arm per step).
       seed_chunk: seeds processed together inside the program; by default
         the largest chunk that fits ``memory_budget`` (see :func:`memory_plan`).
-        A given ``seed_chunk`` takes precedence over the budget.
+        A given ``seed_chunk`` takes precedence over the budget; one above the seeds an
+        execution runs is lowered to them.
       devices: devices to shard the seeds over (default: all of
         ``jax.devices()``, after ``jax.distributed.initialize()`` those of
         every host; on a CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
