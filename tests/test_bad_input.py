@@ -165,6 +165,15 @@ LIBRARY = {
     "mom str": (TypeError, r"x must be .*got x='abc'", lambda: htb.median_of_means("abc", 1)),
     "mom blocks str": (TypeError, r"num_blocks must be an integer >= 1; got num_blocks='2'",
                        lambda: htb.median_of_means(np.ones(4), "2")),
+    # an empty grid: a list without a shape, or a division by zero, deep inside
+    "empty policy grid": (ValueError, r"^simulate needs at least one policy; got policy=AdaRETC\(eps=\[\], .*whose grid "
+                          r"is empty \(batch shape \(0,\)\)\.$",
+                          lambda: htb.simulate(KEY, htb.AdaRETC([], 0.8, 0.1), NU, 100, 2)),
+    "no instance": (ValueError, r"^simulate needs at least one instance; .*\(batch shape \(0,\)\)\.$",
+                    lambda: htb.simulate(KEY, htb.UCB1(), htb.Pareto(np.zeros((0, 3)), 1.5), 100, 2)),
+    # fewer static blocks than blocks: NaN, silently
+    "mom max_blocks": (ValueError, r"^max_blocks must bound num_blocks; got max_blocks=2 and num_blocks=3\.$",
+                       lambda: htb.median_of_means(np.arange(12.0), 3, max_blocks=2)),
     # the regret proxy
     "tau str": (TypeError, r"tau must be a real number.*got tau='0.1' \(str\)",
                 lambda: htb.regret_proxy(KEY, htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), NU, 100, 4, "0.1")),

@@ -35,6 +35,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from htb_jax._src import selection
 from htb_jax._src.validation import check_integer, concrete, real_array
@@ -320,7 +321,7 @@ def median_of_means(
       Array(4.5, dtype=float32)
     """
     samples = real_array("x", x, "an array f[..., N] of samples")
-    shape = samples.shape if samples is not None else jnp.shape(x)  # x a device array only once valid
+    shape = samples.shape if samples is not None else np.shape(x)  # x a device array only once valid
     if len(shape) == 0:
         raise ValueError(f"x must have a sample axis, shape (..., N); got a scalar x={x}.")
     length = shape[-1]
@@ -349,6 +350,10 @@ def median_of_means(
             )
         max_blocks = int(blocks.max())
     check_integer("max_blocks", max_blocks, 1)
+    if blocks is not None and blocks.size and blocks.max() > max_blocks:  # NaN, as an empty block
+        raise ValueError(
+            f"max_blocks must bound num_blocks; got max_blocks={int(max_blocks)} and num_blocks={int(blocks.max())}."
+        )
     # Block sizes are at most n // B <= N // B (<= N when B is traced): compile the static branches
     # for those only.
     most, fewest = length, 1

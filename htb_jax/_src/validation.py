@@ -242,7 +242,7 @@ def check_broadcast(what: str, **values: Any) -> tuple[int, ...]:
         if value is None:
             continue
         try:
-            shapes[name] = tuple(jnp.shape(value))
+            shapes[name] = tuple(np.shape(value))
         except (TypeError, ValueError):
             continue  # not array-like: a placeholder, or refused by the type checks
     try:

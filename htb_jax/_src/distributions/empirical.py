@@ -249,7 +249,7 @@ class Empirical(Distribution):
     # -- shapes: every leaf has the batch shape; the observations are static --------------------
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        return tuple(jnp.broadcast_shapes(*(jnp.shape(p) for p in (self.start, self.size, self.shift))))
+        return tuple(jnp.broadcast_shapes(*(np.shape(p) for p in (self.start, self.size, self.shift))))
 
     def broadcast(self, shape: tuple[int, ...] | None = None) -> Empirical:
         shape = self.batch_shape if shape is None else tuple(shape)

@@ -268,7 +268,7 @@ class Stable(Distribution):
         z = table_quantile(tables[0], u, v)
         for table in tables[1:]:
             z = jnp.where((alpha == table.alpha) & (beta == table.beta), table_quantile(table, u, v), z)
-        return jnp.broadcast_to(z, jnp.broadcast_shapes(jnp.shape(z), self.batch_shape))
+        return jnp.broadcast_to(z, jnp.broadcast_shapes(np.shape(z), self.batch_shape))
 
     def mean(self):
         return jnp.broadcast_to(_f64(self.loc), self.batch_shape)
@@ -302,7 +302,7 @@ class Stable(Distribution):
         the moment at ``a = 1.1``, 1.7e-7 at ``a = 1.01`` (``tests/test_abs_moment_edges.py``).
         """
         r = 1.0 + _f64(eps)
-        shape = jnp.broadcast_shapes(jnp.shape(r), self.batch_shape)
+        shape = jnp.broadcast_shapes(np.shape(r), self.batch_shape)
         r, a, b, loc, scale = (jnp.broadcast_to(x, shape) for x in
                                (r, _f64(self.alpha), _f64(self.beta), _f64(self.loc), _f64(self.scale)))
         c = stable_constants(a, b)

@@ -20,6 +20,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from htb_jax._src import mom, pytree
 from htb_jax._src.policy_protocol import PolicyKernel, PolicySummary, first_argmax
@@ -134,7 +135,7 @@ class ExploreThenCommit:
     @property
     def batch_shape(self) -> tuple[int, ...]:
         fields = (getattr(self, f.name) for f in dataclasses.fields(self))
-        return tuple(jnp.broadcast_shapes(*(jnp.shape(f) for f in fields)))
+        return tuple(jnp.broadcast_shapes(*(np.shape(f) for f in fields)))
 
     def estimator_blocks(self, blocks: jax.Array) -> jax.Array:
         """Blocks of the commit estimator: ``B_T`` (Median-of-Means)."""

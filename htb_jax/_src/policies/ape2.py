@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax.numpy as jnp
+import numpy as np
 
 from htb_jax._src import perturbations, pytree
 from htb_jax._src.p_robust import check_p_and_c, index_kernel
@@ -81,7 +82,7 @@ class APE2:
     @property
     def batch_shape(self) -> tuple[int, ...]:
         fields = [f for f in (self.p, self.c, self.shape, self.scale) if f is not None]
-        return tuple(jnp.broadcast_shapes(*(jnp.shape(f) for f in fields)))
+        return tuple(jnp.broadcast_shapes(*(np.shape(f) for f in fields)))
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
         p = jnp.asarray(self.p, jnp.float64)

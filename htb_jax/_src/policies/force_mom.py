@@ -9,6 +9,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from htb_jax._src import mom, pytree
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
@@ -78,7 +79,7 @@ class ForceMoM:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        return tuple(jnp.shape(self.rho))
+        return tuple(np.shape(self.rho))
 
     def exploration_target(self, num_arms: int, t: Any) -> jax.Array:
         """``D_t = max(K m0, ceil(K^(1 - rho) t^rho))``: the forced pulls due by round ``t``.

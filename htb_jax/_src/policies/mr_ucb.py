@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax.numpy as jnp
+import numpy as np
 
 from htb_jax._src import pytree
 from htb_jax._src.p_robust import check_p_and_c, horizon_log, index_kernel
@@ -60,7 +61,7 @@ class MRUCB:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        return tuple(jnp.broadcast_shapes(jnp.shape(self.p), jnp.shape(self.c)))
+        return tuple(jnp.broadcast_shapes(np.shape(self.p), np.shape(self.c)))
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
         p = jnp.asarray(self.p, jnp.float64)

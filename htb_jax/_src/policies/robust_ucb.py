@@ -40,6 +40,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from htb_jax._src import mom, pytree
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
@@ -92,7 +93,7 @@ class RobustUCB:
     @property
     def batch_shape(self) -> tuple[int, ...]:
         fields = (self.eps, self.u if self.v is None else self.v)
-        return tuple(jnp.broadcast_shapes(*(jnp.shape(f) for f in fields)))
+        return tuple(jnp.broadcast_shapes(*(np.shape(f) for f in fields)))
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
         make = {"truncated": _truncated_kernel, "mom": _mom_kernel, "catoni": _catoni_kernel}

@@ -150,7 +150,7 @@ class RobustUCBf:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        return tuple(jnp.broadcast_shapes(jnp.shape(self.m), jnp.shape(self.a)))
+        return tuple(jnp.broadcast_shapes(np.shape(self.m), np.shape(self.a)))
 
     def level(self, t: jax.Array) -> jax.Array:
         """``f(t) = m (log t)^a`` in float64 (``f(1) = m`` if ``a = 0``, else 0).

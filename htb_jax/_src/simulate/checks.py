@@ -31,6 +31,7 @@ from htb_jax._src.validation import (
     check_flag,
     check_integer,
     concrete,
+    given,
     has_tracer,
 )
 
@@ -131,6 +132,11 @@ def check_simulation(
             f"instances' batch shape without K; got policy batch shape {tuple(policy.batch_shape)} and "
             f"instance batch shape {tuple(instance.batch_shape)} (K = {k})."
         )
+    for name, value, shape in (("policy", policy, tuple(policy.batch_shape)),
+                               ("instance", instance, tuple(instance.batch_shape[:-1]))):
+        if 0 in shape:  # nothing to run: it failed deep inside (a division by zero, a list without a shape)
+            raise ValueError(f"simulate needs at least one {name}; got {given(name, value)}, whose grid is empty "
+                             f"(batch shape {shape}).")
     check_choice("sampler", sampler, SAMPLERS)
     check_float32_resolution(instance)
     instance_gaps(instance)  # refuses means that are not finite, at the instance's own indices

@@ -91,7 +91,7 @@ def run_on_rewards(
     """
     check_policy("policy", policy, _FAST_PATH_TYPES, "run_on_rewards")
     table = real_array("rewards", rewards, "an array f32[K, N] of rewards")
-    shape = table.shape if table is not None else jnp.shape(rewards)
+    shape = table.shape if table is not None else np.shape(rewards)
     if len(shape) != 2:
         raise ValueError(f"rewards must have shape (K, N); got shape {shape}.")
     if table is not None and np.any(np.isnan(table)):
