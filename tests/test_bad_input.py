@@ -171,6 +171,11 @@ LIBRARY = {
                           lambda: htb.simulate(KEY, htb.AdaRETC([], 0.8, 0.1), NU, 100, 2)),
     "no instance": (ValueError, r"^simulate needs at least one instance; .*\(batch shape \(0,\)\)\.$",
                     lambda: htb.simulate(KEY, htb.UCB1(), htb.Pareto(np.zeros((0, 3)), 1.5), 100, 2)),
+    # a count given as a list: accepted, then a TypeError deep inside (or silently a grid)
+    "num_arms list": (TypeError, r"^num_arms must be one integer >= 2; got num_arms=\[3\] \(list\)\.$",
+                      lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), [3], 0.5)),
+    "num_seeds array": (TypeError, r"^num_seeds must be one integer >= 1; got num_seeds=array\(\[4\]\) \(ndarray\)\.$",
+                        lambda: htb.simulate(KEY, htb.UCB1(), NU, 100, np.array([4]))),
     # fewer static blocks than blocks: NaN, silently
     "mom max_blocks": (ValueError, r"^max_blocks must bound num_blocks; got max_blocks=2 and num_blocks=3\.$",
                        lambda: htb.median_of_means(np.arange(12.0), 3, max_blocks=2)),
@@ -779,3 +784,11 @@ def test_figure_and_npz_paths_take_open_files_too():
         check_path("path", io.BytesIO())
     with pytest.raises(TypeError, match=r"or an open file; got path=None"):
         check_path("path", None, file_object=True)
+
+
+def test_an_integral_float_count_is_taken_as_the_integer():
+    # 3.0 passed the check (integral floats are integers) and then failed as a shape: "Shapes must be
+    # 1D sequences of concrete values of integer type, got (3.0,)".
+    base = htb.Pareto(loc=0.0, shape=1.5)
+    assert htb.equal_gap(base, 3.0, 0.5).batch_shape == htb.equal_gap(base, 3, 0.5).batch_shape == (3,)
+    assert htb.lower_bound_pair(3.0, 0.5, 0.1)[1].batch_shape == (3,)

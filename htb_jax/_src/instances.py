@@ -294,10 +294,10 @@ def equal_gap(base: Distribution, num_arms: int, gap: Any) -> Distribution:
       Array([0.5, 0. , 0. ], dtype=float64)
     """
     check_instance(base, "base", "htb.equal_gap", ("mean", "location_fields"))
-    check_integer("num_arms", num_arms, 2)
+    check_integer("num_arms", num_arms, 2, one=True)
     check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
     gap = jnp.asarray(gap, jnp.float64)
-    shift = jnp.zeros(num_arms, jnp.float64).at[0].set(1.0) * gap[..., None]
+    shift = jnp.zeros(int(num_arms), jnp.float64).at[0].set(1.0) * gap[..., None]
     arms = jax.tree.map(lambda p: p[..., None], base.broadcast())
     return arms.shifted(shift).broadcast()
 
@@ -324,7 +324,7 @@ def lower_bound_pair(
       ``(nu0, nu_i)``, two :class:`TwoPoint` instances of batch shape
       ``broadcast(gap, spike_prob).shape + (K,)``.
     """
-    check_integer("num_arms", num_arms, 2)
+    check_integer("num_arms", num_arms, 2, one=True)
     check_integer("arm", arm, 1, maximum=num_arms - 1)
     check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
     check_interval("spike_prob", spike_prob, 0.0, 1.0, low_closed=False, high_closed=True)
@@ -342,10 +342,10 @@ def lower_bound_pair(
     gap, beta = jnp.broadcast_arrays(
         jnp.asarray(gap, jnp.float64), jnp.asarray(spike_prob, jnp.float64)
     )
-    first = jnp.zeros(num_arms, jnp.float64).at[0].set(1.0)
+    first = jnp.zeros(int(num_arms), jnp.float64).at[0].set(1.0)
     values = gap[..., None] * first
     nu0 = Dirac(values)
-    is_arm = jnp.arange(num_arms) == arm
+    is_arm = jnp.arange(int(num_arms)) == arm
     high = jnp.where(is_arm, 2.0 * gap[..., None] / beta[..., None], values)
     p = jnp.where(is_arm, beta[..., None], 0.0)
     nu_i = TwoPoint(low=values, high=high, p=p)

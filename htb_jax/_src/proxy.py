@@ -161,12 +161,12 @@ def proxy_table(
     k = instance_num_arms(instance)
     horizon = _check_horizon(horizon)
     check_arms_and_horizon(k, horizon)
-    check_integer("num_seeds", num_seeds, 1)
+    check_integer("num_seeds", num_seeds, 1, one=True)
     if eps is not None:
         check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     if num_pulls is None:
         num_pulls = max_proxy_pulls(eps, k, horizon)
-    check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS)
+    check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS, one=True)
     members = int(np.prod(instance.batch_shape[:-1], dtype=int))
     size = 8 * num_seeds * members * k * (num_pulls + 1)
     if size > MAX_TABLE_BYTES:

@@ -69,8 +69,8 @@ def check_layout(num_seeds: int, seed_chunk: int) -> None:
     At most ``2^32`` seeds (they are uint32) and at most :data:`MAX_CHUNKS`
     chunks (one file each), checked before any list of chunks is built.
     """
-    check_integer("num_seeds", num_seeds, 1, maximum=MAX_SEEDS)
-    check_integer("seed_chunk", seed_chunk, 1)
+    check_integer("num_seeds", num_seeds, 1, maximum=MAX_SEEDS, one=True)
+    check_integer("seed_chunk", seed_chunk, 1, one=True)
     if -(-int(num_seeds) // int(seed_chunk)) > MAX_CHUNKS:
         least = -(-int(num_seeds) // MAX_CHUNKS)
         raise ValueError(
@@ -92,7 +92,7 @@ def check_root_key(key: int) -> None:
             f"key must be the integer seed in [0, {MAX_KEY}], the n of jax.random.key(n): a resumable run "
             f"stores its chunks under that seed; got the random key {shown(key)}."
         )
-    check_integer("key", key, 0, maximum=MAX_KEY)
+    check_integer("key", key, 0, maximum=MAX_KEY, one=True)
 
 
 CPU_SEED_CHUNK = 8

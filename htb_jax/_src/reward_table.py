@@ -53,8 +53,8 @@ def seed_keys(key: jax.Array, num_seeds: int, first_seed: Any = 0) -> jax.Array:
     Raises:
       ValueError: where ``first_seed + num_seeds > 2^32`` (seed indices are uint32).
     """
-    check_integer("num_seeds", num_seeds, 0, maximum=MAX_SEEDS)
-    check_integer("first_seed", first_seed, 0, maximum=MAX_SEEDS - int(num_seeds))
+    check_integer("num_seeds", num_seeds, 0, maximum=MAX_SEEDS, one=True)
+    check_integer("first_seed", first_seed, 0, maximum=MAX_SEEDS - int(num_seeds), one=True)
     key = as_threefry_key(key)
     seeds = jnp.asarray(first_seed, jnp.uint32) + jnp.arange(num_seeds, dtype=jnp.uint32)
     return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, seeds)
@@ -174,7 +174,7 @@ def reward_table(
       f32[..., K, num_pulls].
     """
     check_instance(instance, function="htb.reward_table", needs=("from_bits",))
-    check_integer("num_pulls", num_pulls, 0)
+    check_integer("num_pulls", num_pulls, 0, one=True)
     check_integer("first_pull", first_pull, 0)
     check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=MAX_PULLS)
     return _reward_table(as_threefry_key(key), instance, jnp.asarray(first_pull, jnp.int64), num_pulls)

@@ -91,7 +91,7 @@ def round_uniforms(seed_key: jax.Array, rounds: Any, num: int) -> tuple[jax.Arra
     check_given("seed_key", seed_key, "a seed's key, such as htb.seed_keys(jax.random.key(0), 4)[0]")
     key = as_threefry_key(seed_key)
     check_integer("rounds", rounds, 1)
-    check_integer("num", num, 1)
+    check_integer("num", num, 1, maximum=2**31 - 1, one=True)  # a static size
     return _round_uniforms(key, jnp.asarray(rounds, jnp.int64), int(num))
 
 

@@ -243,7 +243,7 @@ def regret_at_lengths(
     check_arms_and_horizon(k, horizon)
     if tuple(instance.batch_shape) != (k,):
         raise ValueError(f"instance must be one instance, batch shape (K,); got batch shape {instance.batch_shape}.")
-    check_integer("num_seeds", num_seeds, 1)
+    check_integer("num_seeds", num_seeds, 1, one=True)
     shortest = min(horizon, k * static_blocks(k, horizon))
     check_integer("lengths", lengths, shortest, maximum=horizon)
     sampler = _check_sampler(sampler, instance)
@@ -254,7 +254,7 @@ def regret_at_lengths(
         _check_table_size("regret_at_lengths holds the per-pull prefix sums", num_seeds, k, num_pulls,
                           "num_seeds or the lengths")
     elif num_pulls is not None:
-        check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS)
+        check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS, one=True)
     lengths = jnp.asarray(lengths, jnp.int64)
     crn = _common_numbers(jax.random.key_data(as_threefry_key(key)), instance, k, horizon, num_seeds, sampler,
                           num_pulls)
@@ -362,7 +362,7 @@ def smoothed_regret_fn(key: jax.Array, instance: Distribution, horizon: int, num
 def _check_table_size(holds: str, num_seeds: int, k: int, num_pulls: Any, lower: str) -> None:
     """Refuses a bad ``num_pulls`` or per-pull prefix sums (``S x K x (num_pulls + 1)`` float64)
     above :data:`MAX_TABLE_BYTES`; the message starts with ``holds`` and ends with what to lower."""
-    check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS)
+    check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS, one=True)
     size = 8 * num_seeds * k * (num_pulls + 1)
     if size > MAX_TABLE_BYTES:
         raise ValueError(
@@ -470,7 +470,7 @@ def smoothed_regret(
     check_instance(instance, function="htb.smoothed_regret", needs=("from_bits", "mean"))
     k = instance_num_arms(instance)
     check_arms_and_horizon(k, horizon)
-    check_integer("num_seeds", num_seeds, 1)
+    check_integer("num_seeds", num_seeds, 1, one=True)
     check_interval("width", width, 0.0, 1.0, low_closed=False, high_closed=True)
     instance_width = width if instance_width is None else instance_width
     check_interval("instance_width", instance_width, 0.0, 1.0, low_closed=False, high_closed=True)

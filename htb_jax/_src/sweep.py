@@ -115,7 +115,7 @@ class SweepConfig:
                 f"family must be one of {', '.join(FAMILIES)} or MODULE:EXPRESSION (one arm's law of one's own); "
                 f"got family={self.family!r}."
             )
-        check_integer("num_arms", self.num_arms, 2)
+        check_integer("num_arms", self.num_arms, 2, one=True)
         check_interval("gap", self.gap, 0.0, np.inf, low_closed=False, high_closed=False)
         check_interval("eps", self.eps, 0.0, 1.0, low_closed=False, high_closed=True)
         moment = f"(the arms need a finite (1+eps)-moment for eps={self.eps:g})"
@@ -139,7 +139,7 @@ class SweepConfig:
                 raise ValueError(
                     f"family {self.family!r} has a finite (1+eps)-moment only for eps < {sup:g}; got eps={self.eps:g}."
                 )
-        check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS)
+        check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS, one=True)
         check_layout(self.num_seeds, self.seed_chunk)
         check_root_key(self.key)
         for name in ("alphas", "qs", "horizons"):

@@ -138,7 +138,7 @@ def tail_index(samples: Any, k: int | None = None) -> TailIndex:
         )
     if k is None:
         k = default_k(n)
-    check_integer("k", k, 1, maximum=n - 1)
+    check_integer("k", k, 1, maximum=n - 1, one=True)
     k = int(k)
     top = -np.sort(-np.partition(x, n - k - 1)[n - k - 1 :])  # the k + 1 largest, decreasing
     if not top[k] > 0.0:

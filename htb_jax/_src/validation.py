@@ -321,13 +321,15 @@ def check_interval(
     raise ValueError(f"{name} must lie in {lo_s}{low_shown}, {high_shown}{hi_s}{ctx}; got {name}={got}{at}.")
 
 
-def check_integer(name: str, value: Any, minimum: int, *, maximum: int | None = None) -> None:
+def check_integer(name: str, value: Any, minimum: int, *, maximum: int | None = None, one: bool = False) -> None:
     """Raises unless every entry of ``value`` is an integer in ``[minimum, maximum]``.
 
-    Integral floats (``1e6``) are integers; ``1500.7``, ``inf`` and NaN are not.
+    Integral floats (``1e6``) are integers; ``1500.7``, ``inf`` and NaN are not.  With ``one``,
+    ``value`` is a count or an index: a list or an array of any shape but ``()`` is refused.
 
     Raises:
-      TypeError: if ``value`` is not real (a string, a bool, ...; see :func:`real_array`).
+      TypeError: if ``value`` is not real (a string, a bool, ...; see :func:`real_array`), or
+        with ``one``, not a single number.
       ValueError: for a non-integral or out-of-range entry.
     """
     bounds = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
@@ -336,6 +338,8 @@ def check_integer(name: str, value: Any, minimum: int, *, maximum: int | None = 
             raise ValueError(f"{name} must be an integer {bounds}; got {name}={int(value)}.")
         return
     scalar = not isinstance(value, (list, tuple)) and getattr(value, "ndim", 0) == 0
+    if one and not scalar:
+        raise TypeError(f"{name} must be one integer {bounds}; got {given(name, value)}.")
     arr = real_array(name, value, f"an integer {bounds}" if scalar else f"integers {bounds}")
     if arr is None:
         return

@@ -43,7 +43,7 @@ class SpikeFamily:
     fixed_spike: float = 0.9
 
     def validate(self) -> None:
-        check_integer("num_arms", self.num_arms, 2)
+        check_integer("num_arms", self.num_arms, 2, one=True)
         check_interval("gap", self.gap, 0.0, np.inf, low_closed=False, high_closed=False)
         check_nonempty("spike_probs", self.spike_probs)
         check_interval("spike_probs", list(self.spike_probs), 0.0, 1.0, low_closed=False, high_closed=True)
@@ -91,7 +91,7 @@ class ParetoFamily:
     fixed_shape: float = 3.0
 
     def validate(self) -> None:
-        check_integer("num_arms", self.num_arms, 2)
+        check_integer("num_arms", self.num_arms, 2, one=True)
         for name in ("gaps", "shapes"):
             check_nonempty(name, getattr(self, name))
         check_interval("gaps", list(self.gaps), 0.0, np.inf, low_closed=False, high_closed=False)
@@ -197,7 +197,7 @@ class StableFamily:
     fixed_gap: float = 0.03
 
     def validate(self) -> None:
-        check_integer("num_arms", self.num_arms, 2)
+        check_integer("num_arms", self.num_arms, 2, one=True)
         check_interval("index", self.index, 1.0, 2.0, low_closed=False, high_closed=True)
         check_nonempty("gaps", self.gaps)
         check_interval("gaps", list(self.gaps), 0.0, np.inf, low_closed=False, high_closed=False)

@@ -56,7 +56,7 @@ def free_exponent(
     _check_schedule(runs, g)
     check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     check_integer("fit_from", fit_from, 1, maximum=10**18)
-    check_integer("key", key, 0)
+    check_integer("key", key, 0, one=True)
     if not isinstance(also, (list, tuple)):
         raise TypeError(f"also must be a list or tuple of FamilyRuns; got {given('also', also)}.")
     for i, other in enumerate(also):
@@ -107,7 +107,7 @@ def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0)
     _check_runs("runs", runs)
     _check_schedule(runs, g)
     check_integer("fit_from", fit_from, 1, maximum=10**18)
-    check_integer("key", key, 0)
+    check_integer("key", key, 0, one=True)
     mask = _fit_mask(runs.horizons, fit_from)
     t = runs.horizons[mask].astype(float)
     fit = fit_exponent(t, runs.regret[g, -1][mask], key=key)

@@ -111,7 +111,7 @@ def _check_anytime(runs, horizon: int, why: str) -> None:
 def checkpoint_count(horizon: int, per_decade: int = 10) -> int:
     """Checkpoints of an anytime run to ``horizon``: ``per_decade`` per decade, rounds 1 and ``T`` included."""
     check_integer("horizon", horizon, 2, maximum=10**18)
-    check_integer("per_decade", per_decade, 1)
+    check_integer("per_decade", per_decade, 1, one=True)
     return max(2, math.ceil(per_decade * math.log10(int(horizon)) - 1e-9) + 1)
 
 
@@ -336,11 +336,11 @@ def _plan(
     t = np.asarray([int(h) for h in horizons], np.int64)
     if t.size < 2 or np.any(np.diff(t) <= 0):
         raise ValueError(f"horizons must be at least two, increasing; got {t.tolist()}.")
-    check_integer("num_seeds", num_seeds, 2)
+    check_integer("num_seeds", num_seeds, 2, one=True)
     check_root_key(key)
     if anytime is not None:
         check_flag("anytime", anytime)
-    check_integer("per_decade", per_decade, 1)
+    check_integer("per_decade", per_decade, 1, one=True)
     if seed_chunk is None:
         seed_chunk = default_seed_chunk(num_seeds)
     check_layout(num_seeds, seed_chunk)

@@ -109,11 +109,11 @@ def run_family(
     family.validate()
     check_nonempty("horizons", horizons)
     check_integer("horizons", list(horizons), 1, maximum=10**18)
-    check_integer("num_seeds", num_seeds, 2)
+    check_integer("num_seeds", num_seeds, 2, one=True)
     check_root_key(key)
     if seed_chunk is None:
         seed_chunk = default_seed_chunk(num_seeds)
-    check_integer("seed_chunk", seed_chunk, 1)
+    check_integer("seed_chunk", seed_chunk, 1, one=True)
     check_flag("progress", progress)
     check_flag("restart", restart)
     check_choice("sampler", sampler, SAMPLERS)

@@ -82,7 +82,7 @@ class TFrontierConfig:
             )
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
         check_integer("fit_from", self.fit_from, 1, maximum=10**18)
-        check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS)
+        check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS, one=True)
         check_layout(self.num_seeds, self.chunk)
         check_root_key(self.key)
         check_choice("sampler", self.sampler, SAMPLERS)

@@ -39,14 +39,14 @@ MIN_EPS_BAR = 1e-9  # calibrated(): the smallest eps_bar; float64 keeps its beta
 
 def check_arms_and_horizon(num_arms: Any, horizon: Any) -> None:
     """``K >= 2`` and ``T >= 1`` integers (``T <= 10^18``), or ``ValueError``."""
-    check_integer("num_arms (K)", num_arms, 2)
+    check_integer("num_arms (K)", num_arms, 2, one=True)
     check_integer("horizon (T)", horizon, 1, maximum=10**18)
 
 
 def exploration_pulls(exploration: jax.Array, num_arms: int) -> jax.Array:
     """Round-robin pull counts after ``L`` rounds: ``floor(L/K) + [i < L mod K]``, i64[..., K]."""
     check_real("exploration", exploration, "integer exploration lengths L")
-    check_integer("num_arms (K)", num_arms, 1)
+    check_integer("num_arms (K)", num_arms, 1, one=True)
     exploration = jnp.asarray(exploration, jnp.int64)[..., None]
     arm = jnp.arange(num_arms, dtype=jnp.int64)
     return exploration // num_arms + (arm < exploration % num_arms)

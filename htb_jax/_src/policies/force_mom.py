@@ -95,7 +95,7 @@ class ForceMoM:
           >>> ForceMoM(rho=0.5).exploration_target(2, [10, 10**4, 10**6]).tolist()  # K m0 = 62 first
           [62, 142, 1415]
         """
-        check_integer("num_arms", num_arms, 1)
+        check_integer("num_arms", num_arms, 1, one=True)
         check_integer("t", t, 1)
         return exploration_target(self.rho, num_arms, t)
 
@@ -114,7 +114,7 @@ class ForceMoM:
           >>> ForceMoM(rho=0.5).num_blocks(2, [1, 4, 100, 10**6]).tolist()
           [1, 3, 7, 11]
         """
-        check_integer("num_arms", num_arms, 1)
+        check_integer("num_arms", num_arms, 1, one=True)
         check_integer("forced", forced, 1)
         return num_blocks(forced, num_arms)
 

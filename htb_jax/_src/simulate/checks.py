@@ -105,18 +105,18 @@ def check_simulation(
     k = instance_num_arms(instance)
     horizons, horizon_shape = _horizons(horizon)
     adar_etc_lib.check_arms_and_horizon(k, horizons)
-    check_integer("num_seeds", num_seeds, 1)
-    check_integer("first_seed", first_seed, 0, maximum=MAX_SEEDS - 1)
+    check_integer("num_seeds", num_seeds, 1, one=True)
+    check_integer("first_seed", first_seed, 0, maximum=MAX_SEEDS - 1, one=True)
     if first_seed + num_seeds > MAX_SEEDS:
         raise ValueError(
             f"first_seed + num_seeds must be at most 2^32 = {MAX_SEEDS} (seeds are uint32; seed "
             f"s + 2^32 would repeat seed s); got first_seed + num_seeds={first_seed} + {num_seeds}."
         )
-    check_integer("num_checkpoints", num_checkpoints, 2)
+    check_integer("num_checkpoints", num_checkpoints, 2, one=True)
     if seed_chunk is not None:
-        check_integer("seed_chunk", seed_chunk, 1)
+        check_integer("seed_chunk", seed_chunk, 1, one=True)
     if threads is not None:
-        check_integer("threads", threads, 1)
+        check_integer("threads", threads, 1, one=True)
         if threads > 1 and jax.process_count() > 1:
             raise ValueError(
                 f"threads must be 1 under several processes (jax.distributed); got threads={threads} with "

@@ -111,7 +111,7 @@ def run_on_rewards(
             )
         if not np.all(np.isfinite(mu)):
             raise ValueError(f"means must be finite; got means={mu.tolist()}.")
-    check_integer("num_checkpoints", num_checkpoints, 2)
+    check_integer("num_checkpoints", num_checkpoints, 2, one=True)
     _check_pull_chunk(pull_chunk)
     rewards = jnp.asarray(rewards)  # a device array once every argument is checked
     flat = _flatten(policy)
