@@ -176,6 +176,13 @@ LIBRARY = {
                       lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), [3], 0.5)),
     "num_seeds array": (TypeError, r"^num_seeds must be one integer >= 1; got num_seeds=array\(\[4\]\) \(ndarray\)\.$",
                         lambda: htb.simulate(KEY, htb.UCB1(), NU, 100, np.array([4]))),
+    # prepare's own TypeError named prepare, which the user never called
+    "memory_plan keyword": (TypeError, r"^memory_plan takes simulate's keyword arguments \(first_seed, .*\); got foo, "
+                            r"which simulate does not take\.$",
+                            lambda: htb.memory_plan(KEY, htb.UCB1(), NU, 100, 4, foo=1)),
+    # it printed "5/4 seeds" and a negative ETA
+    "progress past the total": (ValueError, r"^done must be an integer in \[0, 4\]; got done=5\.$",
+                                lambda: htb.progress_bar(5, 4, 0.0, io.StringIO())),
     # fewer static blocks than blocks: NaN, silently
     "mom max_blocks": (ValueError, r"^max_blocks must bound num_blocks; got max_blocks=2 and num_blocks=3\.$",
                        lambda: htb.median_of_means(np.arange(12.0), 3, max_blocks=2)),

@@ -246,12 +246,12 @@ def progress_bar(
       >>> out.getvalue()[:46]
       '  [#######.......................] 8/32 seeds '
     """
-    check_integer("done", done, 0)
-    check_integer("total", total, 1)
+    check_integer("total", total, 1, one=True)
+    check_integer("done", done, 0, maximum=int(total), one=True)
     check_real("started", started, "a time.perf_counter() reading")
     if stream is None or isinstance(stream, type) or not callable(getattr(stream, "write", None)):
         raise TypeError(f"stream must be an object with a write method (e.g. sys.stderr); got {given('stream', stream)}.")
-    check_integer("initial", initial, 0)
+    check_integer("initial", initial, 0, maximum=int(done), one=True)
     if chunk is not None and not (isinstance(chunk, tuple) and len(chunk) == 2):
         raise TypeError(f"chunk must be None or a pair (chunks done, chunks in all); got {given('chunk', chunk)}.")
     elapsed = time.perf_counter() - started

@@ -10,6 +10,7 @@ seed chunks for the memory budget and builds one seed-sharded program.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -179,6 +180,11 @@ def memory_plan(
       (2, 7, 72, True)
     """
     check_flag("measure", measure)
+    known = [n for n, p in inspect.signature(prepare).parameters.items() if p.kind is p.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(known))
+    if unknown:  # prepare's own TypeError names prepare, which the user never called
+        raise TypeError(f"memory_plan takes simulate's keyword arguments ({', '.join(known)}); got {unknown[0]}, "
+                        "which simulate does not take.")
     plan, run = prepare(key, policy, instance, horizon, num_seeds, **options)
     if measure:
         analysis = run.lower().compile().memory_analysis()
