@@ -78,6 +78,13 @@ def _stack(laws):
     return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x, jnp.float64) for x in xs]), *laws)
 
 
+def _law_key(law) -> tuple:
+    """A law's class, structure and parameters' bytes: equal for equal instances only (a ``repr``
+    shows arrays to a few digits, so two instances that differ beyond them would share a row)."""
+    leaves, tree = jax.tree.flatten(law)
+    return type(law), tree, tuple((np.asarray(x).dtype.str, np.shape(x), np.asarray(x).tobytes()) for x in leaves)
+
+
 def groups(experiment: Experiment, contender: Contender) -> list[Group]:
     """The programs a contender runs for an experiment: settings grouped by law class and arm count.
 
@@ -92,7 +99,7 @@ def groups(experiment: Experiment, contender: Contender) -> list[Group]:
         rows, where, laws = {}, [], []
         for i in members:
             s = experiment.settings[i]
-            identity = i if contender.told else repr(s.instance)
+            identity = i if contender.told else _law_key(s.instance)
             if identity not in rows:
                 rows[identity] = len(laws)
                 laws.append(s.instance)
