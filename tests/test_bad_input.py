@@ -183,6 +183,10 @@ LIBRARY = {
     # it printed "5/4 seeds" and a negative ETA
     "progress past the total": (ValueError, r"^done must be an integer in \[0, 4\]; got done=5\.$",
                                 lambda: htb.progress_bar(5, 4, 0.0, io.StringIO())),
+    "gaps of one arm": (ValueError, r"^an instance needs a trailing arm axis: its batch shape is \(\)",
+                        lambda: htb.gaps(htb.Pareto(loc=0.0, shape=1.5))),
+    "first_argmax of nothing": (ValueError, r"^values must hold at least one index to take the first maximum of; "
+                                r"got shape \(0,\)\.$", lambda: htb.first_argmax(np.zeros(0))),
     # fewer static blocks than blocks: NaN, silently
     "mom max_blocks": (ValueError, r"^max_blocks must bound num_blocks; got max_blocks=2 and num_blocks=3\.$",
                        lambda: htb.median_of_means(np.arange(12.0), 3, max_blocks=2)),

@@ -242,6 +242,7 @@ def gaps(instance: Distribution) -> jax.Array:
         ``eps_sup()`` is negative (a law without a finite mean has no regret).
     """
     check_instance(instance, function="htb.gaps", needs=("mean",))
+    num_arms(instance)  # a trailing arm axis, or a ValueError that says so (JAX's names an axis out of bounds)
     means = instance.mean()
     _check_finite_means(instance, means)
     return jnp.max(means, axis=-1, keepdims=True) - means

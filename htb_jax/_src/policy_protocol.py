@@ -169,7 +169,11 @@ def first_argmax(values: jax.Array) -> jax.Array:
       1
     """
     real_array("values", values)
-    return jnp.argmax(values).astype(jnp.int32)
+    if np.size(values) == 0:
+        raise ValueError(
+            f"values must hold at least one index to take the first maximum of; got shape {np.shape(values)}."
+        )
+    return jnp.argmax(jnp.asarray(values)).astype(jnp.int32)  # a list too, as NumPy's argmax takes it
 
 
 def _abstract(tree: Any) -> str:
