@@ -187,6 +187,13 @@ LIBRARY = {
                         lambda: htb.gaps(htb.Pareto(loc=0.0, shape=1.5))),
     "first_argmax of nothing": (ValueError, r"^values must hold at least one index to take the first maximum of; "
                                 r"got shape \(0,\)\.$", lambda: htb.first_argmax(np.zeros(0))),
+    # a fractional rank was read as the rank below it; an empty axis divided by zero; an axis past x's
+    "kth_smallest fraction": (ValueError, r"^k must hold integer ranks; got k=2\.5\.$",
+                              lambda: htb.kth_smallest(np.array([3.0, 1.0, 2.0]), 2.5)),
+    "kth_smallest empty": (ValueError, r"^x must hold at least one element along axis -1; got x of shape \(0,\)\.$",
+                           lambda: htb.kth_smallest(np.zeros(0), 1)),
+    "kth_smallest axis": (ValueError, r"^axis must be an axis of x, in \[-1, 1\); got axis=5 for x of shape \(3,\)\.$",
+                          lambda: htb.kth_smallest(np.zeros(3), 1, axis=5)),
     # fewer static blocks than blocks: NaN, silently
     "mom max_blocks": (ValueError, r"^max_blocks must bound num_blocks; got max_blocks=2 and num_blocks=3\.$",
                        lambda: htb.median_of_means(np.arange(12.0), 3, max_blocks=2)),

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from htb_jax._src.validation import check_real, given
+from htb_jax._src.validation import check_real, concrete, given
 
 _GROUP = 32
 _GROUPED_MIN_SIZE = 2**14
@@ -126,6 +126,15 @@ def kth_smallest(x: jax.Array, k: jax.Array, axis: int = -1) -> jax.Array:
     check_real("k", k, "integer ranks")
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
         raise TypeError(f"axis must be an integer; got {given('axis', axis)}.")
+    shape = np.shape(x)
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"axis must be an axis of x, in [{-len(shape)}, {len(shape)}); got axis={axis} for x of shape "
+                         f"{shape}.")
+    if shape[axis] == 0:
+        raise ValueError(f"x must hold at least one element along axis {axis}; got x of shape {shape}.")
+    ranks = concrete(k)
+    if ranks is not None and np.any(ranks != np.floor(ranks)):  # a fraction was read as the rank below it
+        raise ValueError(f"k must hold integer ranks; got k={float(ranks[ranks != np.floor(ranks)].flat[0]):g}.")
     return _kth_smallest(x, k, int(axis))
 
 
