@@ -194,6 +194,18 @@ LIBRARY = {
                            lambda: htb.kth_smallest(np.zeros(0), 1)),
     "kth_smallest axis": (ValueError, r"^axis must be an axis of x, in \[-1, 1\); got axis=5 for x of shape \(3,\)\.$",
                           lambda: htb.kth_smallest(np.zeros(3), 1, axis=5)),
+    # named as TwoPoint's low, a parameter the user never wrote
+    "Dirac nan": (ValueError, r"^Dirac value must lie in \(-inf, inf\); got Dirac value=nan\.$",
+                  lambda: htb.Dirac(float("nan"))),
+    "Dirac huge": (ValueError, r"^Dirac value must lie in \[-3.4028235e\+38, 3.4028235e\+38\]",
+                   lambda: htb.Dirac(1e300)),
+    # refused by float32's range before their own, or as a parameter the user never wrote
+    "Stable alpha huge": (ValueError, r"^Stable alpha must lie in \(1, 2\]; got Stable alpha=1e\+300\.$",
+                          lambda: htb.Stable(loc=0.0, alpha=1e300)),
+    "Pareto shape inf": (ValueError, r"^Pareto shape must lie in \(1, inf\); got Pareto shape=inf\.$",
+                         lambda: htb.Pareto(loc=0.0, shape=float("inf"))),
+    "equal_gap huge gap": (ValueError, r"^gap must lie in \[-3.4028235e\+38, 3.4028235e\+38\]",
+                           lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), 3, 1e300)),
     # fewer static blocks than blocks: NaN, silently
     "mom max_blocks": (ValueError, r"^max_blocks must bound num_blocks; got max_blocks=2 and num_blocks=3\.$",
                        lambda: htb.median_of_means(np.arange(12.0), 3, max_blocks=2)),

@@ -32,6 +32,7 @@ from htb_jax._src.protocol_checks import check_pytree
 from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.validation import (
     FLOAT32_MAX,
+    check_float32,
     check_instance_type,
     check_integer,
     check_interval,
@@ -297,6 +298,7 @@ def equal_gap(base: Distribution, num_arms: int, gap: Any) -> Distribution:
     check_instance(base, "base", "htb.equal_gap", ("mean", "location_fields"))
     check_integer("num_arms", num_arms, 2, one=True)
     check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
+    check_float32("gap", gap)  # else refused as the shifted law's loc, which the user never wrote
     gap = jnp.asarray(gap, jnp.float64)
     shift = jnp.zeros(int(num_arms), jnp.float64).at[0].set(1.0) * gap[..., None]
     arms = jax.tree.map(lambda p: p[..., None], base.broadcast())

@@ -40,10 +40,10 @@ class Frechet(Distribution):
     scale: Any = 1.0
 
     def __post_init__(self):
-        self.check_parameters()
         check_interval("Frechet shape", self.shape, 1.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("Frechet scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("Frechet loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
+        self.check_parameters()  # after the ranges: a value out of its range is named by it, not float32's
 
     def _w_mean(self, dtype=_F64):
         a = jnp.asarray(self.shape, dtype)

@@ -42,9 +42,9 @@ class Gaussian(Distribution):
     scale: Any = 1.0
 
     def __post_init__(self):
-        self.check_parameters()
         check_interval("Gaussian scale", self.scale, 0.0, jnp.inf, low_closed=True, high_closed=False)
         check_interval("Gaussian loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
+        self.check_parameters()  # after the ranges: a value out of its range is named by it, not float32's
 
     has_block_sums: ClassVar[bool] = True
     has_block_quantile: ClassVar[bool] = True

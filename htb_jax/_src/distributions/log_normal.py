@@ -38,10 +38,10 @@ class LogNormal(Distribution):
     scale: Any = 1.0
 
     def __post_init__(self):
-        self.check_parameters()
         check_interval("LogNormal sigma", self.sigma, 0.0, 8.0, low_closed=False, high_closed=True)
         check_interval("LogNormal scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("LogNormal loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
+        self.check_parameters()  # after the ranges: a value out of its range is named by it, not float32's
 
     def from_bits(self, words):
         sigma = _f32(self.sigma)

@@ -35,9 +35,9 @@ class Pareto(Distribution):
     shape: Any
 
     def __post_init__(self):
-        self.check_parameters()
         check_interval("Pareto shape", self.shape, 1.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("Pareto loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
+        self.check_parameters()  # after the ranges: a value out of its range is named by it, not float32's
 
     def _offset(self):
         a = _f64(self.shape)

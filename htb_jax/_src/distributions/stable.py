@@ -190,11 +190,11 @@ class Stable(Distribution):
     tabulated_quantile: ClassVar[bool] = True
 
     def __post_init__(self):
-        self.check_parameters()
         check_interval("Stable alpha", self.alpha, 1.0, 2.0, low_closed=False, high_closed=True)
         check_interval("Stable beta", self.beta, -1.0, 1.0, low_closed=True, high_closed=True)
         check_interval("Stable scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("Stable loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
+        self.check_parameters()  # after the ranges: a value out of its range is named by it, not float32's
 
     def _constants(self):
         c = stable_constants(_f32(self.alpha).astype(_F64), _f32(self.beta).astype(_F64))

@@ -67,10 +67,10 @@ class StudentT(Distribution):
     num_words: ClassVar[int] = 2
 
     def __post_init__(self):
-        self.check_parameters()
         check_interval("StudentT df", self.df, 1.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("StudentT scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("StudentT loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
+        self.check_parameters()  # after the ranges: a value out of its range is named by it, not float32's
 
     def from_bits(self, words):
         nu = _f32(self.df)

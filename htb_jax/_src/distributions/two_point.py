@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from htb_jax._src import binomial, binomial_quantile, pytree
 from htb_jax._src import bits as bits_lib
 from htb_jax._src.distributions.base import _F64, Distribution, _common, _f32, _f64
-from htb_jax._src.validation import check_interval, real_array
+from htb_jax._src.validation import check_float32, check_interval, real_array
 
 
 @pytree.dataclass
@@ -31,10 +31,10 @@ class TwoPoint(Distribution):
     p: Any
 
     def __post_init__(self):
-        self.check_parameters()
         check_interval("TwoPoint p", self.p, 0.0, 1.0, low_closed=True, high_closed=True)
         check_interval("TwoPoint low", self.low, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
         check_interval("TwoPoint high", self.high, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
+        self.check_parameters()  # after the ranges: a value out of its range is named by it, not float32's
 
     has_block_sums: ClassVar[bool] = True
     has_block_quantile: ClassVar[bool] = True
@@ -87,4 +87,6 @@ class TwoPoint(Distribution):
 def Dirac(value: Any) -> TwoPoint:  # noqa: N802 - reads as a distribution name
     """A point mass at ``value``, as a :class:`TwoPoint` with ``p = 0``."""
     real_array("Dirac value", value)
+    check_interval("Dirac value", value, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)  # not TwoPoint's low
+    check_float32("Dirac value", value)
     return TwoPoint(low=value, high=value, p=0.0)
