@@ -206,6 +206,10 @@ LIBRARY = {
                          lambda: htb.Pareto(loc=0.0, shape=float("inf"))),
     "equal_gap huge gap": (ValueError, r"^gap must lie in \[-3.4028235e\+38, 3.4028235e\+38\]",
                            lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), 3, 1e300)),
+    "exploration fraction": (ValueError, r"^exploration must be an integer >= 0; got exploration=10\.5\.$",
+                             lambda: htb.exploration_pulls(np.array([10.5]), 3)),
+    "exploration negative": (ValueError, r"^exploration must be an integer >= 0; got exploration=-3\.$",
+                             lambda: htb.exploration_pulls(np.array([-3]), 3)),
     # fewer static blocks than blocks: NaN, silently
     "mom max_blocks": (ValueError, r"^max_blocks must bound num_blocks; got max_blocks=2 and num_blocks=3\.$",
                        lambda: htb.median_of_means(np.arange(12.0), 3, max_blocks=2)),
