@@ -210,6 +210,13 @@ LIBRARY = {
                              lambda: htb.exploration_pulls(np.array([10.5]), 3)),
     "exploration negative": (ValueError, r"^exploration must be an integer >= 0; got exploration=-3\.$",
                              lambda: htb.exploration_pulls(np.array([-3]), 3)),
+    # 10^x beyond float64 rounded to inf or 0; 3e8 points ran for minutes
+    "powers_of_ten past float64": (ValueError, r"^stop must be <= 308 \(10\^x within float64's normal range\); got "
+                                   r"stop=320\.$", lambda: htb.powers_of_ten(300, 320, 5)),
+    "powers_of_ten below float64": (ValueError, r"^start must be >= -307 .*; got start=-330\.$",
+                                    lambda: htb.powers_of_ten(-330, -320, 5)),
+    "powers_of_ten too many": (ValueError, r"^the grid would hold 298000000 points, more than 1000000; give a larger "
+                               r"step", lambda: htb.powers_of_ten(2, 300, 1e-6)),
     # fewer static blocks than blocks: NaN, silently
     "mom max_blocks": (ValueError, r"^max_blocks must bound num_blocks; got max_blocks=2 and num_blocks=3\.$",
                        lambda: htb.median_of_means(np.arange(12.0), 3, max_blocks=2)),

@@ -10,6 +10,7 @@ computed in decimal arithmetic and rounded once to float64.
 from __future__ import annotations
 
 import decimal
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -17,6 +18,8 @@ import numpy as np
 from htb_jax._src.validation import given, real_array
 
 _CONTEXT = decimal.Context(prec=40)
+_LOWEST, _HIGHEST = -307, 308  # exponents: 10^-307 is a normal float64, 10^308 the last power below inf
+_MAX_POINTS = 10**6
 
 
 def powers_of_ten(start: float, stop: float, step: float) -> tuple[float, ...]:
@@ -27,9 +30,9 @@ def powers_of_ten(start: float, stop: float, step: float) -> tuple[float, ...]:
     before rounding: the result does not depend on the CPU, NumPy or libm.
 
     Args:
-      start: first exponent.
-      stop: exponents stay strictly below it.
-      step: positive spacing of the exponents.
+      start: first exponent, ``>= -307``.
+      stop: exponents stay strictly below it; ``<= 308`` (float64's range).
+      step: positive spacing of the exponents (a grid of at most 10^6 points).
 
     Returns:
       The grid as a tuple of Python floats.
@@ -45,6 +48,15 @@ def powers_of_ten(start: float, stop: float, step: float) -> tuple[float, ...]:
     first, last, spacing = (Fraction(decimal.Decimal(repr(float(v)))) for v in (start, stop, step))
     if not spacing > 0:
         raise ValueError(f"step must be > 0; got step={step!r}.")
+    # float64's range: beyond it 10^x rounds to inf or 0, which no grid of horizons, gaps or spike
+    # probabilities means
+    if first < _LOWEST or last > _HIGHEST:
+        name, value, end = ("start", start, f">= {_LOWEST}") if first < _LOWEST else ("stop", stop, f"<= {_HIGHEST}")
+        raise ValueError(f"{name} must be {end} (10^x within float64's normal range); got {name}={value!r}.")
+    count = math.ceil((last - first) / spacing)
+    if count > _MAX_POINTS:  # each point is evaluated to 40 digits in Python: about 10^5 a second
+        raise ValueError(f"the grid would hold {count} points, more than {_MAX_POINTS}; give a larger step (got "
+                         f"step={step!r} from {start!r} to {stop!r}).")
     grid = []
     x = first
     while x < last:
