@@ -217,6 +217,10 @@ LIBRARY = {
                                     lambda: htb.powers_of_ten(-330, -320, 5)),
     "powers_of_ten too many": (ValueError, r"^the grid would hold 298000000 points, more than 1000000; give a larger "
                                r"step", lambda: htb.powers_of_ten(2, 300, 1e-6)),
+    # alpha of shape (2,) and q of (3,) came back, not a broadcast shape
+    "admissible_schedule shapes": (ValueError, r"^the parameters of admissible_schedule must broadcast to one batch "
+                                   r"shape; got z_alpha of shape \(2,\), z_q of shape \(3,\)",
+                                   lambda: htb.admissible_schedule(np.zeros(2), np.zeros(3), 0.5)),
     # fewer static blocks than blocks: NaN, silently
     "mom max_blocks": (ValueError, r"^max_blocks must bound num_blocks; got max_blocks=2 and num_blocks=3\.$",
                        lambda: htb.median_of_means(np.arange(12.0), 3, max_blocks=2)),

@@ -45,7 +45,7 @@ import numpy as np
 
 from htb_jax._src import theory
 from htb_jax._src.policies.adar_etc import AdaRETC, num_blocks
-from htb_jax._src.validation import check_interval, real_array
+from htb_jax._src.validation import check_broadcast, check_interval, real_array
 
 MARGIN = 1e-6  # relative distance of every iterate from the ends of the admissible ranges
 
@@ -70,11 +70,13 @@ def admissible_schedule(z_alpha: Any, z_q: Any, eps: Any) -> tuple[jax.Array, ja
     """
     for name, value in (("z_alpha", z_alpha), ("z_q", z_q), ("eps", eps)):
         real_array(name, value)
+    shape = check_broadcast("admissible_schedule", z_alpha=z_alpha, z_q=z_q, eps=eps)
     check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     eps = jnp.asarray(eps, jnp.float64)
     lo_a = (1.0 + eps) / (1.0 + 2.0 * eps)
     hi_q = eps / (1.0 + 2.0 * eps)
-    return _squash(z_alpha, lo_a, 1.0), _squash(z_q, 0.0, hi_q)
+    # both of the broadcast shape (z_alpha of shape (2,) and z_q of (3,) gave (2,) and (3,))
+    return jnp.broadcast_to(_squash(z_alpha, lo_a, 1.0), shape), jnp.broadcast_to(_squash(z_q, 0.0, hi_q), shape)
 
 
 def schedule_logits(alpha: Any, q: Any, eps: Any) -> tuple[jax.Array, jax.Array]:
