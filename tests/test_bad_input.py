@@ -221,6 +221,8 @@ LIBRARY = {
     "admissible_schedule shapes": (ValueError, r"^the parameters of admissible_schedule must broadcast to one batch "
                                    r"shape; got z_alpha of shape \(2,\), z_q of shape \(3,\)",
                                    lambda: htb.admissible_schedule(np.zeros(2), np.zeros(3), 0.5)),
+    "memory budget of a string": (TypeError, r"^device must be None or a jax.Device such as jax.devices\(\)\[0\]; got "
+                                  r"device='cpu' \(str\)\.$", lambda: htb.default_memory_budget("cpu")),
     # fewer static blocks than blocks: NaN, silently
     "mom max_blocks": (ValueError, r"^max_blocks must bound num_blocks; got max_blocks=2 and num_blocks=3\.$",
                        lambda: htb.median_of_means(np.arange(12.0), 3, max_blocks=2)),

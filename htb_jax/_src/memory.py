@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import jax
 
-from htb_jax._src.validation import check_given, check_integer
+from htb_jax._src.validation import check_given, check_integer, given
 
 CPU_MEMORY_BUDGET = 2 * 2**30
 ACCELERATOR_MEMORY_FRACTION = 0.5
@@ -47,6 +47,10 @@ def default_memory_budget(device: jax.Device | None = None) -> int:
     """
     if device is not None:
         check_given("device", device, "None or a jax.Device such as jax.devices()[0]")
+        if not isinstance(getattr(device, "platform", None), str):  # read as a device: a string had no platform
+            raise TypeError(
+                f"device must be None or a jax.Device such as jax.devices()[0]; got {given('device', device)}."
+            )
     device = jax.devices()[0] if device is None else device
     if device.platform == "cpu":
         return CPU_MEMORY_BUDGET
