@@ -6,8 +6,8 @@ literature's policies (:func:`peers`) through the suite's experiments
 misspecification), every policy on the same reward tables, and writes a
 report (:func:`write_report`; its scorecard alone: :func:`scorecard_markdown`):
 scores in ``[0, 1]`` per experiment, ranks, regret ratios to the best peer with
-paired bootstrap intervals, regret curves, and a LaTeX scorecard.  :func:`wti_returns` gives the real data of its
-real-data experiment.
+paired bootstrap intervals, regret curves, and a LaTeX scorecard.
+:func:`wti_returns` gives the real data of its real-data experiment.
 """
 
 from htb_jax._src.bench.peers import Contender, peers

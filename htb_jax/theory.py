@@ -6,8 +6,9 @@ Theorem 1, ``Phi_free(K, T) = K^b T^d`` is the moment-free distribution-free
 rate and ``Phi_dep(K, T) = K^a T^c`` the gap-sum-normalized
 distribution-dependent rate.  Every function takes Python floats or NumPy
 arrays (concrete values: a JAX tracer, inside ``jax.jit``, is refused by name),
-broadcasts them, and returns float64 (a NumPy scalar when every input is a scalar).  Out-of-range inputs raise
-``ValueError`` naming the admissible range and the value given.
+broadcasts them, and returns float64 (a NumPy scalar when every input is a
+scalar).  Out-of-range inputs raise ``ValueError`` naming the admissible range
+and the value given.
 """
 
 from htb_jax._src.theory import (

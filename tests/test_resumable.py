@@ -86,15 +86,22 @@ def test_sigint_mid_run_prints_one_line_exits_130_and_the_command_resumes(tmp_pa
                "sys.argv = ['htb_jax', *sys.argv[1:]]; runpy.run_module('htb_jax', run_name='__main__')")
     first = subprocess.Popen([sys.executable, "-c", started, *command[3:]], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
+    _stopped_then_resumed(first, signal.SIGINT, 130, "interrupted", out, command, env, uninterrupted)
+
+
+def _stopped_then_resumed(first, signum, status, stopped, out, command, env, uninterrupted):
+    """Sends ``signum`` to the run ``first`` once a chunk is stored: it ends with ``status``, one line
+    saying it was ``stopped`` and how many chunks are kept, and ``command`` resumes to the uninterrupted
+    results."""
     chunks = _first_chunk_written(first, out)
-    first.send_signal(signal.SIGINT)
+    first.send_signal(signum)
     stdout, stderr = first.communicate(timeout=120)
-    assert first.returncode == 130, stderr
+    assert first.returncode == status, stderr
     assert stdout == "" and "Traceback" not in stderr
     stored = sorted(p.name for p in chunks.iterdir())
     assert all(name.endswith(".npz") for name in stored) and 1 <= len(stored) < 40, stored
     assert stderr.splitlines()[-1] == (
-        f"htb-jax: interrupted: {len(stored)} of 40 chunks stored in {out}; the same command resumes from them")
+        f"htb-jax: {stopped}: {len(stored)} of 40 chunks stored in {out}; the same command resumes from them")
 
     again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
@@ -222,14 +229,4 @@ def test_sigterm_mid_run_prints_one_line_exits_143_and_the_command_resumes(tmp_p
     command = [sys.executable, "-m", "htb_jax", *KILLED, "--out", str(out)]
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    chunks = _first_chunk_written(first, out)
-    first.send_signal(signal.SIGTERM)
-    stdout, stderr = first.communicate(timeout=120)
-    assert first.returncode == 143, stderr
-    stored = sorted(p.name for p in chunks.iterdir())
-    assert all(name.endswith(".npz") for name in stored) and 1 <= len(stored) < 40, stored
-    assert stderr.splitlines()[-1] == (
-        f"htb-jax: terminated: {len(stored)} of 40 chunks stored in {out}; the same command resumes from them")
-    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0, again.stderr
-    _same_results(out, uninterrupted)
+    _stopped_then_resumed(first, signal.SIGTERM, 143, "terminated", out, command, env, uninterrupted)

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from htb_jax._src import user_code
+from htb_jax._src import theory, user_code
 from htb_jax._src.distributions import Distribution, Gaussian, Pareto, StudentT
 from htb_jax._src.fingerprint import Program
 from htb_jax._src.instances import equal_gap, lower_bound_pair
@@ -148,10 +148,9 @@ class SweepConfig:
         real_array("qs", list(self.qs))
         # AdaRETC's ranges (Algorithm 1), each list checked on its own (the grid names an entry [i, j])
         at = f"for eps={self.eps:g}"
-        check_interval("alphas", list(self.alphas), (1 + self.eps) / (1 + 2 * self.eps), 1.0, low_closed=True,
+        check_interval("alphas", list(self.alphas), *theory.alpha_range(self.eps), low_closed=True,
                        high_closed=False, where=at)
-        check_interval("qs", list(self.qs), 0.0, self.eps / (1 + 2 * self.eps), low_closed=True, high_closed=True,
-                       where=at)
+        check_interval("qs", list(self.qs), *theory.q_range(self.eps), low_closed=True, high_closed=True, where=at)
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
         check_memory_budget(self.memory_budget)
         policy = self.policy()  # refuses an (alpha, q) outside the admissible range for eps

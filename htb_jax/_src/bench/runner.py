@@ -82,7 +82,8 @@ def _law_key(law) -> tuple:
     """A law's class, structure and parameters' bytes: equal for equal instances only (a ``repr``
     shows arrays to a few digits, so two instances that differ beyond them would share a row)."""
     leaves, tree = jax.tree.flatten(law)
-    return type(law), tree, tuple((np.asarray(x).dtype.str, np.shape(x), np.asarray(x).tobytes()) for x in leaves)
+    arrays = [np.asarray(x) for x in leaves]
+    return type(law), tree, tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays)
 
 
 def groups(experiment: Experiment, contender: Contender) -> list[Group]:

@@ -105,6 +105,8 @@ def plot_t_frontier(result: TFrontierResult, path) -> None:
     import matplotlib.pyplot as plt
 
     eps_values = result.config.eps_values
+    family = result.config.family
+    stable = isinstance(family, StableFamily)
     width, height = 4.2 * len(eps_values), 4.0
     fig, axes = plt.subplots(1, len(eps_values), figsize=(width, height), squeeze=False)
     for ax, e in zip(axes[0], eps_values, strict=True):
@@ -113,11 +115,9 @@ def plot_t_frontier(result: TFrontierResult, path) -> None:
         colors = plt.cm.viridis(np.linspace(0.0, 0.85, max(len(rows), 1)))
         for r, color in zip(rows, colors, strict=False):
             plot_point(ax, r, color, label=f"alpha={r['alpha']:.3f}")
-        if isinstance(result.config.family, StableFamily):  # why a theory point lies inside the line
+        if stable:  # why a theory point lies inside the line
             ax.plot([], [], "o", mfc="none", mec="gray", label="o: this family's d, no worst case")
         ax.legend(fontsize=7, loc="lower left")
-    family = result.config.family
-    stable = isinstance(family, StableFamily)
     fig.suptitle(
         f"AdaR-ETC T-frontier over {f'symmetric {family.index:g}-stable arms' if stable else 'Theorem 1 two-point family'}"
         f": T in [{result.config.fit_from:.0e}, {max(result.config.horizons):.0e}], {result.config.num_seeds} seeds",

@@ -29,7 +29,6 @@ from htb_jax._src.validation import (
     check_broadcast,
     check_integer,
     check_interval,
-    check_real,
     concrete,
     real_array,
 )
@@ -45,7 +44,6 @@ def check_arms_and_horizon(num_arms: Any, horizon: Any) -> None:
 
 def exploration_pulls(exploration: jax.Array, num_arms: int) -> jax.Array:
     """Round-robin pull counts after ``L`` rounds: ``floor(L/K) + [i < L mod K]``, i64[..., K]."""
-    check_real("exploration", exploration, "integer exploration lengths L")
     check_integer("exploration", exploration, 0)  # 10.5 was truncated, and -3 gave negative pulls
     check_integer("num_arms (K)", num_arms, 1, one=True)
     exploration = jnp.asarray(exploration, jnp.int64)[..., None]

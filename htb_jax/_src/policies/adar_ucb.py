@@ -1,7 +1,7 @@
 """AdaR-UCB (Genalti, Marsigli, Gatti and Metelli, COLT 2024): UCB with adaptive truncation.
 
-Source: arXiv 2310.02975, Section 5 and Algorithm 1, with two repairs of the printed algorithm (see :class:`AdaRUCB`).
-The threshold and the trimmed moments are the exact, sorted-buffer pieces of
+Source: arXiv 2310.02975, Section 5 and Algorithm 1, with two repairs of the
+printed algorithm (see :class:`AdaRUCB`).  The threshold and the trimmed moments are the exact, sorted-buffer pieces of
 :mod:`htb_jax._src.adaptive_threshold`.
 """
 

@@ -2,10 +2,9 @@
 
 Source: "Bandit algorithms: Letting go of logarithmic regret for statistical
 robustness" (arXiv 2006.12038), as the authors' public code computes it; the
-definition below is the one implemented.  The policy
-knows no moment, no tail exponent and no horizon; its confidence width is
-inflated by a slowly growing ``f(t) = m (log t)^a`` (``a = 0``: the constant
-``m``).
+definition below is the one implemented.  The policy knows no moment, no tail
+exponent and no horizon; its confidence width is inflated by a slowly growing
+``f(t) = m (log t)^a`` (``a = 0``: the constant ``m``).
 
 1. Rounds ``t <= K`` play arm ``t - 1`` (0-based).
 2. Rounds ``t > K`` play the first argmax of ``hat_mu_i + w_i`` with
