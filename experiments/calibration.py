@@ -35,9 +35,10 @@ def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
     args_parser.add_argument("--refit", action="store_true", help="fit the recorded runs again (no simulation)")
     args = args_parser.parse_args()
+    out = args.out
     policy = htb.AdaRETC.calibrated(jnp.asarray(EPS_BAR))
     if args.refit:  # fit the recorded runs again (no simulation)
-        runs = htb.frontier.load_runs(OUT / "runs.npz", FAMILY)
+        runs = htb.frontier.load_runs(out / "runs.npz", FAMILY)
     else:
         runs = htb.frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)
     labels = [f"eps_bar={b:g}" for b in EPS_BAR]
@@ -48,7 +49,7 @@ def main() -> None:
         "'finite T' is the slope the schedule implies over the same horizons."
     )
     curves = {label: functools.partial(profile, eps_bar=b) for label, b in zip(labels, EPS_BAR, strict=True)}
-    htb.frontier.write_eps_profile(rows, runs, OUT, "calibration", note, curves, "AdaR-ETC calibrated at eps_bar (Theorem 6)")
+    htb.frontier.write_eps_profile(rows, runs, out, "calibration", note, curves, "AdaR-ETC calibrated at eps_bar (Theorem 6)")
 
 
 if __name__ == "__main__":

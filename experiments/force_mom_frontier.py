@@ -117,7 +117,8 @@ def _row(policy, eps, d_fit, d_theory, d_finite, c_fit, c_theory, c_finite) -> d
 
 def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
-    args_parser.parse_args()
+    args = args_parser.parse_args()
+    out = args.out
     print(f"ForceMoM rho in {[round(r, 3) for r in RHOS]} on the engine, T = {T:.0e}, {SEEDS} seeds", file=sys.stderr)
     runs, checkpoints = run_force_mom()
     rows = force_mom_rows(runs)
@@ -138,12 +139,12 @@ def main() -> None:
         )
     )
     print(table)
-    OUT.mkdir(exist_ok=True)
-    (OUT / "table.md").write_text(table + "\n")
-    htb.frontier.write_csv(rows, OUT / "force_mom_frontier.csv")
-    htb.frontier.save_runs(runs, OUT / "runs.npz")
-    _plot(rows, OUT / "force_mom_frontier.png")
-    print(f"{runs.seconds:.0f} s (ForceMoM engine runs); wrote {OUT}", file=sys.stderr)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "table.md").write_text(table + "\n")
+    htb.frontier.write_csv(rows, out / "force_mom_frontier.csv")
+    htb.frontier.save_runs(runs, out / "runs.npz")
+    _plot(rows, out / "force_mom_frontier.png")
+    print(f"{runs.seconds:.0f} s (ForceMoM engine runs); wrote {out}", file=sys.stderr)
 
 
 def _plot(rows, path) -> None:

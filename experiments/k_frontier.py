@@ -31,7 +31,8 @@ def _slope(x, y):
 
 def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
-    args_parser.parse_args()
+    args = args_parser.parse_args()
+    out = args.out
     policy = htb.AdaRETC(eps=EPS, alpha=ALPHA, q=jnp.asarray(QS))
     worst, fixed, scales, lengths, blocks, gap_sums = [], [], [], [], [], []
     for k in ARMS:
@@ -76,10 +77,10 @@ def main() -> None:
         )
     )
     print(table)
-    OUT.mkdir(exist_ok=True)
-    (OUT / "table.md").write_text(table + "\n")
-    htb.frontier.write_csv(rows, OUT / "k_frontier.csv")
-    _plot(rows, OUT / "k_frontier.png")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "table.md").write_text(table + "\n")
+    htb.frontier.write_csv(rows, out / "k_frontier.csv")
+    _plot(rows, out / "k_frontier.png")
 
 
 def _plot(rows, path) -> None:

@@ -47,13 +47,13 @@ Writes ``experiments/peer_frontier/``: ``table.md``, ``peer_frontier.csv``,
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import pathlib
 import sys
 import time
 from collections.abc import Callable
 
+import command_line  # the experiments' shared command line
 import jax.numpy as jnp
 import numpy as np
 
@@ -193,7 +193,7 @@ def measure_entry(entry: Entry, variant: str, args) -> list:
             entry.make(assumed), EPS if assumed is None else (assumed,), horizons, seeds,
             family=family_instances(variant), family_name=variant, name=entry.name, anytime=entry.anytime,
             seed_chunk=min(seeds, 64 if entry.cost == "fast path" else 8),
-            store=str(OUT / "runs" / f"{safe}_{assumed}_T{horizons[-1]}_S{seeds}"), progress=True,
+            store=str(args.out / "runs" / f"{safe}_{assumed}_T{horizons[-1]}_S{seeds}"), progress=True,
         )
     return out
 
@@ -225,7 +225,7 @@ def table(rows: list[dict]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = command_line.parser(__doc__, OUT)
     parser.add_argument("--horizon", type=lambda x: int(float(x)), default=10**7)
     parser.add_argument("--forced-horizon", type=lambda x: int(float(x)), default=10**6)
     parser.add_argument("--etc-horizon", type=lambda x: int(float(x)), default=10**7)
@@ -235,6 +235,7 @@ def main() -> None:
     parser.add_argument("--adar-seeds", type=int, default=1024)
     parser.add_argument("--only", default=None, help="run only the policies whose name contains this")
     args = parser.parse_args()
+    out = args.out
     rows, measurements, claims = [], [], {}
     started = time.perf_counter()
     for entry in entries():
@@ -249,17 +250,17 @@ def main() -> None:
                                        "c_claim": c_claim})
     text = table(rows)
     print(text)
-    OUT.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     suffix = "" if args.only is None else "_only"
-    (OUT / f"table{suffix}.md").write_text(text + "\n")
-    htb.frontier.write_csv(rows, OUT / f"peer_frontier{suffix}.csv")
+    (out / f"table{suffix}.md").write_text(text + "\n")
+    htb.frontier.write_csv(rows, out / f"peer_frontier{suffix}.csv")
     htb.frontier.plot_measurements(
-        measurements, OUT / f"peer_frontier{suffix}.png", claims=claims,
+        measurements, out / f"peer_frontier{suffix}.png", claims=claims,
         title=(f"Peers on Theorem 1's frontier: finite-T slopes, O(K) rounds to T = {args.horizon:.0e} "
                f"(ForceMoM {args.forced_horizon:.0e}, AdaR-ETC {args.etc_horizon:.0e}), O(t) rounds to "
                f"T = {args.slow_horizon}"),
     )
-    print(f"{time.perf_counter() - started:.0f} s; wrote {OUT}", file=sys.stderr)
+    print(f"{time.perf_counter() - started:.0f} s; wrote {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -10,23 +10,25 @@ that index ties (broken towards the lowest index) do not favour it.  Writes the 
 cumulative regret with a standard-error band at log-spaced rounds (log-log
 axes), a CSV of the curves and a markdown table of the final regrets.
 
-    python experiments/regret_curves.py [--horizon 3000] [--seeds 20] [--out experiments/regret_curves]
+    python experiments/regret_curves.py [--horizon 3000] [--seeds 20] [--out DIR]
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
+import pathlib
 import sys
 import time
 
+import command_line  # the experiments' shared command line
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import htb_jax as htb
 
+OUT = pathlib.Path(__file__).resolve().parent / "regret_curves"
 K, GAP = 5, 0.2
 
 
@@ -67,14 +69,13 @@ def policies(instance):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = command_line.parser(__doc__, OUT)
     parser.add_argument("--horizon", type=int, default=3000)
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--checkpoints", type=int, default=20)
     parser.add_argument("--key", type=int, default=0)
-    parser.add_argument("--out", default=os.path.join("experiments", "regret_curves"))
     args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     key = jax.random.key(args.key)
     results = {}
     for inst_name, instance in instances().items():
@@ -106,34 +107,74 @@ def main(argv=None):
         f.write(table_text + "\n")
     print(table_text)
 
+    png_path = os.path.join(args.out, "regret_curves.png")
+    draw(rows, png_path, args.seeds)
+    print(f"wrote {csv_path}, {png_path}", file=sys.stderr)
+
+
+# One colour per kind of policy, a line style per variant: AdaR-ETC and its relatives in blue, Robust UCB's
+# estimators in orange, UCB1 in black, the literature's peers each in a colour of its own (the
+# elimination policies APE2 and MR-APE share purple).
+STYLES = {
+    "AdaR-ETC (alpha=2/3, q=1/3)": ("C0", "-"),
+    "AdaR-ETC (alpha=0.8, q=0)": ("C0", "--"),
+    "Empirical ETC (2/3, 1/3)": ("C0", ":"),
+    "Anytime AdaR-ETC (doubling)": ("C0", "-."),
+    "ForceMoM (rho=2/3)": ("C9", "-"),
+    "Robust UCB, truncated mean": ("C1", "-"),
+    "Robust UCB, median of means": ("C1", "--"),
+    "Robust UCB, Catoni": ("C1", ":"),
+    "UCB1": ("k", "-"),
+    "AdaR-UCB": ("C2", "-"),
+    "R-UCB (f = 2.1)": ("C3", "-"),
+    "R-UCB-G truncated (f = (log t)^2)": ("C3", "--"),
+    "APE2 (p = 2)": ("C4", "-"),
+    "MR-UCB (p = 2)": ("C5", "-"),
+    "MR-APE (p = 2)": ("C4", "--"),
+}
+
+
+def draw(rows, path, seeds):
+    """The figure from the CSV's rows: one panel per instance, mean cumulative regret with a
+    standard-error band on log-log axes, the legend ordered by the first instance's final regret
+    (each entry with both instances' final means)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), sharey=True)
-    names = list(policies(next(iter(instances().values()))))
-    colors = plt.cm.tab20(np.linspace(0.0, 1.0, len(names)))
-    for ax, inst_name in zip(axes, instances(), strict=True):
-        for color, name in zip(colors, names, strict=True):
-            rounds, curve = results[inst_name, name]
-            mean, se = curve.mean(0), curve.std(0, ddof=1) / math.sqrt(curve.shape[0])
+    curves = {}
+    for r in rows:
+        curves.setdefault((r["instance"], r["policy"]), []).append(
+            (float(r["round"]), float(r["mean_regret"]), float(r["stderr"])))
+    names = list(dict.fromkeys(name for _, name in curves))
+    insts = list(dict.fromkeys(inst for inst, _ in curves))
+    final = {key: points[-1][1] for key, points in curves.items()}
+    order = sorted(names, key=lambda name: final[insts[0], name])
+    fig, axes = plt.subplots(1, len(insts), figsize=(13, 5.2), sharey=True)
+    for ax, inst in zip(axes, insts, strict=True):
+        for name in order:
+            color, style = STYLES[name]
+            rounds, mean, se = (np.array(v) for v in zip(*curves[inst, name], strict=True))
             shown = (rounds >= K) & (mean > 0)  # log axes: from the first round-robin cycle on
             rounds, mean, se = rounds[shown], mean[shown], se[shown]
-            ax.plot(rounds, mean, color=color, label=name)
-            ax.fill_between(rounds, np.maximum(mean - se, 0.5 * mean), mean + se, color=color, alpha=0.2)
+            finals = " / ".join(f"{final[i, name]:.0f}" for i in insts)
+            ax.plot(rounds, mean, color=color, linestyle=style, linewidth=1.6, label=f"{name}: {finals}")
+            ax.fill_between(rounds, np.maximum(mean - se, 0.5 * mean), mean + se, color=color, alpha=0.1,
+                            linewidth=0)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("round t")
-        ax.set_title(f"{inst_name} arms, K={K}, gap {GAP}, {args.seeds} seeds", fontsize=9)
+        ax.set_title(f"{inst} arms, K={K}, gap {GAP}, {seeds} seeds")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("cumulative regret (mean ± 1 s.e.)")
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=8, loc="center right", bbox_to_anchor=(0.995, 0.5))
-    fig.tight_layout(rect=(0, 0, 0.76, 1))
-    png_path = os.path.join(args.out, "regret_curves.png")
-    fig.savefig(png_path, dpi=130)
-    print(f"wrote {csv_path}, {png_path}", file=sys.stderr)
+    horizon = int(max(points[-1][0] for points in curves.values()))
+    fig.legend(handles, labels, fontsize=8.5, loc="center right", bbox_to_anchor=(0.995, 0.5),
+               title=f"regret at T = {horizon}: {' / '.join(insts)}", title_fontsize=8.5)
+    fig.tight_layout(rect=(0, 0, 0.72, 1))
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -54,12 +54,13 @@ def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
     args_parser.add_argument("--replot", action="store_true", help="draw the figure again from the recorded CSV (no simulation)")
     args = args_parser.parse_args()
-    OUT.mkdir(exist_ok=True)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
     if args.replot:
-        with open(OUT / "stable_frontier.csv") as f:
+        with open(out / "stable_frontier.csv") as f:
             rows = [{k: v if k in ("family", "d_verdict", "c_verdict") else float(v) for k, v in r.items()}
                     for r in csv.DictReader(f)]
-        _plot(rows, OUT / "stable_frontier.png")
+        _plot(rows, out / "stable_frontier.png")
         return
     rows, started = [], time.perf_counter()
     for eps in EPS:
@@ -70,11 +71,11 @@ def main() -> None:
             rows += [dict(family="stable", a=a, **r) for r in result.rows]
             print(f"eps={eps:g} a={a:g}: {result.runs.seconds:.1f} s", flush=True)
     seconds = time.perf_counter() - started
-    htb.frontier.write_csv(rows, OUT / "stable_frontier.csv")
+    htb.frontier.write_csv(rows, out / "stable_frontier.csv")
     table = _table(rows, seconds)
-    (OUT / "table.md").write_text(table + "\n")
+    (out / "table.md").write_text(table + "\n")
     print(table)
-    _plot(rows, OUT / "stable_frontier.png")
+    _plot(rows, out / "stable_frontier.png")
 
 
 def _table(rows, seconds) -> str:

@@ -31,6 +31,7 @@ def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
     args_parser.add_argument("--refit", action="store_true", help="fit the recorded runs again (no simulation)")
     args = args_parser.parse_args()
+    out = args.out
     eps = np.array(EPS)
     alpha = htb.theory.balanced_alpha(eps)
     policy = htb.AdaRETC(
@@ -39,7 +40,7 @@ def main() -> None:
         q=jnp.asarray([0.0] * len(EPS) + [1 / 3]),
     )
     if args.refit:  # fit the recorded runs again (no simulation)
-        runs = htb.frontier.load_runs(OUT / "runs.npz", FAMILY)
+        runs = htb.frontier.load_runs(out / "runs.npz", FAMILY)
     else:
         runs = htb.frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)
     order_free = len(EPS)
@@ -54,7 +55,7 @@ def main() -> None:
         "known eps, alpha*(eps)": htb.theory.balanced_exponent,
         "order-free": htb.theory.order_free_exponent,
     }
-    htb.frontier.write_eps_profile(rows, runs, OUT, "t_exponent_vs_eps", note, curves, "AdaR-ETC: T-exponent vs true eps (Figure 2)")
+    htb.frontier.write_eps_profile(rows, runs, out, "t_exponent_vs_eps", note, curves, "AdaR-ETC: T-exponent vs true eps (Figure 2)")
 
 
 if __name__ == "__main__":

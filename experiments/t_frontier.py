@@ -22,7 +22,8 @@ OUT = pathlib.Path(__file__).resolve().parent / "t_frontier"
 
 def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
-    args_parser.parse_args()
+    args = args_parser.parse_args()
+    out = args.out
     config = htb.frontier.TFrontierConfig(
         alphas_per_eps=4,
         horizons=tuple(10**e for e in range(3, 19)),
@@ -32,14 +33,14 @@ def main() -> None:
         family=htb.frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5) + (0.5,)),
     )
     result = htb.frontier.run_t_frontier(config)
-    OUT.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     table = htb.frontier.t_frontier_table(result)
     print(table)
-    (OUT / "table.md").write_text(table + "\n")
-    htb.frontier.write_csv(result.rows, OUT / "frontier.csv")
-    htb.frontier.save_runs(result.runs, OUT / "runs.npz")
-    htb.frontier.plot_t_frontier(result, OUT / "frontier.png")
-    print(f"{result.runs.seconds:.0f} s; wrote {OUT}")
+    (out / "table.md").write_text(table + "\n")
+    htb.frontier.write_csv(result.rows, out / "frontier.csv")
+    htb.frontier.save_runs(result.runs, out / "runs.npz")
+    htb.frontier.plot_t_frontier(result, out / "frontier.png")
+    print(f"{result.runs.seconds:.0f} s; wrote {out}")
 
 
 if __name__ == "__main__":

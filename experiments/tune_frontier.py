@@ -247,16 +247,17 @@ def main() -> None:
     args_parser.add_argument("--trend", action="store_true", help="the smoothed proxy's trend in T")
     args_parser.add_argument("--balanced", action="store_true", help="the smoothed proxy at the balanced point")
     args = args_parser.parse_args()
+    out = args.out
     if args.smoothed:
-        tune_smoothed.smoothed_main(tuning_only=args.tuning_only)
+        tune_smoothed.smoothed_main(out, tuning_only=args.tuning_only)
         return
     if args.trend:
-        tune_smoothed.trend_main()
+        tune_smoothed.trend_main(out)
         return
     if args.balanced:
-        tune_smoothed.balanced_main()
+        tune_smoothed.balanced_main(out)
         return
-    tune_smoothed.smoothed_main()
+    tune_smoothed.smoothed_main(out)
     family = htb.lower_bound_pair(2, 1.0, jnp.asarray(SPIKES))[1]
     reference = htb.lower_bound_pair(2, 1.0, FIXED_SPIKE)[1]
     rows, summaries, tau_rows = [], [], []
@@ -267,12 +268,12 @@ def main() -> None:
         worst_only = [x for x in r if x["lam"] == 1.0][0]
         tau_rows += tau_convergence(eps, worst_only["alpha"], family, reference)
         print(f"eps={eps:g}: {s['seconds']:.0f} s", flush=True)
-    OUT.mkdir(exist_ok=True)
-    htb.frontier.write_csv(rows, OUT / "tune_frontier.csv")
-    htb.frontier.write_csv(tau_rows, OUT / "tau_convergence.csv")
-    plot(rows, summaries, OUT / "tune_frontier.png")
+    out.mkdir(parents=True, exist_ok=True)
+    htb.frontier.write_csv(rows, out / "tune_frontier.csv")
+    htb.frontier.write_csv(tau_rows, out / "tau_convergence.csv")
+    plot(rows, summaries, out / "tune_frontier.png")
     table = table_md(rows, summaries, tau_rows)
-    (OUT / "table.md").write_text(table + "\n")
+    (out / "table.md").write_text(table + "\n")
     print(table)
 
 

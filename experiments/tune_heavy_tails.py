@@ -130,9 +130,10 @@ def plot(rows, curves, path) -> None:
 
 def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
-    args_parser.parse_args()
+    args = args_parser.parse_args()
+    out = args.out
     started = time.perf_counter()
-    OUT.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     rows, curves = [], {}
     for name, make, eps in CASES:
         for horizon in HORIZONS:
@@ -140,10 +141,10 @@ def main() -> None:
             rows.append(row)
             curves[(name, horizon)] = curve
             print(f"{name}, T={horizon:.0e}: {row['seconds']:.0f} s", flush=True)
-    htb.frontier.write_csv(rows, OUT / "tuned_vs_grid.csv")
-    plot(rows, curves, OUT / "tune_heavy_tails.png")
+    htb.frontier.write_csv(rows, out / "tuned_vs_grid.csv")
+    plot(rows, curves, out / "tune_heavy_tails.png")
     table = table_md(rows, time.perf_counter() - started)
-    (OUT / "table.md").write_text(table + "\n")
+    (out / "table.md").write_text(table + "\n")
     print(table)
 
 

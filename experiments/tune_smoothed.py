@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import csv
 import math
+import pathlib
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from tune_settings import FIXED_SPIKE, KEY, OUT, SIGMA, SPIKES, STARTS, STEPS
+from tune_settings import FIXED_SPIKE, KEY, SIGMA, SPIKES, STARTS, STEPS
 
 import htb_jax as htb
 from htb_jax import theory
@@ -214,34 +215,34 @@ def read_csv(path) -> list[dict]:
         return [{k: (v if k == "instance" else float(v)) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
-def smoothed_main(tuning_only: bool = False) -> None:
+def smoothed_main(out: pathlib.Path, tuning_only: bool = False) -> None:
     """``tuning_only``: the gradient table is read back from ``gradients.csv`` (its run is unchanged)."""
     started = time.perf_counter()
-    OUT.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     if tuning_only:
-        grad_rows = read_csv(OUT / "gradients.csv")
+        grad_rows = read_csv(out / "gradients.csv")
     else:
         grad_rows = gradient_agreement()
-        htb.frontier.write_csv(grad_rows, OUT / "gradients.csv")
+        htb.frontier.write_csv(grad_rows, out / "gradients.csv")
     tune_rows = tuned_against_grid()
-    htb.frontier.write_csv(tune_rows, OUT / "tuned_vs_grid.csv")
-    plot_alpha_vs_t(tune_rows, OUT / "alpha_vs_T.png")
+    htb.frontier.write_csv(tune_rows, out / "tuned_vs_grid.csv")
+    plot_alpha_vs_t(tune_rows, out / "alpha_vs_T.png")
     table = smoothed_md(grad_rows, tune_rows, time.perf_counter() - started)
-    (OUT / "smoothed.md").write_text(table + "\n")
+    (out / "smoothed.md").write_text(table + "\n")
     print(table)
 
 
-def balanced_main() -> None:
+def balanced_main(out: pathlib.Path) -> None:
     """The tuned alpha against T at the balanced weight lam = alpha*(1) = 2/3, where the asymptotic
     optimum of the objective is alpha*(1) (Section 5): how far the finite-T optimum sits from it."""
     started = time.perf_counter()
-    OUT.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     lams = (float(theory.balanced_alpha(1.0)),)
     rows = tuned_against_grid(lams)
-    htb.frontier.write_csv(rows, OUT / "tuned_vs_grid_balanced.csv")
-    plot_alpha_vs_t(rows, OUT / "alpha_vs_T_balanced.png", lams)
+    htb.frontier.write_csv(rows, out / "tuned_vs_grid_balanced.csv")
+    plot_alpha_vs_t(rows, out / "alpha_vs_T_balanced.png", lams)
     text = smoothed_md([], rows, time.perf_counter() - started).split("\n\n", 2)[-1]
-    (OUT / "balanced.md").write_text(text + "\n")
+    (out / "balanced.md").write_text(text + "\n")
     print(text)
 
 
@@ -318,15 +319,15 @@ def trend_md(rows, seconds) -> str:
     return "\n".join(out)
 
 
-def trend_main() -> None:
+def trend_main(out: pathlib.Path) -> None:
     """The tuned alpha against T = 1e4..1e18 at weights just above lam_bal = alpha*(1): the optimum leaves
     the minimal-exploration corner for alpha*(1) once the finite-T indifference weight lam_T falls
     below lam, and lam_T -> lam_bal as T grows (Section 5)."""
     started = time.perf_counter()
-    OUT.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     rows = tuned_against_grid(TREND_LAMS, TREND_SPIKES, TREND_HORIZONS, TREND_SEEDS)
-    htb.frontier.write_csv(rows, OUT / "tuned_vs_grid_trend.csv")
-    plot_trend(rows, OUT / "alpha_vs_T_trend.png")
+    htb.frontier.write_csv(rows, out / "tuned_vs_grid_trend.csv")
+    plot_trend(rows, out / "alpha_vs_T_trend.png")
     text = trend_md(rows, time.perf_counter() - started)
-    (OUT / "trend.md").write_text(text + "\n")
+    (out / "trend.md").write_text(text + "\n")
     print(text)

@@ -40,7 +40,8 @@ def _member(f: int) -> str:
 
 def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
-    args_parser.parse_args()
+    args = args_parser.parse_args()
+    out = args.out
     alphas = [float(htb.theory.balanced_alpha(e)) for e in EPS]
     policy = htb.AdaRETC(eps=jnp.asarray(EPS), alpha=jnp.asarray(alphas), q=0.0)
     print(f"AdaR-ETC at alpha*(eps), eps in {list(EPS)}: {SPIKES.num_members} two-point members", file=sys.stderr)
@@ -78,13 +79,13 @@ def main() -> None:
         + "\n".join(f"| {e:g} | " + " | ".join(worst[e]) + " |" for e in EPS)
     )
     print(table)
-    OUT.mkdir(exist_ok=True)
-    (OUT / "table.md").write_text(table + "\n")
-    htb.frontier.write_csv(rows, OUT / "worst_case_family.csv")
-    htb.frontier.save_runs(spikes, OUT / "runs_two_point.npz")
-    htb.frontier.save_runs(pareto, OUT / "runs_pareto.npz")
-    _plot(spikes, pareto, OUT / "worst_case_family.png")
-    print(f"{spikes.seconds + pareto.seconds:.0f} s; wrote {OUT}", file=sys.stderr)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "table.md").write_text(table + "\n")
+    htb.frontier.write_csv(rows, out / "worst_case_family.csv")
+    htb.frontier.save_runs(spikes, out / "runs_two_point.npz")
+    htb.frontier.save_runs(pareto, out / "runs_pareto.npz")
+    _plot(spikes, pareto, out / "worst_case_family.png")
+    print(f"{spikes.seconds + pareto.seconds:.0f} s; wrote {out}", file=sys.stderr)
 
 
 def _offset(name: str, f: int) -> int:

@@ -179,14 +179,15 @@ def plot(curves, path) -> None:
 
 def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
-    args_parser.parse_args()
+    args = args_parser.parse_args()
+    out = args.out
     started = time.perf_counter()
-    OUT.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     rows, curves = run()
-    htb.frontier.write_csv(rows, OUT / "worst_instance.csv")
-    plot(curves, OUT / "worst_instance.png")
+    htb.frontier.write_csv(rows, out / "worst_instance.csv")
+    plot(curves, out / "worst_instance.png")
     table = table_md(rows, time.perf_counter() - started)
-    (OUT / "table.md").write_text(table + "\n")
+    (out / "table.md").write_text(table + "\n")
     print(table)
 
 

@@ -321,6 +321,10 @@ LIBRARY = {
     "bench factory": (TypeError, r"htb.bench.run takes a policy or a function \(eps, u\) -> policy for policy; got "
                                  r"policy=<function .*> \(function\), which takes \(eps\)\.",
                       lambda: htb.bench.run(lambda eps: htb.UCB1(), out=None)),
+    # rows of other keys (before: a KeyError naming the key alone)
+    "write_csv keys": (ValueError, r"rows must share the first row's keys \['a', 'b'\] \(the CSV's columns\); rows\[1\] "
+                                   r"lacks \['b'\] and adds \['c'\]\.",
+                       lambda: htb.frontier.write_csv([{"a": 1.0, "b": 2.0}, {"a": 1.0, "c": 3.0}], "rows.csv")),
 }
 
 
@@ -379,11 +383,31 @@ def test_the_proxys_table_limit_offers_what_regret_proxy_can_change():
         htb.regret_proxy(KEY, htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), REFERENCE, 10**12, 8, 0.05)
 
 
-def test_a_traced_static_argument_is_named():
-    # jit without static_argnames: eps is traced (before, float(eps) raised a ConcretizationTypeError).
-    with pytest.raises(TypeError, match=r"htb.tune_schedule needs eps as a Python value .*; got a traced eps: pass "
-                                        r"'eps' in static_argnames when you jit htb.tune_schedule"):
-        jax.jit(htb.tune_schedule)(KEY, 1.0, SPIKES, REFERENCE, 100, 4)
+@pytest.mark.parametrize("function, name, call", [
+    ("tune_schedule", "eps", lambda x: htb.tune_schedule(KEY, x, SPIKES, REFERENCE, 100, 4)),
+    # Before: JAX's errors from inside, naming neither the function nor the argument.
+    ("reward_table", "num_pulls", lambda x: htb.reward_table(KEY, NU, x)),  # "Non-hashable static arguments"
+    ("round_uniforms", "num", lambda x: htb.round_uniforms(KEY, np.arange(1, 4), x)),  # ConcretizationTypeError
+    ("regret_proxy", "num_seeds", lambda x: htb.regret_proxy(KEY, ETC, NU, 100, x, 0.05)),  # TracerBoolConversion
+    ("proxy_table", "num_pulls", lambda x: htb.proxy_table(KEY, NU, 100, 4, num_pulls=x)),
+])
+def test_a_traced_static_argument_is_named(function, name, call):
+    # jit without static_argnames: the argument is traced.
+    with pytest.raises(TypeError, match=rf"htb.{function} needs {name} as a Python value .*; got a traced {name}: "
+                                        rf"pass '{name}' in static_argnames when you jit htb.{function}"):
+        jax.jit(call)(4)
+
+
+@pytest.mark.parametrize("name, call", [
+    ("horizon", lambda x: htb.run_on_rewards(ETC, np.zeros((2, 100), np.float32), np.zeros(2), x)),
+    ("policy", lambda x: htb.run_on_rewards(htb.AdaRETC(eps=1.0, alpha=x, q=0.0), np.zeros((2, 100), np.float32),
+                                            np.zeros(2), 50)),
+])
+def test_run_on_rewards_refuses_a_traced_schedule_by_name(name, call):
+    # Before: a ConcretizationTypeError from its schedule's sizes.
+    with pytest.raises(TypeError, match=rf"run_on_rewards sizes and runs its own program .* got a traced {name}: call "
+                                        r"it outside jit"):
+        jax.jit(call)(0.8 if name == "policy" else 50)
 
 
 def test_a_family_without_the_moment_is_refused_by_tune_schedule():

@@ -266,38 +266,48 @@ GRADIENT_CASES = [
     htb.Gaussian(0.0, 1.3), htb.Gaussian(0.4, 0.7), htb.Gaussian(1.0, 1.0), htb.Gaussian(2.0, 1.0),
     htb.StudentT(0.0, 2.4, 1.0), htb.StudentT(1.0, 3.5, 1.0), htb.StudentT(0.3, 3.5, 2.0),
     htb.Pareto(-0.2, 2.5), htb.LogNormal(0.0, 1.0), htb.Frechet(0.5, 3.5),
+    htb.Stable(loc=0.2, alpha=1.7, beta=0.5), htb.Stable(loc=0.0, alpha=1.5, beta=-0.9, scale=0.8),
 ]
+# The moments' eps of each family: below the tail index - 1 of its cases.
+GRADIENT_EPS = {htb.Stable: [0.4, 0.2]}
 
 
-@pytest.mark.parametrize("family", [htb.Gaussian, htb.StudentT, htb.Pareto, htb.LogNormal, htb.Frechet],
+@pytest.mark.parametrize("family", [htb.Gaussian, htb.StudentT, htb.Pareto, htb.LogNormal, htb.Frechet, htb.Stable],
                          ids=lambda f: f.__name__)
 def test_abs_moment_gradients_are_central_differences(family):
     # The quadrature's nodes reach the kink of |x|^(1+eps) (a node itself when loc = 0): a log|0|
     # there made every gradient NaN (0 * inf) before the limit was taken through a safe select;
     # and nodes that moved with loc gave NaN at loc = 1 (the middle node landed on x = 0) and
-    # 1% off at loc = 2.  Derivative in each parameter against a central difference (h = 1e-5 relative):
-    # truncation ~1e-10 and the quadrature's relative noise 1e-12 / h ~ 1e-7, so rtol 1e-6.
-    # Every case of the family at eps = 1 and 0.3 is a lane of one batch, followed by the lanes
-    # shifted by +h and -h in each parameter: one jitted program gives every lane's moment and its
-    # gradient (the lanes are independent: the pullback of ones is each lane's own gradient).
+    # 1% off at loc = 2.  In eps, the power (1 + eps) log|0| at that node gave NaN (0 * -inf) for
+    # every family but TwoPoint; for Stable, its outer nodes, which moved with eps and alpha, gave
+    # -inf and NaN, a node at w = 0 made w^k's derivative in alpha NaN, and at loc = 0 the safe select
+    # dropped the derivative in loc (0, where the skewed law's is 0.38).  Derivative in each parameter and in eps against a central difference (h = 1e-5
+    # relative): truncation ~1e-10 and the quadrature's relative noise 1e-12 / h ~ 1e-7, so rtol 1e-6.
+    # Every case of the family at two eps is a lane of one batch, and the lanes shifted by +h and -h
+    # in each argument another: one jitted program gives the first batch's gradients (the lanes are
+    # independent: the pullback of ones is each lane's own gradient) and the second's moments (their
+    # gradients unused: Stable's backward pass costs 0.14 s a lane).
     dists = [d for d in GRADIENT_CASES if type(d) is family]
     names = [f.name for f in dataclasses.fields(family)]
-    eps = np.tile([1.0, 0.3], len(dists))
     base = {name: np.repeat([float(getattr(d, name)) for d in dists], 2) for name in names}
+    base["eps"] = np.tile(GRADIENT_EPS.get(family, [1.0, 0.3]), len(dists))
     h = {name: 1e-5 * np.maximum(np.abs(v), 1.0) for name, v in base.items()}
-    lanes = {name: np.concatenate([base[name]] + [base[name] + sign * h[name] * (moved == name)
-                                                  for moved in names for sign in (1, -1)]) for name in names}
+    shifted = {name: np.concatenate([v + sign * h[name] * (moved == name) for moved in base for sign in (1, -1)])
+               for name, v in base.items()}
 
-    def moments_and_gradients(p, e):
-        values, pullback = jax.vjp(lambda q: family(**q).abs_moment(e), p)
-        return values, pullback(jnp.ones_like(values))[0]
+    def moments(q):
+        return family(**{n: q[n] for n in names}).abs_moment(q["eps"])
 
-    values, grads = jax.jit(moments_and_gradients)(lanes, np.tile(eps, 1 + 2 * len(names)))
-    values = np.asarray(values)[len(eps):].reshape(len(names), 2, -1)
-    for i, name in enumerate(names):
+    def gradients_and_moments(p, q):
+        values, pullback = jax.vjp(moments, p)
+        return pullback(jnp.ones_like(values))[0], moments(q)
+
+    grads, values = jax.jit(gradients_and_moments)(base, shifted)
+    values = np.asarray(values).reshape(len(base), 2, -1)
+    for i, name in enumerate(base):
         difference = (values[i, 0] - values[i, 1]) / (2 * h[name])
-        np.testing.assert_allclose(np.asarray(grads[name])[:len(eps)], difference, rtol=1e-6, atol=1e-6,
-                                   err_msg=f"{name}={base[name]}, eps={eps}")
+        np.testing.assert_allclose(np.asarray(grads[name]), difference, rtol=1e-6, atol=1e-6,
+                                   err_msg=f"{name}={base[name]}, eps={base['eps']}")
 
 
 def test_intrinsic_scale_is_differentiable_in_the_gap():

@@ -50,6 +50,7 @@ INSTANCES = Page(
     str(DOCS / "guides" / "instances.md"),
     outputs=(
         ("nu.eps_sup()[0], htb.intrinsic_scale(nu, eps=0.4)", r"^(.*)$", None),
+        ("jax.grad(lambda eps: htb.intrinsic_scale(nu, eps))(0.4)", r"^(.*)$", None),
         ("nu1.mean(), htb.intrinsic_scale(nu1, eps=1.0)", r"^(.*)$", None),
         ("out.regret.mean(-1)", r"^(.*)$", None),
         ("(out.committed == 0).mean(-1)", r"^(.*)$", None),

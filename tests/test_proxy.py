@@ -268,6 +268,22 @@ def test_table_covers_every_admissible_schedule():
         assert n <= -(-horizon // k)
 
 
+def test_a_table_shorter_than_the_exploration_is_refused_or_gives_nan(table):
+    # The prefix sums are clipped to the table: a schedule exploring past it read the last blocks' means
+    # as 0 and gave a plausible regret (this table, drawn for T = 20000, at T = 10^6).  A concrete schedule
+    # is refused, naming the pulls it needs; a traced one (under jit) gives NaN.
+    policy = htb.AdaRETC(eps=0.5, alpha=0.76, q=0.0)
+    most = -(-int(policy.exploration_length(3, 10**6)) // 3)
+    assert most > table.num_pulls
+    with pytest.raises(ValueError, match=rf"holds {table.num_pulls} pulls per arm, but the policy explores up to "
+                                         rf"{most} per arm at horizon T=1000000: .* or num_pulls >= {most}\.$"):
+        proxy.proxy_regrets(policy, table, 10**6, 0.05)
+    assert np.all(np.isnan(_proxy_regrets(policy, table, 10**6, 0.05)))
+    assert np.all(np.isfinite(_proxy_regrets(policy, table, T, 0.05)))  # the table's own horizon
+    with pytest.raises(ValueError, match=r"table.gaps must broadcast to .* \(3,\); got table.gaps of shape \(4,\)"):
+        proxy.proxy_regrets(policy, proxy.ProxyTable(prefix=table.prefix, gaps=np.ones(4)), T, 0.05)
+
+
 def test_analytic_bound_matches_hand_formula_and_has_gradients():
     nu = htb.lower_bound_pair(2, 1.0, 0.1)[1]  # gaps (1, 0); u = 2^2 / 0.1
     eps, alpha, q, horizon = 1.0, 0.8, 0.1, 10**6

@@ -1,5 +1,6 @@
 """The README is what CI runs, and what it shows is current output."""
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -211,3 +212,23 @@ def test_every_experiment_script_parses_its_arguments_first():
     first_lines = {name: re.search(r"^def main\(.*\n((?:    .*\n){1,12})", text, flags=re.M) for name, text in scripts.items()}
     assert [n for n, m in first_lines.items() if m is None or "parse_args(" not in m.group(1)] == []
     assert [n for n, text in scripts.items() if "sys.argv" in text] == []
+
+
+def test_every_experiment_script_writes_into_its_out_flag():
+    # A run meant to check a result wrote over the recorded one (no --out in ten scripts; regret_curves'
+    # default was relative to the working directory): every main() takes the shared parser's --out and
+    # writes nowhere else (OUT, the recorded folder, is the flag's default alone).
+    scripts = {p.name: p.read_text() for p in sorted((ROOT / "experiments").glob("*.py"))
+               if 'if __name__ == "__main__"' in p.read_text()}
+    mains = {name: re.search(r"^def main\(.*?(?=^\S)", text, flags=re.M | re.S).group(0) for name, text in scripts.items()}
+    assert [n for n, body in mains.items() if "command_line.parser(__doc__, OUT)" not in body] == []
+    assert [n for n, body in mains.items() if len(re.findall(r"\bOUT\b", body)) != 1] == []
+    smoothed = (ROOT / "experiments" / "tune_smoothed.py").read_text()  # run by tune_frontier's main with its out
+    assert not re.search(r"\bOUT\b", smoothed) and smoothed.count("(out: pathlib.Path") == 3
+    spec = importlib.util.spec_from_file_location("command_line", ROOT / "experiments" / "command_line.py")
+    command_line = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(command_line)
+    parser = command_line.parser("doc", ROOT / "experiments" / "k_frontier")
+    assert parser.parse_args([]).out == ROOT / "experiments" / "k_frontier"
+    assert parser.parse_args(["--out", "elsewhere"]).out == pathlib.Path("elsewhere")
+    assert "by default experiments/k_frontier/" in parser.format_help()

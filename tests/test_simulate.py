@@ -68,10 +68,13 @@ def test_run_on_rewards_jit_equals_eager():
     compiled = htb.run_on_rewards(policy, jnp.asarray(table, jnp.float32), jnp.asarray(means), 10**5)
     with jax.disable_jit():
         eager = htb.run_on_rewards(policy, jnp.asarray(table, jnp.float32), jnp.asarray(means), 10**5)
+    # Inside a user's jit, the table traced (its schedule's sizes used to raise a ConcretizationTypeError).
+    inside = jax.jit(lambda t: htb.run_on_rewards(policy, t, jnp.asarray(means), 10**5))(jnp.asarray(table, jnp.float32))
     assert int(compiled.exploration) == 3013 and int(compiled.committed) == 1
     assert schedule_reference(K, 10**5, 1.0, 2 / 3, 0.0) == (286, 3013)
     for field in ("regret", "pulls", "committed", "estimates"):
         np.testing.assert_array_equal(getattr(compiled, field), getattr(eager, field))
+        np.testing.assert_array_equal(getattr(compiled, field), getattr(inside, field))
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from htb_jax._src.validation import real_array
+
 # Bootstrap draws are generated and reduced in chunks of this many draws, so
 # that memory stays bounded (chunk x S indices, chunk x P x F means) and the
 # resampled indices do not depend on P or F.
@@ -213,11 +215,10 @@ def fit_worst_case_exponent(
             f"length {num_points}; got shape {r.shape}"
         )
     num_members, num_seeds = r.shape[1], r.shape[2]
-    u = np.asarray(scale, np.float64) if _is_numeric(scale) else None
-    if u is None or u.shape not in ((num_members,), (num_points, num_members)):
-        got = f"shape {u.shape}" if u is not None else repr(scale)
+    u = _real("scale", scale, "a real array f[F] or f[P, F]")
+    if u.shape not in ((num_members,), (num_points, num_members)):
         raise ValueError(
-            f"scale must have shape (F,) = ({num_members},) or (P, F) = ({num_points}, {num_members}); got {got}"
+            f"scale must have shape (F,) = ({num_members},) or (P, F) = ({num_points}, {num_members}); got shape {u.shape}"
         )
     if not np.all((u > 0) & ~np.isnan(u)):
         raise ValueError(f"scale must lie in (0, inf]; got {_first_bad(u, (u > 0) & ~np.isnan(u))}")
@@ -280,19 +281,19 @@ def local_slopes(x: Any, y: Any) -> np.ndarray:
     return np.diff(np.log(ys), axis=0) / step.reshape((-1,) + (1,) * (ys.ndim - 1))
 
 
-def _is_numeric(value: Any) -> bool:
-    try:
-        a = np.asarray(value)
-    except (TypeError, ValueError):
-        return False
-    return a.dtype.kind in "biuf"
+def _real(name: str, value: Any, what: str) -> np.ndarray:
+    """``value`` as a float64 array: ``TypeError`` for one that is not real (strings, bools:
+    :func:`real_array`) or is traced (the fits are NumPy computations on results)."""
+    a = real_array(name, value, what)
+    if a is None:
+        raise TypeError(f"{name} must be {what} of results, not a traced value: fit outside jax.jit and jax.grad.")
+    return a.astype(np.float64)
 
 
 def _finite_array(name: str, value: Any, *, ndim: int | None, shape_doc: str) -> np.ndarray:
-    """``value`` as a float64 array of ``ndim`` dimensions with finite entries, else ``ValueError``."""
-    if not _is_numeric(value):
-        raise ValueError(f"{name} must be a real array {shape_doc}; got {value!r}")
-    a = np.asarray(value, np.float64)
+    """``value`` as a float64 array of ``ndim`` dimensions with finite entries: ``TypeError`` for one that
+    is not real (strings, bools: :func:`real_array`), else ``ValueError``."""
+    a = _real(name, value, f"a real array {shape_doc}")
     if ndim is not None and a.ndim != ndim:
         raise ValueError(f"{name} must be {shape_doc} ({ndim} dimensions); got shape {a.shape}")
     if not np.all(np.isfinite(a)):

@@ -367,7 +367,8 @@ def intrinsic_scale(instance: Distribution, eps: Any) -> jax.Array:
         instance axes.
 
     Returns:
-      f64[...]: ``inf`` where some arm lacks the ``(1+eps)``-moment.
+      f64[...]: ``inf`` where some arm lacks the ``(1+eps)``-moment; differentiable
+      in ``eps`` and the instance's parameters where the moments are.
     """
     check_instance(instance, function="htb.intrinsic_scale", needs=("abs_moment",))
     check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)

@@ -65,7 +65,14 @@ from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls, num_blocks
 from htb_jax._src.protocol_checks import check_policy
 from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys
-from htb_jax._src.validation import check_flag, check_instance_type, check_integer, check_interval, concrete
+from htb_jax._src.validation import (
+    check_flag,
+    check_instance_type,
+    check_integer,
+    check_interval,
+    check_static,
+    concrete,
+)
 
 MAX_TABLE_BYTES = 2**30  # prefix sums the proxy may hold (f64[S, *I, K, N + 1])
 
@@ -158,6 +165,7 @@ def proxy_table(
     """
     as_threefry_key(key)
     check_instance(instance, function="htb.proxy_table", needs=("from_bits", "mean"))
+    check_static("htb.proxy_table", horizon=horizon, num_seeds=num_seeds, num_pulls=num_pulls)
     k = instance_num_arms(instance)
     horizon = _check_horizon(horizon)
     check_arms_and_horizon(k, horizon)
@@ -278,7 +286,37 @@ def seed_regret(policy: AdaRETC, prefix: jax.Array, gaps: jax.Array, horizon: in
     weights = commit_weights(estimates, tau)
     explore = jnp.sum(gaps * pulls)
     commit_rounds = jnp.maximum(float(horizon) - length, 0.0)
-    return explore + commit_rounds * jnp.sum(weights * gaps)
+    regret = explore + commit_rounds * jnp.sum(weights * gaps)
+    # NaN where the exploration reads past the table (traced schedules, which proxy_regrets cannot check):
+    # the clipped prefix sums would make the last blocks' means 0, a wrong regret that looks right.
+    return jnp.where(jnp.max(pulls) <= prefix.shape[-1] - 1, regret, jnp.nan)
+
+
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    try:
+        return len(shape) > 0 and np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
+
+
+def _check_table_covers(policy: AdaRETC, num_pulls: int, num_arms: int, horizon: int) -> None:
+    """``ValueError`` where a concrete schedule explores more pulls per arm than the table holds.
+
+    The bound is Algorithm 1's round-robin ``ceil(L_T / K)``, which the relaxed ``L / K`` never
+    exceeds.  A traced schedule is not checked here: its regrets are NaN past the table.
+    """
+    fields = [concrete(getattr(policy, name)) for name in ("eps", "alpha", "q")]
+    if any(field is None for field in fields):
+        return
+    with jax.ensure_compile_time_eval():
+        lengths = np.asarray(policy.exploration_length(num_arms, horizon))
+    most = -(-int(np.max(lengths)) // num_arms)
+    if most > num_pulls:
+        raise ValueError(
+            f"the table holds {num_pulls} pulls per arm, but the policy explores up to {most} per arm at horizon "
+            f"T={horizon}: draw it with htb.proxy_table(key, instance, {horizon}, num_seeds, eps=...) for the "
+            f"policy's eps, or num_pulls >= {most}."
+        )
 
 
 def _flat_policy(policy: AdaRETC) -> AdaRETC:
@@ -328,6 +366,10 @@ def proxy_regrets(policy: AdaRETC, table: ProxyTable, horizon: int, tau: Any, *,
     k, s = prefix.shape[-2], prefix.shape[0]
     check_arms_and_horizon(k, horizon)
     inst = prefix.shape[1:-2]
+    if not _broadcasts_to(np.shape(table.gaps), (*inst, k)):
+        raise ValueError(f"table.gaps must broadcast to the instances and arms of table.prefix, {(*inst, k)}; got "
+                         f"table.gaps of shape {np.shape(table.gaps)}.")
+    _check_table_covers(policy, table.num_pulls, k, horizon)
     flat_prefix = prefix.reshape(s, -1, k, prefix.shape[-1])  # [S, F, K, N + 1]
     flat_gaps = jnp.broadcast_to(table.gaps, (*inst, k)).reshape(-1, k)  # [F, K]
     grid = policy.batch_shape
@@ -397,6 +439,7 @@ def regret_proxy(
       ()
     """
     check_policy("policy", policy, AdaRETC, "regret_proxy")
+    check_static("htb.regret_proxy", horizon=horizon, num_seeds=num_seeds, num_pulls=num_pulls)
     _check_tau(tau)
     check_flag("rounding", rounding)
     table = proxy_table(key, instance, horizon, num_seeds, num_pulls=num_pulls, eps=policy.eps)

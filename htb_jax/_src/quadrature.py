@@ -111,6 +111,23 @@ def integrate_log_tail(
     return log_tail_sum(log_g(log_tail_nodes(v0, rate)), rate)
 
 
+def log_power(r: jax.Array, log_abs: jax.Array) -> jax.Array:
+    """``r * log_abs``, the log of ``|h|^r``, with ``-inf`` where ``log_abs`` is ``-inf`` (``h = 0``).
+
+    Its derivative in ``r`` there is 0, not ``0 * -inf = NaN``: the node holds no mass, so a
+    gradient of a moment in ``eps`` (``r = 1 + eps``) stays finite.
+
+    Args:
+      r: f64[...] the power.
+      log_abs: f64[...] ``log|h|``, broadcast against ``r``.
+
+    Returns:
+      f64[broadcast shape].
+    """
+    root = log_abs == -jnp.inf
+    return jnp.where(root, -jnp.inf, r * jnp.where(root, 0.0, log_abs))
+
+
 def log_abs_affine(c: jax.Array, log_scale: jax.Array, sign: float | jax.Array) -> jax.Array:
     """``log|c + sign * exp(log_scale)|`` without overflow; ``-inf`` at the root.
 
@@ -123,7 +140,11 @@ def log_abs_affine(c: jax.Array, log_scale: jax.Array, sign: float | jax.Array) 
       f64[...].
     """
     # Singular points (c = 0, the root) take the limit value through a select on a safe
-    # argument, so that their derivatives are 0 rather than NaN (0 * inf) in a gradient.
+    # argument, so that their derivatives are finite rather than NaN (0 * inf) in a gradient.  At
+    # c = 0 the value is log_scale, and the derivative in c is sign * exp(-log_scale), which the
+    # select alone would drop (a skewed law's moment at loc = 0 had a derivative 0 in loc): the
+    # first-order term sign * c * exp(-log_scale), 0 there, carries it (its exponent is capped
+    # where exp(-log_scale) would overflow, at nodes of no mass).
     zero = c == 0
     log_c = jnp.where(zero, -jnp.inf, jnp.log(jnp.abs(jnp.where(zero, 1.0, c))))
     same_sign = (jnp.sign(c) * sign) >= 0
@@ -136,4 +157,5 @@ def log_abs_affine(c: jax.Array, log_scale: jax.Array, sign: float | jax.Array) 
     added = big + jnp.log1p(jnp.exp(gap))
     root = gap == 0
     subtracted = jnp.where(root, -jnp.inf, big + jnp.log(-jnp.expm1(jnp.where(root, -1.0, gap))))
-    return jnp.where(same_sign, added, subtracted)
+    at_zero = log_scale + sign * jnp.where(zero, c, 0.0) * jnp.exp(jnp.minimum(-log_scale, 700.0))
+    return jnp.where(zero, at_zero, jnp.where(same_sign, added, subtracted))

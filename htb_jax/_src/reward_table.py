@@ -34,7 +34,7 @@ from htb_jax._src import pytree
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import check_instance
 from htb_jax._src.instances import num_arms as instance_num_arms
-from htb_jax._src.validation import check_integer
+from htb_jax._src.validation import check_integer, check_static
 
 MAX_PULLS = 2**32  # pull counters are one uint32 word
 MAX_SEEDS = 2**32  # seed indices are one uint32 word: seed s + 2^32 would repeat seed s
@@ -174,6 +174,7 @@ def reward_table(
       f32[..., K, num_pulls].
     """
     check_instance(instance, function="htb.reward_table", needs=("from_bits",))
+    check_static("htb.reward_table", num_pulls=num_pulls)
     check_integer("num_pulls", num_pulls, 0, one=True)
     check_integer("first_pull", first_pull, 0)
     check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=MAX_PULLS)

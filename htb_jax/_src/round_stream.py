@@ -21,7 +21,7 @@ import jax.numpy as jnp
 
 from htb_jax._src import bits as bits_lib
 from htb_jax._src.reward_table import as_threefry_key
-from htb_jax._src.validation import check_given, check_integer
+from htb_jax._src.validation import check_given, check_integer, check_static
 
 ROUND_STREAM = 0x40D5  # fold_in tag of the per-round policy words
 
@@ -91,6 +91,7 @@ def round_uniforms(seed_key: jax.Array, rounds: Any, num: int) -> tuple[jax.Arra
     check_given("seed_key", seed_key, "a seed's key, such as htb.seed_keys(jax.random.key(0), 4)[0]")
     key = as_threefry_key(seed_key)
     check_integer("rounds", rounds, 1)
+    check_static("htb.round_uniforms", num=num)
     check_integer("num", num, 1, maximum=2**31 - 1, one=True)  # a static size
     return _round_uniforms(key, jnp.asarray(rounds, jnp.int64), int(num))
 

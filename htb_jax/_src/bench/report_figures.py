@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from htb_jax._src.frontier.measurement import _ABOVE_ONE
-from htb_jax._src.frontier.plots import frontier_panel
+from htb_jax._src.frontier.plots import NOTE_POINTS, categorical_colors, frontier_panel
 
 _DPI = 110
 
@@ -41,15 +41,8 @@ def _ordered(results: dict) -> list[dict]:
 
 
 def policy_colors(results: dict) -> dict[str, tuple]:
-    """One colour per policy, the user's policies first: tab10 up to ten policies, else tab20's dark
-    shades before its light ones (so that neighbours in the list differ in hue)."""
-    plt = _pyplot()
-    names = [p["name"] for p in _ordered(results)]
-    if len(names) <= 10:
-        palette = [plt.cm.tab10(i) for i in range(10)]
-    else:
-        palette = [plt.cm.tab20(i) for i in (*range(0, 20, 2), *range(1, 20, 2))]
-    return {name: palette[i % len(palette)] for i, name in enumerate(names)}
+    """One colour per policy, the user's policies first (:func:`categorical_colors`)."""
+    return categorical_colors([p["name"] for p in _ordered(results)])
 
 
 def _label(policy: dict) -> str:
@@ -216,7 +209,7 @@ def plot_frontier(results: dict, path: Path) -> None:
                bbox_to_anchor=(0.5, 0.0), ncol=min(len(handles) + 1, 4), fontsize=8, frameon=False)
     if notes:
         lines = math.ceil((len(handles) + 1) / min(len(handles) + 1, 4))
-        fig.text(0.01, -(0.22 * lines + 0.2) / fig.get_figheight(), "\n".join(notes), fontsize=6, va="top")
+        fig.text(0.01, -(0.22 * lines + 0.2) / fig.get_figheight(), "\n".join(notes), fontsize=NOTE_POINTS, va="top")
     fig.suptitle(f"{results['suite']}: worst-case exponents against Theorem 1's line", fontsize=10)
     fig.subplots_adjust(left=0.6 / fig.get_figwidth(), right=1.0 - 0.2 / fig.get_figwidth(),
                         top=1.0 - 0.6 / fig.get_figheight(), bottom=0.55 / fig.get_figheight(), wspace=0.25, hspace=0.35)

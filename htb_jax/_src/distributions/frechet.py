@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from jax.scipy import special
 
 from htb_jax._src import bits as bits_lib
-from htb_jax._src import pytree
+from htb_jax._src import pytree, quadrature
 from htb_jax._src.distributions.base import (
     _F32,
     _F64,
@@ -70,7 +70,7 @@ class Frechet(Distribution):
         def log_integrand(v, side):
             log_pdf = jnp.log(a_) - (a_ + 1.0) * v - jnp.exp(-a_ * v)
             log_pdf = jnp.where(side > 0, log_pdf, -jnp.inf)
-            return r_ * _log_abs_linear(c_, s_, v, side) + log_pdf
+            return quadrature.log_power(r_, _log_abs_linear(c_, s_, v, side)) + log_pdf
 
         value = _abs_moment_by_quadrature(log_integrand, -c / s, 0.0, jnp.maximum(a - r, 1e-300))
         return jnp.where(r < a, value, jnp.inf)

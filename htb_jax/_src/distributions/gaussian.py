@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from jax.scipy import special
 
 from htb_jax._src import bits as bits_lib
-from htb_jax._src import ndtri, order_statistic, pytree
+from htb_jax._src import ndtri, order_statistic, pytree, quadrature
 from htb_jax._src.distributions.base import (
     _F64,
     _LOG_SQRT_2PI,
@@ -79,7 +79,7 @@ class Gaussian(Distribution):
 
         def log_integrand(v, side):
             log_pdf = -0.5 * jnp.exp(2.0 * v) - _LOG_SQRT_2PI
-            return r_ * _log_abs_linear(loc_, safe_, v, side) + log_pdf
+            return quadrature.log_power(r_, _log_abs_linear(loc_, safe_, v, side)) + log_pdf
 
         value = _abs_moment_by_quadrature(log_integrand, -loc / safe, None, jnp.ones_like(r))
         return jnp.where(s > 0, value, jnp.abs(loc) ** r)

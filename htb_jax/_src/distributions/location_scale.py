@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from htb_jax._src import quadrature
 from htb_jax._src.distributions.base import _abs_moment_by_quadrature, _common, _f64, _log_abs_linear
 from htb_jax._src.validation import check_interval, given, real_array
 
@@ -78,7 +79,7 @@ def abs_moment_by_quadrature(
     def half(side, start):
         """The integral over ``side * W >= start``, in ``w' = side w``: ``|c + s w|`` is ``|side c + s w'|``."""
         def log_integrand(v, node_side):
-            inside = r_ * _log_abs_linear(side * c_, s_, v, node_side) + log_density(v, side * node_side)
+            inside = quadrature.log_power(r_, _log_abs_linear(side * c_, s_, v, node_side)) + log_density(v, side * node_side)
             return jnp.where(node_side > 0, inside, -jnp.inf)
 
         return _abs_moment_by_quadrature(log_integrand, -side * c / s, start, rate)

@@ -64,7 +64,7 @@ class LogNormal(Distribution):
         def log_integrand(v, side):
             z = side * jnp.exp(v)
             log_pdf = -0.5 * jnp.exp(2.0 * v) - _LOG_SQRT_2PI
-            return r_ * quadrature.log_abs_affine(c_, jnp.log(s_) + sigma_ * z, 1.0) + log_pdf
+            return quadrature.log_power(r_, quadrature.log_abs_affine(c_, jnp.log(s_) + sigma_ * z, 1.0)) + log_pdf
 
         # Beyond the kink |X|^r phi(z) ~ (s e^(sigma z))^r phi(z), a unit-width bump at z = r sigma (16
         # at sigma = 8, eps = 1): the finite pieces run to 12 past it (e^-72 of it left), where the

@@ -7,7 +7,7 @@ from typing import Any
 import jax.numpy as jnp
 
 from htb_jax._src import bits as bits_lib
-from htb_jax._src import pytree
+from htb_jax._src import pytree, quadrature
 from htb_jax._src.distributions.base import (
     Distribution,
     _abs_moment_by_quadrature,
@@ -61,7 +61,7 @@ class Pareto(Distribution):
         def log_integrand(v, side):
             log_pdf = jnp.log(a_) - (a_ + 1.0) * v
             log_pdf = jnp.where((side > 0) & (v >= 0.0), log_pdf, -jnp.inf)
-            return r_ * _log_abs_linear(c_, 1.0, v, side) + log_pdf
+            return quadrature.log_power(r_, _log_abs_linear(c_, 1.0, v, side)) + log_pdf
 
         value = _abs_moment_by_quadrature(log_integrand, -c, 1.0, jnp.maximum(a - r, 1e-300))
         return jnp.where(r < a, value, jnp.inf)

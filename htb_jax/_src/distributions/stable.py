@@ -333,14 +333,18 @@ class Stable(Distribution):
             shift = r_ * jnp.maximum(log_k, 0.0)  # [..., n]
 
             def log_integrand(v, side):
-                return (r_[..., None] * quadrature.log_abs_affine(c0[..., None], log_k[..., None] + k_[..., None] * v,
-                                                                  sign_k[..., None]) - jnp.exp(v) - shift[..., None])
+                log_w_k = log_k[..., None] + quadrature.log_power(k_[..., None], v)  # log |scale K| w^k; w = 0 at a node
+                log_abs = quadrature.log_abs_affine(c0[..., None], log_w_k, sign_k[..., None])
+                return quadrature.log_power(r_[..., None], log_abs) - jnp.exp(v) - shift[..., None]
 
             value = _abs_moment_by_quadrature(log_integrand, kink, 0.0, jnp.ones_like(kink))
             return jnp.log(value) + shift
 
-        rate = (a - r) * c["inv_a"]
-        gamma_a = jnp.arctan(c["zeta"]) * c["inv_a"]  # sin theta = 0 at V = gamma / a
+        # The outer pieces' ends and tail rate are held fixed in derivatives, as the inner ones are
+        # (_abs_moment_by_quadrature): each substitution is exact for any of them, so the derivative is
+        # the same quadrature of the integrand's derivative.
+        rate = jax.lax.stop_gradient((a - r) * c["inv_a"])
+        gamma_a = jax.lax.stop_gradient(jnp.arctan(c["zeta"]) * c["inv_a"])  # sin theta = 0 at V = gamma / a
         nodes, sides = [], []
         for upper in (True, False):
             # On the side of gamma's sign, K = 0 at delta_0 = pi/2 - |gamma| / a inside (0, pi/2): a

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.scipy import special
 
 from htb_jax._src import bits as bits_lib
-from htb_jax._src import pytree
+from htb_jax._src import pytree, quadrature
 from htb_jax._src.distributions.base import (
     Distribution,
     _abs_moment_by_quadrature,
@@ -100,7 +100,7 @@ class StudentT(Distribution):
 
         def log_integrand(v, side):
             log_pdf = log_norm - 0.5 * (nu_ + 1.0) * jnp.logaddexp(0.0, 2.0 * v - jnp.log(nu_))
-            return r_ * _log_abs_linear(loc_, s_, v, side) + log_pdf
+            return quadrature.log_power(r_, _log_abs_linear(loc_, s_, v, side)) + log_pdf
 
         value = _abs_moment_by_quadrature(log_integrand, -loc / s, None, jnp.maximum(nu - r, 1e-300))
         return jnp.where(r < nu, value, jnp.inf)

@@ -102,7 +102,7 @@ def write_eps_profile(rows: Sequence[dict], runs: FamilyRuns, out, name: str, no
     out = pathlib.Path(out)
     table = eps_profile_table(rows, note)
     print(table)
-    out.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     (out / "table.md").write_text(table + "\n")
     write_csv(rows, out / f"{name}.csv")
     save_runs(runs, out / "runs.npz")

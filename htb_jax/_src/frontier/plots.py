@@ -131,6 +131,26 @@ def plot_t_frontier(result: TFrontierResult, path) -> None:
     plt.close(fig)
 
 
+# The size of the notes under a frontier figure's panels (the points beyond the line, numbered).
+NOTE_POINTS = 7.5
+
+
+def categorical_colors(names: Sequence[str]) -> dict[str, tuple]:
+    """One colour per name, in order: tab10's up to ten names, else tab20's dark shades before its
+    light ones, so that neighbours in the list differ in hue (tab20 in order pairs each colour with
+    its own light shade)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if len(names) <= 10:
+        palette = [plt.cm.tab10(i) for i in range(10)]
+    else:
+        palette = [plt.cm.tab20(i) for i in (*range(0, 20, 2), *range(1, 20, 2))]
+    return {name: palette[i % len(palette)] for i, name in enumerate(names)}
+
+
 def plot_measurements(
     measurements: Sequence[Measurement], path, *, title: str | None = None, claims: dict | None = None,
     notes: dict | None = None,
@@ -163,7 +183,7 @@ def plot_measurements(
     families = list(dict.fromkeys(m.family_name for m in measurements))
     eps_values = list(dict.fromkeys(m.eps for m in measurements))
     names = list(dict.fromkeys(m.name for m in measurements))
-    colors = dict(zip(names, plt.cm.tab20(np.linspace(0.0, 1.0, max(len(names), 2))), strict=False))
+    colors = categorical_colors(names)
     markers = dict(zip(names, "s^Dv<>ph*XPd8H" * 4, strict=False))
     # Axes that hold every point, interval, prediction and claim.
     shown = [v for m in measurements for v in (m.d.high, m.c.high, m.d_finite_t, m.c_finite_t,
@@ -177,13 +197,13 @@ def plot_measurements(
             beyond[i, j] = [m for m in measurements if m.family_name == fam and m.eps == e
                             and (m.off_frontier < 0.0 or m.d.low > _ABOVE_ONE)]
             texts[i, j] = "\n".join(
-                textwrap.fill(f"{n}. {m.name}: {notes.get((m.name, m.eps), m.note())}", 100, subsequent_indent="    ")
+                textwrap.fill(f"{n}. {m.name}: {notes.get((m.name, m.eps), m.note())}", 90, subsequent_indent="    ")
                 for n, m in enumerate(beyond[i, j], 1)
             )
-    # Inches: a panel, the space under it (tick labels and x label, then its notes, 6-point lines),
+    # Inches: a panel, the space under it (tick labels and x label, then its notes, 7.5-point lines),
     # the legend's rows and the title.
     lines = [max(texts[i, j].count("\n") + 1 if texts[i, j] else 0 for j in range(cols)) for i in range(rows)]
-    under = [0.75 + 0.1 * n for n in lines]
+    under = [0.75 + 0.13 * n for n in lines]
     ncol = min(len(names) + 1, 3 * cols)
     legend = 0.25 * math.ceil((len(names) + 1) / ncol) + 0.2
     panel, top = 4.6, 0.75 if title else 0.45
@@ -217,7 +237,7 @@ def plot_measurements(
                                 xytext=(5, 5), fontsize=8, color=color, weight="bold")
             if texts[i, j]:
                 ax.annotate(texts[i, j], (0.0, 0.0), xycoords="axes fraction", xytext=(0, -48),
-                            textcoords="offset points", fontsize=6, va="top")
+                            textcoords="offset points", fontsize=NOTE_POINTS, va="top")
         y -= panel + under[i] + 0.35
     first = fig.axes[0]
     fig.legend([first.get_lines()[0], *handles.values()], ["Theorem 1 frontier", *handles],

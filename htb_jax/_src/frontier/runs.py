@@ -187,10 +187,17 @@ def write_csv(rows: Sequence[dict], path) -> None:
     holding a comma or a quote quoted, the file written atomically.
 
     Args:
-      rows: a non-empty list or tuple of dicts; the columns are the first row's keys.
+      rows: a non-empty list or tuple of dicts with the same keys (in any order); the
+        columns are the first row's keys, in its order.
       path: the file (a string or ``pathlib.Path``).
     """
     if not isinstance(rows, (list, tuple)) or not rows or not all(isinstance(r, dict) for r in rows):
         raise TypeError(f"rows must be a non-empty list or tuple of dicts; got {given('rows', rows)}.")
+    columns = list(rows[0])
+    for i, row in enumerate(rows):
+        missing, extra = [k for k in columns if k not in row], [k for k in row if k not in columns]
+        if missing or extra:
+            differ = " and ".join(([f"lacks {missing}"] if missing else []) + ([f"adds {extra}"] if extra else []))
+            raise ValueError(f"rows must share the first row's keys {columns} (the CSV's columns); rows[{i}] {differ}.")
     check_path("path", path)
     _write_csv(rows, path)
