@@ -70,50 +70,48 @@ os.environ.setdefault("HTB_JAX_THREADS", "1")
 
 getcontext().prec = 60
 
-# The files, slowest first (seconds of one worker in a whole run of the suite on 2 cores, 2026-11-28,
-# a slow day: 11:42 in all); the others follow in collection order.  pytest-xdist (``--dist loadfile
-# --no-loadscope-reorder``; without the latter it hands out the files with the most tests first,
+# The files, slowest first (seconds of one worker in a whole run of the suite on 2 cores, 2026-11-30:
+# 11:12 in all; test_distributions.py and test_proxy.py with that day's added tests); the others
+# follow in collection order.  pytest-xdist (``--dist loadfile --no-loadscope-reorder``; without
+# the latter it hands out the files with the most tests first,
 # whatever this order) hands out whole files in the order of their first items, two to each worker at
 # the start and then one to whichever finishes first: the long files start first, the short ones fill
 # the end, and the two workers finish together.  A file's tests run in one worker, so that the
 # programs and the cached runs they share are compiled and computed once.
 SLOWEST_FIRST = (
-    "tests/test_notebooks.py::",  # 131
-    "tests/test_tuning.py::",  # 108
-    "tests/test_simulate.py::",  # 100
-    "tests/test_engine.py::",  # 81
-    "tests/test_reproducibility.py::",  # 70
-    "tests/test_guides_a.py::",  # 65
-    "tests/test_stable.py::",  # 47
-    "tests/test_gpu_suite.py::",  # 47
-    "tests/test_cuda_export.py::",  # 42
-    "tests/test_distributed.py::",  # 42
+    "tests/test_notebooks.py::",  # 111
+    "tests/test_simulate.py::",  # 98
+    "tests/test_tuning.py::",  # 97
+    "tests/test_reproducibility.py::",  # 73
+    "tests/test_engine.py::",  # 70
+    "tests/test_guides_a.py::",  # 59
+    "tests/test_cuda_export.py::",  # 52
+    "tests/test_distributions.py::",  # 47
+    "tests/test_gpu_suite.py::",  # 43
+    "tests/test_stable.py::",  # 42
     "tests/test_mom.py::",  # 41
-    "tests/test_guides_b.py::",  # 40
-    "tests/test_distributions.py::",  # 35
+    "tests/test_proxy.py::",  # 36
     "tests/test_own_code.py::",  # 34
-    "tests/test_proxy.py::",  # 32
-    "tests/test_stable_frontier.py::",  # 32
-    "tests/test_docs_build.py::",  # 30
-    "tests/test_binomial.py::",  # 30
-    "tests/test_memory.py::",  # 28
-    "tests/test_frontier_measure.py::",  # 28
-    "tests/test_anytime_adar_etc.py::",  # 26
-    "tests/test_smoothing.py::",  # 25
-    "tests/test_bench.py::",  # 24
-    "tests/test_store_fingerprint.py::",  # 18
-    "tests/test_empirical.py::",  # 14
-    "tests/test_resumable.py::",  # 17
-    "tests/test_sharding.py::",  # 17
-    "tests/test_robust_ucb.py::",  # 16
-    "tests/test_packaging.py::",  # 15
-    "tests/test_lee_lim.py::",  # 15
-    "tests/test_frontier.py::",  # 14
-    "tests/test_stable_quantile.py::",  # 13
-    "tests/test_interrupts.py::",  # 12
-    "tests/test_robust_ucb_f.py::",  # 11
+    "tests/test_distributed.py::",  # 32
+    "tests/test_guides_b.py::",  # 30
+    "tests/test_docs_build.py::",  # 28
+    "tests/test_frontier_measure.py::",  # 26
+    "tests/test_bench.py::",  # 26
+    "tests/test_binomial.py::",  # 23
+    "tests/test_resumable.py::",  # 22
+    "tests/test_stable_frontier.py::",  # 21
+    "tests/test_smoothing.py::",  # 20
+    "tests/test_anytime_adar_etc.py::",  # 20
+    "tests/test_memory.py::",  # 18
+    "tests/test_store_fingerprint.py::",  # 17
+    "tests/test_stable_quantile.py::",  # 12
+    "tests/test_lee_lim.py::",  # 11
+    "tests/test_frontier.py::",  # 11
     "tests/test_compiler_options.py::",  # 10
-    "tests/test_abs_moment_edges.py::",  # 9
+    "tests/test_robust_ucb_f.py::",  # 9
+    "tests/test_robust_ucb.py::",  # 9
+    "tests/test_protocol_errors.py::",  # 9
+    "tests/test_empirical.py::",  # 9
 )
 
 

@@ -2,6 +2,7 @@
 the command line prints one line and exits with status 2, writing nothing."""
 
 import contextlib
+import dataclasses
 import inspect
 import io
 import os
@@ -321,6 +322,34 @@ LIBRARY = {
     "bench factory": (TypeError, r"htb.bench.run takes a policy or a function \(eps, u\) -> policy for policy; got "
                                  r"policy=<function .*> \(function\), which takes \(eps\)\.",
                       lambda: htb.bench.run(lambda eps: htb.UCB1(), out=None)),
+    # The T-frontier's settings: nested or one-element lists ran the whole experiment and then failed in the
+    # table or the fits; a bool in a list was read as 1 (a horizon T = 1).
+    "frontier nested horizons": (ValueError, r"horizons must be a flat list of numbers; got horizons=\(\(1000,\), \(10000,\)\)\.",
+                                 lambda: dataclasses.replace(FRONTIER, horizons=((1000,), (10000,))).validate()),
+    "frontier fit_from list": (TypeError, r"fit_from must be one integer in \[1, 1000000000000000000\]; got fit_from=\[1000\]",
+                               lambda: dataclasses.replace(FRONTIER, fit_from=[1000]).validate()),
+    "frontier max_alpha list": (TypeError, r"max_alpha must be one number; got max_alpha=\[0\.9\]\.",
+                                lambda: dataclasses.replace(FRONTIER, max_alpha=[0.9]).validate()),
+    "bool in a list": (TypeError, r"horizons must be integers .*; got horizons=\[True, 1000, 10000\] \(list\), which holds "
+                                  r"bools\.", lambda: dataclasses.replace(FRONTIER, horizons=(True, 1000, 10000)).validate()),
+    "bool in theory's list": (TypeError, r"eps must be .*; got eps=\[0\.5, True\] \(list\), which holds bools\.",
+                              lambda: htb.theory.alpha_range([0.5, True])),
+    "checkpoint_horizons list": (TypeError, r"horizon must be one integer in \[2, 1000000000000000000\]; got horizon=\[10000\]",
+                                 lambda: htb.frontier.checkpoint_horizons([10000], 1)),
+    # entries and curves checked before the fits and before anything is written (a KeyError after table.md)
+    "eps_profile_rows theory": (TypeError, r"entries\[0\] theory must be a real number; got entries\[0\] theory='0\.75'",
+                                lambda: htb.frontier.eps_profile_rows(RUNS, [("s", 0, 1.0, "0.75")], 10**3)),
+    "eps_profile_rows g": (ValueError, r"entries\[0\] g must be an integer in \[0, 0\]; got entries\[0\] g=1\.",
+                           lambda: htb.frontier.eps_profile_rows(RUNS, [("s", 1, 1.0, 0.75)], 10**3)),
+    "write_eps_profile curves": (ValueError, r"curves must hold a curve for every schedule of rows; it lacks \['s'\]",
+                                 lambda: htb.frontier.write_eps_profile([{"schedule": "s"}], RUNS, "out", "n", "note", {},
+                                                                        "t")),
+    "write_eps_profile name": (ValueError, r"name must be a file name without a folder .*; got name='a/b'\.",
+                               lambda: htb.frontier.write_eps_profile([{"schedule": "s"}], RUNS, "out", "a/b", "note",
+                                                                      {"s": abs}, "t")),
+    # a gap no spike probability makes a float32 reward (it asked for spike_prob >= 5.9e261)
+    "lower_bound_pair huge gap": (ValueError, r"gap must be at most 1\.7014117e\+38 .*; got gap=1e\+300\.",
+                                  lambda: htb.lower_bound_pair(2, 1e300, 0.5)),
     # rows of other keys (before: a KeyError naming the key alone)
     "write_csv keys": (ValueError, r"rows must share the first row's keys \['a', 'b'\] \(the CSV's columns\); rows\[1\] "
                                    r"lacks \['b'\] and adds \['c'\]\.",
@@ -530,6 +559,11 @@ def _assert_refused(argv, out, capsys, message):
          "it, they are the checkpoints from --fit-from to 10000), or --anytime no."),
         (["--policy", "htb_jax:UCB1()", "--seeds", "1"], "--seeds must be an integer >= 2; got --seeds=1."),
         (["--policy", "htb_jax:UCB1()", "--seed-chunk", "0"], "--seed-chunk must be an integer >= 1; got --seed-chunk=0."),
+        # flags of the other experiment, which it used to ignore (exit status 0)
+        (["--policy", "htb_jax:UCB1()", "--max-alpha", "7"], "--max-alpha sets AdaR-ETC's grid of schedules; --policy "
+         "measures the one policy it names."),
+        (["--policy", "htb_jax:UCB1()", "--alphas-per-eps", "2"], "--alphas-per-eps sets AdaR-ETC's grid of schedules"),
+        (["--anytime", "yes"], "--anytime is for --policy: the T-frontier runs AdaR-ETC's schedules at each horizon."),
     ],
 )
 def test_frontier_refuses_before_printing_or_writing(tmp_path, capsys, extra, message):

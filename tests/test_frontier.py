@@ -73,12 +73,44 @@ def test_the_block_share_is_taken_at_the_largest_horizon_in_any_order():
     # only while the horizons ascend.
     horizons = np.array([10**6, 10**12, 10**8, 10**10])
     blocks = np.asarray(htb.num_blocks(2, horizons), float)
-    exploration = (2 * blocks + horizons ** (2 / 3)).astype(np.int64)
+    exploration = np.asarray(htb.AdaRETC(eps=1.0, alpha=2 / 3, q=0.0).exploration_length(2, horizons))  # the config's
     shuffled = dataclasses.replace(_synthetic_runs(0.7, exploration), horizons=horizons)
     config = frontier.TFrontierConfig(eps_values=(1.0,), alphas_per_eps=1, horizons=tuple(int(t) for t in horizons),
                                       fit_from=10**6, num_seeds=64, family=FAMILY)
     (row,) = frontier.fit_t_frontier(config, shuffled).rows
     assert row["block_share"] == 2 * blocks[1] / exploration[1]
+
+
+@pytest.mark.parametrize("change, differ", [
+    (dict(eps_values=(0.5,)), r"the schedules \(eps_values, alphas_per_eps, max_alpha\)"),
+    (dict(num_seeds=32), r"num_seeds \(runs: 64; config: 32\)"),
+    (dict(horizons=(10**6, 10**12, 10**8, 10**9)), r"horizons"),
+    (dict(family=frontier.SpikeFamily(spike_probs=FAMILY.spike_probs, gap=0.5)), r"family"),
+])
+def test_runs_are_fitted_with_the_config_that_ran_them_only(change, differ):
+    # Another config's labels on these runs: the eps = 1 runs came back as eps = 0.5 rows normalised by U_0.5,
+    # and a table's header named the config's horizons and seeds, not the runs'.
+    horizons = np.array([10**6, 10**12, 10**8, 10**10])
+    exploration = np.asarray(htb.AdaRETC(eps=1.0, alpha=2 / 3, q=0.0).exploration_length(2, horizons))
+    runs = dataclasses.replace(_synthetic_runs(0.7, exploration), horizons=horizons)
+    config = frontier.TFrontierConfig(eps_values=(1.0,), alphas_per_eps=1, horizons=tuple(int(t) for t in horizons),
+                                      fit_from=10**6, num_seeds=64, family=FAMILY)
+    with pytest.raises(ValueError, match=rf"runs must be the runs of config; they differ in {differ}.*: fit them with "
+                                         r"the config that ran them\.$"):
+        frontier.fit_t_frontier(dataclasses.replace(config, **change), runs)
+
+
+def test_runs_load_on_their_own_family_from_the_name_they_were_saved_under(tmp_path):
+    # numpy appends .npz to a name without it: load_runs("x") failed where save_runs("x") had written x.npz.
+    # Another family's members were taken silently (d = 1.05 for the true 0.93 on the first two members).
+    runs = _synthetic_runs(0.7, np.arange(1, 5))
+    frontier.save_runs(runs, tmp_path / "runs")
+    np.testing.assert_array_equal(frontier.load_runs(tmp_path / "runs", FAMILY).regret, runs.regret)
+    other = frontier.SpikeFamily(spike_probs=(0.1, 0.5))
+    with pytest.raises(ValueError, match=rf"family must be the family the runs in .* were run on: they hold "
+                                         rf"{FAMILY.num_members} members and the fixed instance .* got a SpikeFamily of "
+                                         r"2 members\."):
+        frontier.load_runs(tmp_path / "runs", other)
 
 
 def test_pareto_family_members_and_moments():

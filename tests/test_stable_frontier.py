@@ -38,6 +38,9 @@ def test_free_theory_is_max_of_beta_and_the_estimation_exponent_and_alpha_at_a_o
         assert d <= alpha + 1e-12
     # a -> 1 + eps: the two-point family's exponent alpha
     assert htb.frontier.StableFamily(index=1.5 + 1e-9).free_theory(0.5, 0.825) == pytest.approx(0.825, abs=1e-8)
+    # An alpha AdaR-ETC refuses for eps is refused here too (0.1 at eps = 0.5 gave d = 2.7, above 1).
+    with pytest.raises(ValueError, match=r"alpha must lie in \[0\.75, 1\) for eps=0\.5; got alpha=0\.1\."):
+        htb.frontier.StableFamily().free_theory(0.5, 0.1)
 
 
 def test_wrong_commit_probability_is_phi_of_the_medians_normal_approximation():

@@ -338,6 +338,9 @@ def lower_bound_pair(
             too_rare = 2.0 * g / b > FLOAT32_MAX
         if np.any(too_rare):
             least = 2.0 * g[too_rare].flat[0] / FLOAT32_MAX
+            if least > 1.0:  # no spike probability helps: the gap itself is too large
+                raise ValueError(f"gap must be at most {FLOAT32_MAX / 2:.8g} (the spike 2 gap / spike_prob, at least "
+                                 f"2 gap, is a float32 reward); got gap={g[too_rare].flat[0]:.6g}.")
             raise ValueError(
                 f"spike_prob must be at least 2 gap / {FLOAT32_MAX:.8g} = {least:.6g} for gap={g[too_rare].flat[0]:.6g} "
                 f"(the spike 2 gap / spike_prob is a float32 reward); got spike_prob={b[too_rare].flat[0]:.6g}."

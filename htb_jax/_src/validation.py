@@ -131,6 +131,11 @@ def check_static(function: str, **values: Any) -> None:
             )
 
 
+def _holds_bool(values: list | tuple) -> bool:
+    """Whether a bool stands anywhere in the nested lists and tuples ``values``."""
+    return any(isinstance(v, (bool, np.bool_)) or (isinstance(v, (list, tuple)) and _holds_bool(v)) for v in values)
+
+
 def _is_real_dtype(dtype: Any) -> bool:
     return bool(jnp.issubdtype(dtype, jnp.integer) or jnp.issubdtype(dtype, jnp.floating))
 
@@ -161,6 +166,8 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
     if isinstance(value, (list, tuple)):
         if has_tracer(value):
             return None
+        if _holds_bool(value):  # NumPy reads [0.5, True] as floats: the dtype no longer tells
+            raise TypeError(f"{name} must be {what}; {got()}, which holds bools.")
         try:
             arr = np.asarray(value)
         except (TypeError, ValueError):

@@ -135,8 +135,8 @@ def add_frontier_parser(sub) -> None:
         ),
     )
     p.add_argument("--eps", type=floats, default=None, help="comma-separated eps values (default 1,0.5,0.25; with --family stable 0.5,0.25)")
-    p.add_argument("--alphas-per-eps", type=integer, default=d.alphas_per_eps, help="alpha grid size per eps, from alpha*(eps) to --max-alpha (default %(default)s)")
-    p.add_argument("--max-alpha", type=float, default=d.max_alpha, help="largest alpha (default %(default)s)")
+    p.add_argument("--alphas-per-eps", type=integer, default=None, help=f"alpha grid size per eps, from alpha*(eps) to --max-alpha (default {d.alphas_per_eps}; not with --policy)")
+    p.add_argument("--max-alpha", type=float, default=None, help=f"largest alpha (default {d.max_alpha}; not with --policy)")
     p.add_argument("--horizons", type=ints, default=None, help="comma-separated horizons (default 1e3,1e4,...,1e15; with --policy the checkpoints of a run to 1e4, ten per decade)")
     p.add_argument("--fit-from", type=integer, default=None, help="smallest horizon in the fits (default 1e9; with --policy 1e3)")
     p.add_argument("--seeds", type=integer, default=None, help=f"seeds (default {d.num_seeds}; with --policy {_POLICY_SEEDS})")
@@ -193,15 +193,20 @@ def _run_frontier(args) -> int:
             raise ValueError("--family stable runs AdaR-ETC's schedules; --policy measures on the two-point family.")
         if args.sampler != "auto":
             raise ValueError("--sampler is for AdaR-ETC's schedules; --policy measures with simulate's default.")
+        for flag, value in (("--alphas-per-eps", args.alphas_per_eps), ("--max-alpha", args.max_alpha)):
+            if value is not None:
+                raise ValueError(f"{flag} sets AdaR-ETC's grid of schedules; --policy measures the one policy it names.")
         return run_policy(args)
+    if args.anytime != "auto":
+        raise ValueError("--anytime is for --policy: the T-frontier runs AdaR-ETC's schedules at each horizon.")
     d = frontier_lib.TFrontierConfig()
     family = d.family
     if stable:
         family = frontier_lib.StableFamily(index=_STABLE.index if args.stable_alpha is None else args.stable_alpha)
     config = frontier_lib.TFrontierConfig(
         eps_values=args.eps,
-        alphas_per_eps=args.alphas_per_eps,
-        max_alpha=args.max_alpha,
+        alphas_per_eps=d.alphas_per_eps if args.alphas_per_eps is None else args.alphas_per_eps,
+        max_alpha=d.max_alpha if args.max_alpha is None else args.max_alpha,
         horizons=(_STABLE_HORIZONS if stable else d.horizons) if args.horizons is None else args.horizons,
         fit_from=d.fit_from if args.fit_from is None else args.fit_from,
         num_seeds=d.num_seeds if args.seeds is None else args.seeds,

@@ -10,7 +10,7 @@ import numpy as np
 
 from htb_jax._src.frontier.fits import _fit_mask, _slope, free_exponent, verdict
 from htb_jax._src.frontier.runs import FamilyRuns, _check_runs, save_runs, write_csv
-from htb_jax._src.validation import check_integer, check_path, given
+from htb_jax._src.validation import check_integer, check_interval, check_path, check_real, given
 
 
 def _check_entries(entries) -> None:
@@ -47,10 +47,17 @@ def eps_profile_rows(runs: FamilyRuns, entries: Sequence[tuple[str, int, float, 
     """
     _check_runs("runs", runs)
     _check_entries(entries)
-    check_integer("fit_from", fit_from, 1, maximum=10**18)
+    check_integer("fit_from", fit_from, 1, maximum=10**18, one=True)
+    for i, (_, g, eps, theory_value) in enumerate(entries):
+        check_integer(f"entries[{i}] g", g, 0, maximum=runs.regret.shape[0] - 1, one=True)
+        check_interval(f"entries[{i}] true_eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
+        check_real(f"entries[{i}] theory", theory_value, "a real number")
+        if np.ndim(theory_value) != 0:
+            raise TypeError(f"entries[{i}] theory must be one real number; got {given('theory', theory_value)}.")
     rows = []
     mask = _fit_mask(runs.horizons, fit_from)
     for label, g, eps, theory_value in entries:
+        g = int(g)
         fit, finite, hardest = free_exponent(runs, g, eps, fit_from)
         exploration = _slope(runs.horizons[mask].astype(float), runs.exploration[g, mask].astype(float))
         rows.append(
@@ -99,6 +106,12 @@ def write_eps_profile(rows: Sequence[dict], runs: FamilyRuns, out, name: str, no
         _check_text(label, value)
     if not isinstance(curves, dict) or not all(callable(c) for c in curves.values()):
         raise TypeError(f"curves must be a dict of label -> callable; got {given('curves', curves)}.")
+    missing = sorted({str(r.get("schedule")) for r in rows} - set(curves))
+    if missing:
+        raise ValueError(f"curves must hold a curve for every schedule of rows; it lacks {missing} (has {sorted(curves)}).")
+    if not name or name != pathlib.Path(name).name or name in (".", ".."):
+        raise ValueError(f"name must be a file name without a folder (the stem of {{name}}.csv and {{name}}.png); "
+                         f"got name={name!r}.")
     out = pathlib.Path(out)
     table = eps_profile_table(rows, note)
     print(table)

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from htb_jax._src import theory
 from htb_jax._src.distributions import Pareto, Stable
 from htb_jax._src.frontier.scale import family_scale
 from htb_jax._src.grids import powers_of_ten
@@ -222,10 +223,8 @@ class StableFamily:
     def free_theory(self, eps: float, alpha: float) -> float:
         """``d = max(beta, 1 - beta (a - 1)/a)``, ``beta = (1 - alpha)(1 + eps)/eps``: the exponent
         AdaR-ETC's schedule ``(eps, alpha)`` attains on this family (see the class docstring)."""
-        check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
-        check_interval("alpha", alpha, 0.0, 1.0, low_closed=False, high_closed=True)
         a = float(self.index)
-        beta = (1.0 - alpha) * (1.0 + eps) / eps
+        beta = float(theory.beta_alpha(alpha, eps))  # refuses an alpha outside AdaR-ETC's [alpha*(eps), 1)
         return max(beta, 1.0 - beta * (a - 1.0) / a)
 
     def free_slope(self, horizons, exploration, eps: float) -> float:

@@ -67,6 +67,7 @@ from htb_jax._src.validation import (
     check_interval,
     check_nonempty,
     check_path,
+    check_static,
     given,
     has_tracer,
 )
@@ -110,7 +111,8 @@ def _check_anytime(runs, horizon: int, why: str) -> None:
 
 def checkpoint_count(horizon: int, per_decade: int = 10) -> int:
     """Checkpoints of an anytime run to ``horizon``: ``per_decade`` per decade, rounds 1 and ``T`` included."""
-    check_integer("horizon", horizon, 2, maximum=10**18)
+    check_static("htb.frontier.checkpoint_count", horizon=horizon, per_decade=per_decade)
+    check_integer("horizon", horizon, 2, maximum=10**18, one=True)
     check_integer("per_decade", per_decade, 1, one=True)
     return max(2, math.ceil(per_decade * math.log10(int(horizon)) - 1e-9) + 1)
 
@@ -127,8 +129,9 @@ def checkpoint_horizons(horizon: int, fit_from: int, per_decade: int = 10) -> np
       >>> htb.frontier.checkpoint_horizons(10_000, 1_000, per_decade=4).tolist()
       [1000, 1779, 3163, 5624, 10000]
     """
+    check_static("htb.frontier.checkpoint_horizons", horizon=horizon, fit_from=fit_from, per_decade=per_decade)
     count = checkpoint_count(horizon, per_decade)
-    check_integer("fit_from", fit_from, 1, maximum=int(horizon))
+    check_integer("fit_from", fit_from, 1, maximum=int(horizon), one=True)
     rounds = np.unique(np.asarray(log_spaced_rounds(np.int64(horizon), count)))
     return rounds[rounds >= int(fit_from)].astype(np.int64)
 

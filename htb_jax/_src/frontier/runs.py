@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ import jax
 import numpy as np
 
 from htb_jax._src.fingerprint import Program
-from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, check_family
+from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, StableFamily, check_family
 from htb_jax._src.frontier.scale import family_scale
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.protocol_checks import check_policy_instance
@@ -172,12 +173,32 @@ def save_runs(runs: FamilyRuns, path) -> None:
     np.savez_compressed(path, regret=runs.regret, exploration=runs.exploration, horizons=runs.horizons)
 
 
-def load_runs(path, family: SpikeFamily) -> FamilyRuns:
-    """The runs :func:`save_runs` wrote (``seconds`` is NaN)."""
+def load_runs(path, family: SpikeFamily | ParetoFamily | StableFamily) -> FamilyRuns:
+    """The runs :func:`save_runs` wrote (``seconds`` is NaN), on the family they were run on.
+
+    Raises:
+      ValueError: where the stored members are not ``family``'s (``F + 1`` of them, its ``F`` and the
+        fixed instance): another family's ``U_eps`` would normalise them silently.
+    """
     check_path("path", path, file_object=True)
     check_family("family", family)
-    with np.load(path) as data:
-        return FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)
+    with np.load(_npz(path)) as data:
+        runs = FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)
+    if runs.regret.ndim != 4 or runs.regret.shape[1] != family.num_members + 1:
+        raise ValueError(
+            f"family must be the family the runs in {path} were run on: they hold {runs.regret.shape[1] - 1} "
+            f"members and the fixed instance (regret of shape {runs.regret.shape}); got a {type(family).__name__} "
+            f"of {family.num_members} members."
+        )
+    return runs
+
+
+def _npz(path):
+    """``path`` as :func:`save_runs` wrote it: :func:`numpy.savez_compressed` appends ``.npz`` to a name
+    without it (a file of the name as given is read where there is one)."""
+    if isinstance(path, (str, os.PathLike)) and not os.path.exists(path) and not os.fspath(path).endswith(".npz"):
+        return os.fspath(path) + ".npz"
+    return path
 
 
 def write_csv(rows: Sequence[dict], path) -> None:

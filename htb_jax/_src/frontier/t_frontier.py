@@ -72,8 +72,12 @@ class TFrontierConfig:
     def validate(self) -> None:
         for name in ("eps_values", "horizons"):
             check_nonempty(name, getattr(self, name))
+            if np.ndim(getattr(self, name)) != 1:
+                raise ValueError(f"{name} must be a flat list of numbers; got {name}={getattr(self, name)!r}.")
         check_interval("eps_values", list(self.eps_values), 0.0, 1.0, low_closed=False, high_closed=True)
-        check_integer("alphas_per_eps", self.alphas_per_eps, 1)
+        check_integer("alphas_per_eps", self.alphas_per_eps, 1, one=True)
+        if np.ndim(self.max_alpha) != 0:
+            raise TypeError(f"max_alpha must be one number; got max_alpha={self.max_alpha!r}.")
         check_interval("max_alpha", self.max_alpha, 0.5, 1.0, low_closed=False, high_closed=False)
         for e in self.eps_values:
             check_interval(
@@ -81,7 +85,7 @@ class TFrontierConfig:
                 low_closed=True, high_closed=False, where=f"for eps={e:g}",
             )
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
-        check_integer("fit_from", self.fit_from, 1, maximum=10**18)
+        check_integer("fit_from", self.fit_from, 1, maximum=10**18, one=True)
         check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS, one=True)
         check_layout(self.num_seeds, self.chunk)
         check_root_key(self.key)
@@ -109,7 +113,7 @@ class TFrontierConfig:
         eps, alpha = [], []
         for e in self.eps_values:
             lo = theory.balanced_alpha(e)
-            for a in np.linspace(lo, self.max_alpha, self.alphas_per_eps) if self.alphas_per_eps > 1 else [lo]:
+            for a in np.linspace(lo, self.max_alpha, int(self.alphas_per_eps)) if self.alphas_per_eps > 1 else [lo]:
                 eps.append(e)
                 alpha.append(float(a))
         return np.asarray(eps), np.asarray(alpha)
@@ -187,9 +191,15 @@ def frontier_identity(config: TFrontierConfig) -> dict:
 
 
 def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult:
-    """The fits of :func:`run_t_frontier` from its runs (deterministic: fixed bootstrap keys)."""
+    """The fits of :func:`run_t_frontier` from its runs (deterministic: fixed bootstrap keys).
+
+    Raises:
+      ValueError: where ``runs`` are not ``config``'s: another family, horizons, number of seeds or grid of
+        schedules (told by its exploration lengths ``L_T``), whose rows would carry this config's labels.
+    """
     check_instance_type("config", config, TFrontierConfig, "a TFrontierConfig")
     _check_runs("runs", runs)
+    _check_runs_of(config, runs)
     eps, alpha = config.grid()
     rows = []
     for g, (e, a) in enumerate(zip(eps, alpha, strict=True)):
@@ -208,6 +218,38 @@ def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult
             )
         )
     return TFrontierResult(config, runs, rows)
+
+
+def _same_family(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    return all(np.array_equal(np.asarray(x), np.asarray(y))
+               for x, y in zip(dataclasses.astuple(a), dataclasses.astuple(b), strict=True))
+
+
+def _check_runs_of(config: TFrontierConfig, runs: FamilyRuns) -> None:
+    """``ValueError`` where ``runs`` were not run with ``config`` (see :func:`fit_t_frontier`)."""
+    grid = len(config.grid()[0])
+    with jax.ensure_compile_time_eval():
+        lengths = np.asarray(t_frontier_policy(config).exploration_length(
+            config.family.num_arms, np.asarray(config.horizons)[:, None])).T  # [G, H]
+    found = {
+        "family": (_same_family(runs.family, config.family), f"{runs.family}", f"{config.family}"),
+        "horizons": (np.array_equal(runs.horizons, config.horizons), f"{list(map(int, runs.horizons))}",
+                     f"{list(config.horizons)}"),
+        "num_seeds": (runs.regret.shape[-1] == config.num_seeds, f"{runs.regret.shape[-1]}", f"{config.num_seeds}"),
+        "the schedules (eps_values, alphas_per_eps, max_alpha)": (
+            runs.regret.shape[0] == grid and np.array_equal(runs.exploration, lengths),
+            f"{runs.regret.shape[0]} schedules with exploration lengths {np.asarray(runs.exploration).tolist()}",
+            f"{grid} with {lengths.tolist()}"),
+    }
+    def cut(text: str) -> str:
+        return text if len(text) <= 200 else text[:197] + "..."
+
+    for name, (same, there, here) in found.items():
+        if not same:
+            raise ValueError(f"runs must be the runs of config; they differ in {name} (runs: {cut(there)}; config: "
+                             f"{cut(here)}): fit them with the config that ran them.")
 
 
 def _fixed_errors(result: TFrontierResult) -> str:
