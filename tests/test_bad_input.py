@@ -550,6 +550,9 @@ def _assert_refused(argv, out, capsys, message):
         (["--fit-from", "1e9.5"], "argument --fit-from: not a number: '1e9.5'"),
         (["--eps", ","], "argument --eps: expected comma-separated numbers, at least one"),
         (["--stable-alpha", "1.8"], "--stable-alpha is for --family stable."),
+        # single numbers read as the lists are, fractions included ("2/3" was refused as float's "invalid float value")
+        (["--max-alpha", "1/2"], "--max-alpha must lie in (0.5, 1); got --max-alpha=0.5."),
+        (["--max-alpha", "x"], "argument --max-alpha: not a number: 'x' (e.g. 0.8, 2/3 or 1e6)"),
         (["--family", "stable", "--stable-alpha", "2.5"], "--stable-alpha must lie in (1, 2]; got --stable-alpha=2.5."),
         (["--family", "stable", "--eps", "1"], "--eps must lie in (0, 0.75) for a StableFamily of index 1.75"),
         (["--family", "cauchy"], "argument --family: invalid choice: 'cauchy'"),

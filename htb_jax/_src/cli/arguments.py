@@ -39,6 +39,11 @@ def floats(text: str) -> tuple[float, ...]:
     return tuple(float(x) for x in numbers(text))
 
 
+def real(text: str) -> float:
+    """One number as :func:`number` reads it (``"2/3"`` included), as a float."""
+    return float(number(text))
+
+
 def integral(x: float | int) -> float | int:
     """An integral float as an int; anything else as it is (for ``validate`` to refuse)."""
     return int(x) if isinstance(x, float) and x.is_integer() else x

@@ -9,7 +9,7 @@ import jax
 
 from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
-from htb_jax._src.cli.arguments import flag_names, floats, integer, ints
+from htb_jax._src.cli.arguments import flag_names, floats, integer, ints, real
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
 from htb_jax._src.cli.output_dir import (
     add_restart_argument,
@@ -136,7 +136,7 @@ def add_frontier_parser(sub) -> None:
     )
     p.add_argument("--eps", type=floats, default=None, help="comma-separated eps values (default 1,0.5,0.25; with --family stable 0.5,0.25)")
     p.add_argument("--alphas-per-eps", type=integer, default=None, help=f"alpha grid size per eps, from alpha*(eps) to --max-alpha (default {d.alphas_per_eps}; not with --policy)")
-    p.add_argument("--max-alpha", type=float, default=None, help=f"largest alpha (default {d.max_alpha}; not with --policy)")
+    p.add_argument("--max-alpha", type=real, default=None, help=f"largest alpha (default {d.max_alpha}; not with --policy)")
     p.add_argument("--horizons", type=ints, default=None, help="comma-separated horizons (default 1e3,1e4,...,1e15; with --policy the checkpoints of a run to 1e4, ten per decade)")
     p.add_argument("--fit-from", type=integer, default=None, help="smallest horizon in the fits (default 1e9; with --policy 1e3)")
     p.add_argument("--seeds", type=integer, default=None, help=f"seeds (default {d.num_seeds}; with --policy {_POLICY_SEEDS})")
@@ -151,7 +151,7 @@ def add_frontier_parser(sub) -> None:
         "log grid (d theory max(beta, 1 - beta (a-1)/a), c on a fixed stable instance whose commits fail with positive "
         "probability; horizons by default 1e3..1e18) (default %(default)s)",
     )
-    p.add_argument("--stable-alpha", type=float, default=None,
+    p.add_argument("--stable-alpha", type=real, default=None,
                    help=f"with --family stable: the arms' stability index a in (1, 2], above 1 + eps for every eps "
                    f"(default {_STABLE.index:g})")
     p.add_argument(

@@ -13,7 +13,7 @@ import jax
 
 from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import sweep as sweep_lib
-from htb_jax._src.cli.arguments import byte_size, flag_names, floats, integer, integral, ints
+from htb_jax._src.cli.arguments import byte_size, flag_names, floats, integer, integral, ints, real
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
 from htb_jax._src.cli.output_dir import (
     add_restart_argument,
@@ -101,11 +101,11 @@ def add_sweep_parser(sub) -> None:
         f"(e.g. 'mylaws:TwoSidedLomax(0.0, 1.0, 1.8)' with --eps 0.5 --alphas 0.8 --qs 0, MODULE from the current "
         f"directory) (default {d.family})"))
     p.add_argument("--arms", dest="num_arms", type=integer, default=unset, help=f"number of arms K (default {d.num_arms})")
-    p.add_argument("--gap", type=float, default=unset, help=f"gap Delta (default {d.gap})")
-    p.add_argument("--pareto-shape", type=float, default=unset, help=f"Pareto tail index, > 1+eps (default {d.pareto_shape})")
-    p.add_argument("--df", type=float, default=unset, help=f"Student-t degrees of freedom, > 1+eps (default {d.df})")
-    p.add_argument("--spike-prob", type=float, default=unset, help=f"two-point spike probability in (0, 1] (default {d.spike_prob})")
-    p.add_argument("--eps", type=float, default=unset, help=f"tail exponent of the schedules, in (0, 1] (default {d.eps:g})")
+    p.add_argument("--gap", type=real, default=unset, help=f"gap Delta (default {d.gap})")
+    p.add_argument("--pareto-shape", type=real, default=unset, help=f"Pareto tail index, > 1+eps (default {d.pareto_shape})")
+    p.add_argument("--df", type=real, default=unset, help=f"Student-t degrees of freedom, > 1+eps (default {d.df})")
+    p.add_argument("--spike-prob", type=real, default=unset, help=f"two-point spike probability in (0, 1] (default {d.spike_prob})")
+    p.add_argument("--eps", type=real, default=unset, help=f"tail exponent of the schedules, in (0, 1] (default {d.eps:g})")
     p.add_argument("--alphas", type=floats, default=unset, help="comma-separated alphas, fractions allowed (default 2/3,0.75,0.85,0.95)")
     p.add_argument("--qs", type=floats, default=unset, help="comma-separated qs (default 0,1/3)")
     p.add_argument("--horizons", type=ints, default=unset, help="comma-separated horizons (default 1e3,1e4,1e5,1e6)")
