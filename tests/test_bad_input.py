@@ -167,7 +167,7 @@ LIBRARY = {
     "mom blocks str": (TypeError, r"num_blocks must be an integer >= 1; got num_blocks='2'",
                        lambda: htb.median_of_means(np.ones(4), "2")),
     # an empty grid: a list without a shape, or a division by zero, deep inside
-    "empty policy grid": (ValueError, r"^simulate needs at least one policy; got policy=AdaRETC\(eps=\[\], .*whose grid "
+    "empty policy grid": (ValueError, r"^simulate needs at least one policy; got policy=AdaRETC\(eps=array\(\[\], .*whose grid "
                           r"is empty \(batch shape \(0,\)\)\.$",
                           lambda: htb.simulate(KEY, htb.AdaRETC([], 0.8, 0.1), NU, 100, 2)),
     "no instance": (ValueError, r"^simulate needs at least one instance; .*\(batch shape \(0,\)\)\.$",
@@ -350,6 +350,14 @@ LIBRARY = {
     # a gap no spike probability makes a float32 reward (it asked for spike_prob >= 5.9e261)
     "lower_bound_pair huge gap": (ValueError, r"gap must be at most 1\.7014117e\+38 .*; got gap=1e\+300\.",
                                   lambda: htb.lower_bound_pair(2, 1e300, 0.5)),
+    # a law's own methods (abs_moment(True) was abs_moment(1.0); None reached jnp.array; (-1,) drew nothing)
+    "abs_moment bool": (TypeError, r"eps must be a real number or an array of real numbers; got eps=True \(bool\)\.",
+                        lambda: NU.abs_moment(True)),
+    "cdf None": (TypeError, r"x must be a real number or an array of real numbers; got x=None\.", lambda: NU.cdf(None)),
+    "sample_shape negative": (ValueError, r"sample_shape must be a tuple of integers >= 0; got sample_shape=\(-1,\)\.",
+                              lambda: NU.sample(KEY, (-1,))),
+    "reward_table first_pull list": (TypeError, r"first_pull must be one integer >= 0; got first_pull=\[0, 5\] \(list\)\.",
+                                     lambda: htb.reward_table(KEY, NU, 4, [0, 5])),
     # rows of other keys (before: a KeyError naming the key alone)
     "write_csv keys": (ValueError, r"rows must share the first row's keys \['a', 'b'\] \(the CSV's columns\); rows\[1\] "
                                    r"lacks \['b'\] and adds \['c'\]\.",

@@ -129,6 +129,9 @@ def test_table_construction_indexing_and_equal_gap_give_the_same_laws(nu):
         table[i, : s.size] = s
     padded = htb.Empirical.from_table(table, lengths, shift=np.array([0.0, 0.05, -0.2]))
     assert jax.tree_util.tree_structure(padded) == jax.tree_util.tree_structure(nu)
+    # A shift given as a list is an array, as the other laws' parameters are (every consumer refused the list).
+    listed = htb.Empirical.from_table(table, lengths, shift=[0.0, 0.05, -0.2])
+    assert jax.tree_util.tree_structure(listed) == jax.tree_util.tree_structure(nu)
     # The same pooled values in runs of other lengths: another structure, so another program.
     assert htb.Empirical.from_samples([[1.0, 2.0], [3.0, 4.0]]).mean().tolist() == [1.5, 3.5]
     assert htb.Empirical.from_samples([[1.0], [2.0, 3.0, 4.0]]).mean().tolist() == [1.0, 3.0]

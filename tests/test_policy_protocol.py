@@ -120,3 +120,29 @@ def test_update_sees_the_counts_before_its_pull_and_measure_reads_declarations()
         htb.frontier.measure(ExploreForAThird(), 1.0, horizons, 2, family=family)
     with pytest.raises(ValueError, match=r"\(anytime=True\), but ExploreForAThird's"):
         htb.frontier.measure(ExploreForAThird(), 1.0, horizons, 2, family=family, anytime=True)
+
+
+GRIDS = {
+    "ForceMoM rho": lambda g: htb.ForceMoM(rho=g(0.5, 0.6)),
+    "AdaRETC alpha": lambda g: htb.AdaRETC(eps=0.5, alpha=g(0.8, 0.9), q=0.0),
+    "AdaRETC eps": lambda g: htb.AdaRETC(eps=g(0.5, 1.0), alpha=0.9, q=0.0),
+    "EmpiricalETC q": lambda g: htb.EmpiricalETC(eps=1.0, alpha=0.8, q=g(0.0, 0.1)),
+    "AnytimeAdaRETC growth": lambda g: htb.AnytimeAdaRETC.order_free(growth=g(2.0, 3.0)),
+    "RobustUCB u": lambda g: htb.RobustUCB(0.5, u=g(1.0, 2.0)),
+    "RobustUCB v": lambda g: htb.RobustUCB(0.5, v=g(1.0, 2.0), estimator="mom"),
+    "RobustUCBf m": lambda g: htb.RobustUCBf(m=g(2.1, 3.0)),
+    "MRUCB p": lambda g: htb.MRUCB(p=g(1.5, 2.0)),
+    "APE2 c": lambda g: htb.APE2(1.5, c=g(0.5, 1.0)),
+    "MRAPE c": lambda g: htb.MRAPE(1.5, c=g(0.5, 1.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(GRIDS))
+def test_a_grid_given_as_a_list_is_the_array_grid(name):
+    # A list was kept as a node of the tree (two leaves of shape ()): simulate then failed inside, blaming the
+    # kernel ("act must return ... an integer scalar; got int32[2]") or broadcasting.  As the laws do, a list or a
+    # tuple becomes a float64 array; the named forms take the class's other fields (AnytimeAdaRETC's growth).
+    listed, arrayed = GRIDS[name](lambda *v: list(v)), GRIDS[name](lambda *v: np.array(v))
+    assert jax.tree.structure(listed) == jax.tree.structure(arrayed) and listed.batch_shape == (2,)
+    for got, want in zip(jax.tree.leaves(listed), jax.tree.leaves(arrayed), strict=True):
+        np.testing.assert_array_equal(got, want)

@@ -176,7 +176,7 @@ def reward_table(
     check_instance(instance, function="htb.reward_table", needs=("from_bits",))
     check_static("htb.reward_table", num_pulls=num_pulls)
     check_integer("num_pulls", num_pulls, 0, one=True)
-    check_integer("first_pull", first_pull, 0)
+    check_integer("first_pull", first_pull, 0, one=True)
     check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=MAX_PULLS)
     return _reward_table(as_threefry_key(key), instance, jnp.asarray(first_pull, jnp.int64), num_pulls)
 

@@ -75,7 +75,12 @@ class TailIndex:
 
     @property
     def eps(self) -> float:
-        """``suggested_eps(alpha)``: ``min(1, alpha - 1)``."""
+        """``suggested_eps(alpha)``: ``min(1, alpha - 1)``.
+
+        Raises:
+          ValueError: where ``alpha <= 1``: the estimate says the data have no finite mean, and
+            no ``eps`` in ``(0, 1]`` describes them.
+        """
         return suggested_eps(self.alpha)
 
 

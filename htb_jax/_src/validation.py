@@ -17,6 +17,7 @@ be and the value given.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import os
 from typing import Any
@@ -197,6 +198,18 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
         kind = {"b": "bools", "c": "complex numbers", "U": "strings", "S": "bytes"}.get(arr.dtype.kind, "objects")
         raise TypeError(f"{name} must be {what}; {got()}, which holds {kind} (dtype {arr.dtype}).")
     return arr
+
+
+def lists_as_arrays(obj: Any) -> None:
+    """Replaces each data field of the frozen dataclass ``obj`` given as a list or tuple by a float64 NumPy
+    array, refusing one that does not hold real numbers (:func:`real_array`): JAX would take the entries
+    for leaves of their own (a policy's grid given as ``[0.5, 0.6]`` failed inside ``simulate``)."""
+    for field in dataclasses.fields(obj):
+        value = getattr(obj, field.name)
+        if not field.metadata.get("static") and isinstance(value, (list, tuple)):
+            arr = real_array(field.name, value)
+            if arr is not None:  # a list holding tracers is left to JAX
+                object.__setattr__(obj, field.name, arr.astype(np.float64))
 
 
 def check_real(name: str, value: Any, what: str = "a real number or an array of real numbers") -> None:

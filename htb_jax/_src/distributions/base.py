@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from functools import partial
 from typing import Any, ClassVar
 
@@ -13,7 +14,13 @@ import numpy as np
 
 from htb_jax._src import quadrature
 from htb_jax._src.pytree import class_keyed_jit
-from htb_jax._src.validation import check_broadcast, check_float32, check_float32_scale, real_array
+from htb_jax._src.validation import (
+    check_broadcast,
+    check_float32,
+    check_float32_scale,
+    check_real,
+    real_array,
+)
 
 _F32 = jnp.float32
 _F64 = jnp.float64
@@ -95,7 +102,13 @@ class Distribution:
         Returns:
           f32[*sample_shape, *batch_shape].
         """
-        return _sample(self, key, tuple(sample_shape))
+        shape = (sample_shape,) if isinstance(sample_shape, numbers.Integral) else sample_shape
+        if not isinstance(shape, (tuple, list)) or not all(
+                isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)) for n in shape):
+            raise TypeError(f"sample_shape must be a tuple of integers >= 0; got sample_shape={sample_shape!r}.")
+        if any(n < 0 for n in shape):
+            raise ValueError(f"sample_shape must be a tuple of integers >= 0; got sample_shape={sample_shape!r}.")
+        return _sample(self, key, tuple(int(n) for n in shape))
 
     def from_bits(self, words: jax.Array) -> jax.Array:
         """Bits-to-variate transform.
@@ -179,10 +192,12 @@ class Distribution:
         the derivative is the same quadrature of the integrand's derivative,
         within 1e-6 of central differences (``tests/test_distributions.py``).
         """
+        check_real("eps", eps)
         return _abs_moment(self, eps)
 
     def cdf(self, x: Any) -> jax.Array:
         """``P(X <= x)``, f64 broadcast of ``x`` against the batch."""
+        check_real("x", x)
         return _cdf(self, x)
 
     def _abs_moment(self, eps):

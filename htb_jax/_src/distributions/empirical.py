@@ -235,7 +235,9 @@ class Empirical(Distribution):
                 f"{given('data', self.data)}."
             )
         for name in ("start", "size", "shift"):
-            real_array(f"Empirical {name}", getattr(self, name))
+            value = real_array(f"Empirical {name}", getattr(self, name))
+            if isinstance(getattr(self, name), (list, tuple)) and value is not None:  # as Distribution's: an array
+                object.__setattr__(self, name, value.astype(np.float64))
         check_broadcast("Empirical", start=self.start, size=self.size, shift=self.shift)
         total = self.data.pool.size
         check_integer("Empirical size", self.size, 1, maximum=min(total, 2**32 - 1))

@@ -30,6 +30,7 @@ from htb_jax._src.validation import (
     check_integer,
     check_interval,
     concrete,
+    lists_as_arrays,
     real_array,
 )
 
@@ -93,6 +94,7 @@ class ExploreThenCommit:
     q: Any
 
     def __post_init__(self):
+        lists_as_arrays(self)
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         for name, value in fields.items():
             real_array(name, value)
@@ -109,7 +111,7 @@ class ExploreThenCommit:
         check_interval("q", self.q, 0.0, e / (1 + 2 * e), low_closed=True, high_closed=True, where=at)
 
     @classmethod
-    def calibrated(cls, eps_bar: Any):
+    def calibrated(cls, eps_bar: Any, **fields: Any):
         """The ``eps_bar``-calibrated form (Theorem 6), parameter-free in ``eps`` and ``u``.
 
         ``L~_T = K B_T + ceil(K^q_bar T^beta_bar)``, ``q_bar = eps_bar/(1+2 eps_bar)``,
@@ -120,16 +122,18 @@ class ExploreThenCommit:
             ``alpha = (1 + eps_bar)/(1 + 2 eps_bar)`` lies within ``1e-9`` of 1, and float64
             leaves ``beta_bar = (1 - alpha)(1 + eps_bar)/eps_bar`` few correct digits (at
             ``1e-15`` it was 0.888, not 1: a tenth of the exploration).
+          **fields: the class's other fields (:class:`AnytimeAdaRETC`'s ``growth``).
         """
         check_interval("eps_bar", eps_bar, MIN_EPS_BAR, 1.0, low_closed=True, high_closed=True,
                        where="(below, float64 leaves beta_bar few correct digits)")
         e = jnp.asarray(eps_bar, jnp.float64)
-        return cls(eps=e, alpha=(1.0 + e) / (1.0 + 2.0 * e), q=e / (1.0 + 2.0 * e))
+        return cls(eps=e, alpha=(1.0 + e) / (1.0 + 2.0 * e), q=e / (1.0 + 2.0 * e), **fields)
 
     @classmethod
-    def order_free(cls):
-        """The order-free form (Theorem 4): ``L~_T = K B_T + ceil(K^(1/3) T^(2/3))``."""
-        return cls.calibrated(1.0)
+    def order_free(cls, **fields: Any):
+        """The order-free form (Theorem 4): ``L~_T = K B_T + ceil(K^(1/3) T^(2/3))``; ``fields`` as for
+        :meth:`calibrated`."""
+        return cls.calibrated(1.0, **fields)
 
     @property
     def batch_shape(self) -> tuple[int, ...]:

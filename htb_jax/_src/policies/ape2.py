@@ -10,7 +10,7 @@ import numpy as np
 from htb_jax._src import perturbations, pytree
 from htb_jax._src.p_robust import check_p_and_c, index_kernel
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel
-from htb_jax._src.validation import check_broadcast
+from htb_jax._src.validation import check_broadcast, lists_as_arrays
 
 
 @pytree.dataclass
@@ -74,6 +74,7 @@ class APE2:
     scale: Any = None
 
     def __post_init__(self):
+        lists_as_arrays(self)
         perturbations.check_law("APE2", self.perturbation, perturbations.HEAVY_LAWS, self.shape, self.scale,
                                 shape_default=True)
         check_p_and_c(self.p, self.c)

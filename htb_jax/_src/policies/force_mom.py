@@ -14,7 +14,7 @@ import numpy as np
 from htb_jax._src import mom, pytree
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
 from htb_jax._src.rounding import snapped_ceil
-from htb_jax._src.validation import check_integer, check_interval
+from htb_jax._src.validation import check_integer, check_interval, lists_as_arrays
 
 
 def initial_pulls(num_arms: int) -> int:
@@ -75,6 +75,7 @@ class ForceMoM:
     rho: Any
 
     def __post_init__(self):
+        lists_as_arrays(self)
         check_interval("rho", self.rho, 0.0, 1.0, low_closed=False, high_closed=False)
 
     @property

@@ -10,7 +10,7 @@ import numpy as np
 from htb_jax._src import perturbations, pytree
 from htb_jax._src.p_robust import check_p_and_c, horizon_log, index_kernel
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel
-from htb_jax._src.validation import check_broadcast
+from htb_jax._src.validation import check_broadcast, lists_as_arrays
 
 
 @pytree.dataclass
@@ -60,6 +60,7 @@ class MRAPE:
     perturbation: str = pytree.static_field(default="uniform")
 
     def __post_init__(self):
+        lists_as_arrays(self)
         perturbations.check_law("MRAPE", self.perturbation, perturbations.BOUNDED_LAWS, None, None)
         check_p_and_c(self.p, self.c)
         check_broadcast("MRAPE", p=self.p, c=self.c)

@@ -10,7 +10,7 @@ import numpy as np
 from htb_jax._src import pytree
 from htb_jax._src.p_robust import check_p_and_c, horizon_log, index_kernel
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel
-from htb_jax._src.validation import check_broadcast
+from htb_jax._src.validation import check_broadcast, lists_as_arrays
 
 ESTIMATOR_SCALE = 0.1  # c_e of MR-UCB's estimator (the authors' code)
 
@@ -56,6 +56,7 @@ class MRUCB:
     c: Any = 1.0
 
     def __post_init__(self):
+        lists_as_arrays(self)
         check_p_and_c(self.p, self.c)
         check_broadcast("MRUCB", p=self.p, c=self.c)
 

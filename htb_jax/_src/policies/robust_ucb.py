@@ -44,7 +44,7 @@ import numpy as np
 
 from htb_jax._src import mom, pytree
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
-from htb_jax._src.validation import check_broadcast, check_interval, given
+from htb_jax._src.validation import check_broadcast, check_interval, given, lists_as_arrays
 
 ESTIMATORS = ("truncated", "mom", "catoni")
 _CATONI_STEPS = 4
@@ -75,6 +75,7 @@ class RobustUCB:
     estimator: str = pytree.static_field(default="truncated")
 
     def __post_init__(self):
+        lists_as_arrays(self)
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {ESTIMATORS}; got estimator={self.estimator!r}.")
         check_interval("eps", self.eps, 0.0, 1.0, low_closed=False, high_closed=True)

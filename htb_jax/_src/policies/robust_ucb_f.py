@@ -32,7 +32,7 @@ import numpy as np
 
 from htb_jax._src import pytree
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
-from htb_jax._src.validation import check_broadcast, check_interval, real_array
+from htb_jax._src.validation import check_broadcast, check_interval, lists_as_arrays, real_array
 
 KINDS = ("R-UCB", "R-UCB-G")
 ESTIMATORS = ("mean", "truncated")
@@ -125,6 +125,7 @@ class RobustUCBf:
     a: Any = 0.0
 
     def __post_init__(self):
+        lists_as_arrays(self)
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}; got kind={self.kind!r}.")
         if self.estimator not in ESTIMATORS:
