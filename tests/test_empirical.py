@@ -205,6 +205,16 @@ def test_table_construction_indexing_and_equal_gap_give_the_same_laws(nu):
             ValueError,
             r"values must be a table f\[K, n_max\]",
         ),
+        (  # no arm: NumPy's "need at least one array to concatenate"; no column: counts "in [1, 0]"
+            lambda: htb.Empirical.from_table(np.zeros((0, 3)), np.zeros(0, int)),
+            ValueError,
+            r"values must be a table f\[K, n_max\] of observed rewards, K >= 1 arms of n_max >= 1; got shape \(0, 3\)\.",
+        ),
+        (
+            lambda: htb.Empirical.from_table(np.zeros((2, 0)), [0, 0]),
+            ValueError,
+            r"K >= 1 arms of n_max >= 1; got shape \(2, 0\)\.",
+        ),
         (
             lambda: htb.Empirical(0.0, 1.0, 0.0, data=np.zeros(3)),
             TypeError,

@@ -89,6 +89,19 @@ def test_the_suggested_eps():
     assert est.eps == htb.suggested_eps(est.alpha) == est.alpha - 1.0
 
 
+class _Labelled:
+    """Observations whose [] takes labels, not positions (as a pandas Series with an index of dates)."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values
+
+    def __getitem__(self, label):
+        raise KeyError(label)
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
@@ -98,6 +111,8 @@ def test_the_suggested_eps():
         (lambda: htb.tail_index(np.zeros((3, 3))), r"samples must be a one-dimensional .*shape \(3, 3\)"),
         (lambda: htb.tail_index([1.0]), r"samples must hold at least 2 observed rewards; got 1"),
         (lambda: htb.tail_index([1.0, np.inf, 2.0]), r"samples must hold finite .*samples\[1\]=inf"),
+        # by position in the array, not through the caller's [] (a pandas Series of dates indexes by label)
+        (lambda: htb.tail_index(_Labelled([1.0, 2.0, np.inf, 3.0])), r"samples must hold finite .*samples\[2\]=inf"),
         (lambda: htb.tail_index(np.arange(10.0), k=10), r"k must be an integer in \[1, 9\]; got k=10"),
         (lambda: htb.tail_index(np.arange(10.0), k=0), r"k must be an integer in \[1, 9\]; got k=0"),
         (lambda: htb.tail_index([0.0, 0.0, 0.0, 5.0], k=2), r"at least k \+ 1 = 3 nonzero .*got 1"),

@@ -134,12 +134,13 @@ def tail_index(samples: Any, k: int | None = None) -> TailIndex:
     n = x.size
     if n < 2:
         raise ValueError(f"samples must hold at least 2 observed rewards; got {n}.")
-    x = np.abs(x.astype(np.float64))
+    given_values = x.astype(np.float64)
+    x = np.abs(given_values)
     bad = ~np.isfinite(x)
     if np.any(bad):
-        at = int(np.argmax(bad))
+        at = int(np.argmax(bad))  # the position in the array, read from it (a pandas Series indexes by label)
         raise ValueError(
-            f"samples must hold finite observed rewards; got samples[{at}]={float(samples[at])!r}."
+            f"samples must hold finite observed rewards; got samples[{at}]={float(given_values[at])!r}."
         )
     if k is None:
         k = default_k(n)

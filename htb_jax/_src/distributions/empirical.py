@@ -209,9 +209,10 @@ class Empirical(Distribution):
           The law, batch shape ``broadcast((K,), shift.shape)``.
         """
         table = real_array("values", values, "a table f[K, n_max] of observed rewards")
-        if table is None or table.ndim != 2:
+        if table is None or table.ndim != 2 or 0 in table.shape:
             shape = None if table is None else table.shape
-            raise ValueError(f"values must be a table f[K, n_max] of observed rewards; got shape {shape}.")
+            raise ValueError(f"values must be a table f[K, n_max] of observed rewards, K >= 1 arms of n_max >= 1; got "
+                             f"shape {shape}.")
         check_integer("counts", counts, 1, maximum=table.shape[1])
         counts = np.asarray(counts)
         if counts.shape != table.shape[:1]:
