@@ -516,6 +516,8 @@ SMALL = ["sweep", "--arms", "3", "--alphas", "2/3,0.9", "--qs", "0", "--horizons
          "--seeds", "4", "--seed-chunk", "2"]
 
 CLI = [
+    # the sweep's instance is built before any memory check: --arms 1e19 failed inside JAX, 1e10 exhausted memory
+    (["--arms", "1e19"], "--arms must be an integer in [2, 100000]; got --arms=10000000000000000000."),
     (["--horizons", "1500.7"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=1500.7."),
     (["--horizons", "inf"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=inf."),
     (["--horizons", ","], "argument --horizons: expected comma-separated numbers, at least one; got ','"),
@@ -561,6 +563,9 @@ def _assert_refused(argv, out, capsys, message):
         # single numbers read as the lists are, fractions included ("2/3" was refused as float's "invalid float value")
         (["--max-alpha", "1/2"], "--max-alpha must lie in (0.5, 1); got --max-alpha=0.5."),
         (["--max-alpha", "x"], "argument --max-alpha: not a number: 'x' (e.g. 0.8, 2/3 or 1e6)"),
+        # one horizon given twice: the run ran, then the fit of two equal abscissae failed
+        (["--horizons", "1e9,1e9"], "--fit-from=1000000000 leaves fewer than two distinct horizons in "
+         "[1000000000, 1000000000]."),
         (["--family", "stable", "--stable-alpha", "2.5"], "--stable-alpha must lie in (1, 2]; got --stable-alpha=2.5."),
         (["--family", "stable", "--eps", "1"], "--eps must lie in (0, 0.75) for a StableFamily of index 1.75"),
         (["--family", "cauchy"], "argument --family: invalid choice: 'cauchy'"),
@@ -602,6 +607,8 @@ def test_toml_lists_are_not_truncated_or_empty(tmp_path, capsys):
         ("alphas = [0.8, 1.0]\n", "alphas must lie in [0.666667, 1) for eps=1; got alphas=1 (entry [1])."),
         ("horizons = [true]\n", f"horizons in {config} must be a non-empty list of integers; got [True]"),
         ("key = -1\n", "key must be an integer in [0, 4294967295]; got key=-1."),
+        # an infinite integer (an OverflowError's traceback, exit status 1)
+        ("num_seeds = inf\n", f"num_seeds in {config} must be an integer; got inf"),
     ]:
         config.write_text(text + f'out = "{tmp_path / "out"}"\n')
         assert main(["sweep", "--config", str(config)]) == 2

@@ -40,7 +40,7 @@ def test_sweep_writes_table_csv_and_figure(tmp_path, capsys):
                                    "would be ignored"),
         (["--alphas", "0.5"], "--alphas must lie in [0.666667, 1) for eps=1; got --alphas=0.5"),
         (["--horizons", "0"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=0"),
-        (["--arms", "1"], "--arms must be an integer >= 2; got --arms=1"),
+        (["--arms", "1"], "--arms must be an integer in [2, 100000]; got --arms=1"),
     ],
 )
 def test_user_errors_print_one_line_and_exit_2(tmp_path, capsys, extra, message):

@@ -63,7 +63,7 @@ def test_free_and_dependent_exponents_of_a_known_power_law():
     fit, finite = frontier.dependent_exponent(runs, 0, 10**8)
     assert abs(fit.slope - 0.7) < 1e-3
     assert finite == pytest.approx(np.polyfit(np.log(horizons[1:]), np.log(exploration[1:]), 1)[0], rel=1e-12)
-    with pytest.raises(ValueError, match="fit_from=1000000000000 leaves fewer than two horizons"):
+    with pytest.raises(ValueError, match="fit_from=1000000000000 leaves fewer than two distinct horizons"):
         frontier.free_exponent(runs, 0, 1.0, 10**12)
 
 
@@ -211,7 +211,7 @@ def test_frontier_command_writes_table_csv_figure_and_runs(tmp_path, capsys):
     [
         (["--eps", "0"], "--eps must lie in (0, 1]; got --eps=0"),
         (["--max-alpha", "0.7", "--eps", "0.5"], "--max-alpha must lie in [0.75, 1) for --eps=0.5; got --max-alpha=0.7"),
-        (["--fit-from", "1e8"], "--fit-from=100000000 leaves fewer than two horizons"),
+        (["--fit-from", "1e8"], "--fit-from=100000000 leaves fewer than two distinct horizons"),
         (["--seeds", "1"], "--seeds must be an integer in [2, 4294967296]; got --seeds=1"),
     ],
 )

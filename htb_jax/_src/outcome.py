@@ -68,6 +68,9 @@ def _two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     return s, (a - (s - b_virtual)) + (b - b_virtual)
 
 
+_UNROLLED_TERMS = 192  # 6 terms an arm: K <= 32 arms unrolled
+
+
 def pseudo_regret(gaps: jax.Array, pulls: jax.Array) -> jax.Array:
     """``sum_i Delta_i n_i``, the same float64 on every machine.
 
@@ -112,7 +115,11 @@ def pseudo_regret(gaps: jax.Array, pulls: jax.Array) -> jax.Array:
         return (total, error + e), None
 
     zero = jnp.zeros(terms.shape[1:], jnp.float64)
-    (total, error), _ = jax.lax.scan(add, (zero, zero), terms, unroll=True)  # one fused kernel
+    # Unrolled, one fused kernel; past _UNROLLED_TERMS, one arm's 6 terms a step: the program of a fully
+    # unrolled sum grows with K (K = 350 arms: 76 s and 6.6 GB to compile, 3.3 s and 375 MB rolled).  The
+    # additions are exact two-sums in the same order either way: the same bits.
+    unroll = True if terms.shape[0] <= _UNROLLED_TERMS else 6
+    (total, error), _ = jax.lax.scan(add, (zero, zero), terms, unroll=unroll)
     return total + error
 
 

@@ -50,6 +50,9 @@ from htb_jax._src.validation import (
 )
 
 FAMILIES = ("pareto", "student-t", "gaussian", "two-point")
+# The sweep's arms: its instance holds every arm's parameters on the host before any memory check
+# (--arms 1e10 failed inside JAX); a larger K is the Python API's, with htb.memory_plan.
+MAX_ARMS = 10**5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,7 +118,7 @@ class SweepConfig:
                 f"family must be one of {', '.join(FAMILIES)} or MODULE:EXPRESSION (one arm's law of one's own); "
                 f"got family={self.family!r}."
             )
-        check_integer("num_arms", self.num_arms, 2, one=True)
+        check_integer("num_arms", self.num_arms, 2, maximum=MAX_ARMS, one=True)
         check_interval("gap", self.gap, 0.0, np.inf, low_closed=False, high_closed=False)
         check_interval("eps", self.eps, 0.0, 1.0, low_closed=False, high_closed=True)
         moment = f"(the arms need a finite (1+eps)-moment for eps={self.eps:g})"

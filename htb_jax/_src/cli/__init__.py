@@ -75,7 +75,10 @@ def _run(argv) -> int:
             return run_bench(args, sys.argv[1:] if argv is None else argv)
         return run_frontier(args) if args.command == "frontier" else run_sweep(args)
     except (ValueError, TypeError, OSError) as e:
-        message = f"{e.filename or ''}: {e.strerror or e}" if isinstance(e, OSError) else str(e)
+        if isinstance(e, OSError):  # a full disk names no file: "htb-jax: error: : No space left on device"
+            message = f"{e.filename}: {e.strerror or e}" if e.filename else f"{e.strerror or e} (writing the results)"
+        else:
+            message = str(e)
         # One line: a message of several lines (JAX's, on a traced value) by its first, then the notes
         # that say what raised it and what to do (not JAX's own, on its filtered traceback: "-----...").
         notes = [" ".join(note.split()) for note in getattr(e, "__notes__", ()) if not note.startswith("---")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tomllib
@@ -151,7 +152,7 @@ def _read_toml(path: str) -> dict:
             else:
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise TypeError
-                if kind is int and value != int(value):
+                if kind is int and (not math.isfinite(value) or value != int(value)):
                     raise ValueError
                 settings[name] = kind(value)
         except (TypeError, ValueError, argparse.ArgumentTypeError) as e:

@@ -21,8 +21,8 @@ def _check_schedule(runs: FamilyRuns, g) -> None:
 
 def _fit_mask(horizons: np.ndarray, fit_from: int) -> np.ndarray:
     mask = horizons >= fit_from
-    if mask.sum() < 2:
-        raise ValueError(f"fit_from={fit_from} leaves fewer than two horizons in {horizons.tolist()}.")
+    if np.unique(horizons[mask]).size < 2:  # a slope needs two distinct horizons (1e9,1e9 ran, then failed)
+        raise ValueError(f"fit_from={fit_from} leaves fewer than two distinct horizons in {horizons.tolist()}.")
     return mask
 
 
