@@ -200,14 +200,15 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
     return arr
 
 
-def lists_as_arrays(obj: Any) -> None:
+def lists_as_arrays(obj: Any, owner: str = "") -> None:
     """Replaces each data field of the frozen dataclass ``obj`` given as a list or tuple by a float64 NumPy
-    array, refusing one that does not hold real numbers (:func:`real_array`): JAX would take the entries
-    for leaves of their own (a policy's grid given as ``[0.5, 0.6]`` failed inside ``simulate``)."""
+    array, refusing one that does not hold real numbers (:func:`real_array`, the field named with
+    ``owner`` before it, as ``"Pareto loc"``): JAX would take the entries for leaves of their own (a
+    policy's grid given as ``[0.5, 0.6]`` failed inside ``simulate``)."""
     for field in dataclasses.fields(obj):
         value = getattr(obj, field.name)
         if not field.metadata.get("static") and isinstance(value, (list, tuple)):
-            arr = real_array(field.name, value)
+            arr = real_array(f"{owner} {field.name}".strip(), value)
             if arr is not None:  # a list holding tracers is left to JAX
                 object.__setattr__(obj, field.name, arr.astype(np.float64))
 

@@ -19,6 +19,7 @@ from htb_jax._src.validation import (
     check_float32,
     check_float32_scale,
     check_real,
+    lists_as_arrays,
     real_array,
 )
 
@@ -59,12 +60,10 @@ class Distribution:
         A parameter given as a list or tuple becomes a float64 NumPy array (JAX would take its
         entries for leaves of their own); the families call this in ``__post_init__``."""
         family = type(self).__name__
+        lists_as_arrays(self, family)
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         for name, value in values.items():
             real_array(f"{family} {name}", value)
-            if isinstance(value, (list, tuple)):
-                values[name] = np.asarray(value, np.float64)
-                object.__setattr__(self, name, values[name])
         check_broadcast(family, **values)
         for name, value in values.items():
             if name != "p":

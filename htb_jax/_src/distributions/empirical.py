@@ -28,6 +28,7 @@ from htb_jax._src.validation import (
     check_integer,
     check_interval,
     given,
+    lists_as_arrays,
     real_array,
 )
 
@@ -235,10 +236,9 @@ class Empirical(Distribution):
                 f"Empirical data must be the pooled observations that Empirical.from_samples builds; got "
                 f"{given('data', self.data)}."
             )
+        lists_as_arrays(self, "Empirical")  # as Distribution.check_parameters does
         for name in ("start", "size", "shift"):
-            value = real_array(f"Empirical {name}", getattr(self, name))
-            if isinstance(getattr(self, name), (list, tuple)) and value is not None:  # as Distribution's: an array
-                object.__setattr__(self, name, value.astype(np.float64))
+            real_array(f"Empirical {name}", getattr(self, name))
         check_broadcast("Empirical", start=self.start, size=self.size, shift=self.shift)
         total = self.data.pool.size
         check_integer("Empirical size", self.size, 1, maximum=min(total, 2**32 - 1))
