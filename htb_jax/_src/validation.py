@@ -116,6 +116,15 @@ def has_tracer(value: Any) -> bool:
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(value))
 
 
+def check_untraced(reason: str, remedy: str, **values: Any) -> None:
+    """``TypeError`` naming the first traced value of ``values``: ``"{reason}, so it cannot be traced (jax.jit,
+    jax.vmap, jax.grad); got a traced {name}{remedy}"``, for a function that compiles and runs its own
+    program (``simulate``, ``run_on_rewards``)."""
+    traced = [name for name, value in values.items() if has_tracer(value)]
+    if traced:
+        raise TypeError(f"{reason}, so it cannot be traced (jax.jit, jax.vmap, jax.grad); got a traced {traced[0]}{remedy}")
+
+
 def check_static(function: str, **values: Any) -> None:
     """``TypeError`` where a value ``function`` needs concrete (it fixes a shape, a loop's length or
     the program) is traced, as under ``jax.jit`` without ``static_argnames``, naming the argument.

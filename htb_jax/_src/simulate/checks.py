@@ -30,9 +30,9 @@ from htb_jax._src.validation import (
     check_devices,
     check_flag,
     check_integer,
+    check_untraced,
     concrete,
     given,
-    has_tracer,
 )
 
 
@@ -91,14 +91,9 @@ def check_simulation(
     Raises:
       TypeError, ValueError: naming the argument, its admissible values and the value given.
     """
-    traced = [name for name, value in (("key", key), ("policy", policy), ("instance", instance), ("horizon", horizon),
-                                        ("num_seeds", num_seeds)) if has_tracer(value)]
-    if traced:
-        raise TypeError(
-            f"simulate compiles and runs its own program, so it cannot be traced (jax.jit, jax.vmap, jax.grad); got "
-            f"a traced {traced[0]}. A grid of policies or instances is one simulate call already; for a gradient "
-            f"of the regret use htb.smoothed_regret or htb.regret_proxy."
-        )
+    check_untraced("simulate compiles and runs its own program", ". A grid of policies or instances is one simulate "
+                   "call already; for a gradient of the regret use htb.smoothed_regret or htb.regret_proxy.",
+                   key=key, policy=policy, instance=instance, horizon=horizon, num_seeds=num_seeds)
     check_policy_instance("policy", policy, "simulate")
     key = as_threefry_key(key)
     check_instance(instance, function="htb.simulate", needs=("from_bits", "mean"))

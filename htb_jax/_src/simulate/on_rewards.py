@@ -33,7 +33,7 @@ from htb_jax._src.simulate.schedule import (
     default_pull_chunk,
     max_blocks,
 )
-from htb_jax._src.validation import check_integer, has_tracer, real_array
+from htb_jax._src.validation import check_integer, check_untraced, real_array
 
 
 def _run_on_rewards_kernel(policy, rewards, means, horizons, *, static: _Static):
@@ -89,14 +89,9 @@ def run_on_rewards(
     Returns:
       Outcome with leading axes ``G + H``.
     """
-    traced = [name for name, value in (("policy", policy), ("horizon", horizon), ("pull_chunk", pull_chunk),
-                                        ("num_checkpoints", num_checkpoints)) if has_tracer(value)]
-    if traced:
-        raise TypeError(
-            f"run_on_rewards sizes and runs its own program from the policy's schedule and the horizons, so they "
-            f"cannot be traced (jax.jit, jax.vmap, jax.grad); got a traced {traced[0]}: call it outside jit (a grid "
-            f"of policies or horizons is one call already)."
-        )
+    check_untraced("run_on_rewards sizes and runs its own program from the policy's schedule and the horizons",
+                   ": call it outside jit (a grid of policies or horizons is one call already).",
+                   policy=policy, horizon=horizon, pull_chunk=pull_chunk, num_checkpoints=num_checkpoints)
     check_policy("policy", policy, _FAST_PATH_TYPES, "run_on_rewards")
     table = real_array("rewards", rewards, "an array f32[K, N] of rewards")
     shape = table.shape if table is not None else np.shape(rewards)
