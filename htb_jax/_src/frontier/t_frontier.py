@@ -32,6 +32,7 @@ from htb_jax._src.validation import (
     check_interval,
     check_nonempty,
     check_path,
+    shown,
 )
 
 CPU_SEED_CHUNK = 16  # the T-frontier's seeds per call on a CPU (the fast path: a call costs its seeds' work)
@@ -233,23 +234,19 @@ def _check_runs_of(config: TFrontierConfig, runs: FamilyRuns) -> None:
     with jax.ensure_compile_time_eval():
         lengths = np.asarray(t_frontier_policy(config).exploration_length(
             config.family.num_arms, np.asarray(config.horizons)[:, None])).T  # [G, H]
-    found = {
-        "family": (_same_family(runs.family, config.family), f"{runs.family}", f"{config.family}"),
-        "horizons": (np.array_equal(runs.horizons, config.horizons), f"{list(map(int, runs.horizons))}",
-                     f"{list(config.horizons)}"),
-        "num_seeds": (runs.regret.shape[-1] == config.num_seeds, f"{runs.regret.shape[-1]}", f"{config.num_seeds}"),
-        "the schedules (eps_values, alphas_per_eps, max_alpha)": (
-            runs.regret.shape[0] == grid and np.array_equal(runs.exploration, lengths),
-            f"{runs.regret.shape[0]} schedules with exploration lengths {np.asarray(runs.exploration).tolist()}",
-            f"{grid} with {lengths.tolist()}"),
-    }
-    def cut(text: str) -> str:
-        return text if len(text) <= 200 else text[:197] + "..."
-
-    for name, (same, there, here) in found.items():
+    checks = (  # (what differs, whether it is the same, the runs', the config's): formatted only for a message
+        ("family", _same_family(runs.family, config.family), runs.family, config.family),
+        ("horizons", np.array_equal(runs.horizons, config.horizons), [int(t) for t in runs.horizons],
+         list(config.horizons)),
+        ("num_seeds", runs.regret.shape[-1] == config.num_seeds, runs.regret.shape[-1], config.num_seeds),
+        ("the schedules (eps_values, alphas_per_eps, max_alpha)",
+         runs.regret.shape[0] == grid and np.array_equal(runs.exploration, lengths),
+         np.asarray(runs.exploration).tolist(), lengths.tolist()),
+    )
+    for name, same, there, here in checks:
         if not same:
-            raise ValueError(f"runs must be the runs of config; they differ in {name} (runs: {cut(there)}; config: "
-                             f"{cut(here)}): fit them with the config that ran them.")
+            raise ValueError(f"runs must be the runs of config; they differ in {name} (runs: {shown(there, 200)}; "
+                             f"config: {shown(here, 200)}): fit them with the config that ran them.")
 
 
 def _fixed_errors(result: TFrontierResult) -> str:
