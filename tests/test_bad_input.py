@@ -295,7 +295,36 @@ LIBRARY = {
     "frontier runs": (TypeError, r"runs must be a FamilyRuns \(from run_family or load_runs\); got runs=None\.",
                       lambda: htb.frontier.dependent_exponent(None, 0, 10**3)),
     "run_family restart": (TypeError, r"restart must be True or False; got restart='yes' \(str\)\.",
-                           lambda: htb.frontier.run_family(ETC, SPIKE_FAMILY, (10**3,), 4, store="s", restart="yes")),
+                           lambda: htb.frontier.run_family(ETC_GRID, SPIKE_FAMILY, (10**3,), 4, store="s", restart="yes")),
+    # a store where nothing can be written, refused before a chunk is computed (before: the OS error after it)
+    "run_family store a file": (ValueError, r"cannot create the directory store='.*test_bad_input\.py': it is a file",
+                                lambda: htb.frontier.run_family(ETC_GRID, SPIKE_FAMILY, (10**3,), 4, store=__file__)),
+    "measure store a file": (ValueError, r"cannot create the directory store='.*test_bad_input\.py': it is a file",
+                             lambda: htb.frontier.measure(ETC, 1.0, (100, 126), 2, store=__file__)),
+    "run_t_frontier out_dir uncreatable": (ValueError, r"cannot create the directory out_dir='/proc/htb-jax/x': No such file",
+                                           lambda: htb.frontier.run_t_frontier(FRONTIER, out_dir="/proc/htb-jax/x")),
+    # a grid run_family cannot lay out as (G, F + 1, H, S) (before: an IndexError after the runs)
+    "run_family one schedule": (ValueError, r"policy must be a flat batch of schedules, grid shape \(G,\); got a policy "
+                                r"of grid shape \(\): give its parameters as 1-D arrays \(one schedule: arrays of one",
+                                lambda: htb.frontier.run_family(ETC, SPIKE_FAMILY, (10**3,), 4)),
+    "run_family grid 2-D": (ValueError, r"policy must be a flat batch of schedules, grid shape \(G,\); got a policy of "
+                            r"grid shape \(1, 2\)",
+                            lambda: htb.frontier.run_family(htb.AdaRETC(1.0, np.array([[0.8, 0.9]]), 0.0), SPIKE_FAMILY,
+                                                            (10**3,), 4)),
+    # results that could not be held at the end, refused before the runs (2^32 seeds of 3 members at
+    # 100 horizons: 2 x 8 x 3 x 100 = 4800 bytes a seed, 19 TiB)
+    "run_family results beyond memory": (
+        ValueError, r"num_seeds=4294967296 seeds make 19200\.0 GiB of results \(4800 bytes a seed\), held in memory "
+                    r"at the end of the run and written to disk, more than this machine's .* GiB of memory; run fewer "
+                    r"seeds, or several run_family runs with other keys\.",
+        lambda: htb.frontier.run_family(ETC_GRID, SPIKE_FAMILY, tuple(range(1000, 1100)), 2**32, seed_chunk=2**20)),
+    "measure results beyond memory": (
+        ValueError, r"num_seeds=4294967296 seeds make .* GiB of results \(4800 bytes a seed\),.*several measurements",
+        lambda: htb.frontier.measure(ETC, 1.0, tuple(range(1000, 1100)), 2**32, family=SPIKE_FAMILY, seed_chunk=2**20)),
+    "T-frontier results beyond memory": (
+        ValueError, r"num_seeds=4294967296 seeds make .* GiB of results \(4800 bytes a seed\),.*several T-frontier runs",
+        lambda: dataclasses.replace(FRONTIER, horizons=tuple(range(1000, 1100)), num_seeds=2**32,
+                                    seed_chunk=2**20).validate()),
     "measure random key": (TypeError, r"key must be the integer seed in \[0, 4294967295\], the n of jax.random.key\(n\): "
                            r"a resumable run stores its chunks under that seed; got the random key Array\(\(\), dtype=key",
                            lambda: htb.frontier.measure(htb.UCB1(), 1.0, (100, 126), 2, key=KEY)),
@@ -636,6 +665,17 @@ def test_no_manifest_is_left_by_a_run_that_computed_nothing(tmp_path, monkeypatc
     assert os.path.exists(out / "manifest.json") and store.load(0) is not None
 
 
+def test_a_file_where_the_chunks_go_is_refused_before_anything_is_computed(tmp_path):
+    # Before, the first chunk was computed, then saving it failed ("File exists").
+    (tmp_path / "chunks").write_text("not a directory")
+    with _compilations() as compiled:
+        with pytest.raises(ValueError, match=re.escape(
+                f"the directory store={str(tmp_path)!r} holds a file 'chunks' where its chunks go; give another store, "
+                "or move the file")):
+            htb.frontier.run_family(ETC_GRID, SPIKE_FAMILY, (10**3,), 4, store=str(tmp_path), progress=False)
+    assert compiled == [], compiled
+
+
 def test_messages_name_the_argument_and_the_value():
     # Spot check of the form: "<name> must be <form>; got <name>=<value>."
     message = _raises(ValueError, "horizon", lambda: htb.simulate(KEY, POLICY, NU, 1500.7, 2))
@@ -651,6 +691,7 @@ def test_messages_name_the_argument_and_the_value():
 # whose message names the parameter and the value given, before anything runs.
 
 ETC = htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0)
+ETC_GRID = htb.AdaRETC(eps=1.0, alpha=np.array([0.8]), q=0.0)  # run_family's flat grid of schedules
 X3 = np.array([10.0, 100.0, 1000.0])
 SPIKE_FAMILY = htb.frontier.SpikeFamily(num_arms=2, gap=1.0, spike_probs=(0.1, 0.5), fixed_spike=0.9)
 RUNS = htb.frontier.FamilyRuns(regret=np.ones((1, 3, 2, 4)), exploration=np.full((1, 2), 100),
@@ -793,7 +834,7 @@ SURFACE = {
                                  dict(eps_values=(1.0,), alphas_per_eps=1, max_alpha=0.9, horizons=(10**3, 10**4),
                                       fit_from=10**3, num_seeds=4, seed_chunk=4, key=0, family=SPIKE_FAMILY,
                                       sampler="auto"), ("seed_chunk",)),
-    "frontier.run_family": (htb.frontier.run_family, dict(policy=ETC, family=SPIKE_FAMILY, horizons=(10**3, 10**4),
+    "frontier.run_family": (htb.frontier.run_family, dict(policy=ETC_GRID, family=SPIKE_FAMILY, horizons=(10**3, 10**4),
                                                           num_seeds=4, key=0, seed_chunk=4, progress=False,
                                                           store=None, restart=False, sampler="auto"),
                             ("seed_chunk", "store")),

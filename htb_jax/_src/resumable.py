@@ -51,6 +51,7 @@ import jax
 import numpy as np
 
 from htb_jax._src import fingerprint as fingerprint_lib
+from htb_jax._src.output_dir import check_output_dir, described
 from htb_jax._src.reward_table import MAX_SEEDS
 from htb_jax._src.validation import check_integer, shown
 
@@ -425,6 +426,23 @@ def read_manifest(directory: str, config: dict, root_key, layout, program: dict 
     return old
 
 
+def check_store_dir(directory: str, remedy: Remedy = CLI_REMEDY) -> None:
+    """``ValueError`` unless a :class:`ChunkStore` can write into ``directory`` (found by trying: see
+    :func:`~htb_jax._src.output_dir.check_output_dir`), which must not hold a file where its chunks go.
+
+    Called by the functions that take a store before they compute anything, and by :class:`ChunkStore`.
+    """
+    directory = os.fspath(directory)
+    name = None if remedy.directory.startswith("--") else remedy.directory
+    check_output_dir(directory, name)
+    chunk_dir = os.path.join(directory, CHUNK_DIR)
+    if os.path.exists(chunk_dir) and not os.path.isdir(chunk_dir):
+        raise ValueError(f"{described(directory, name)} holds a file {CHUNK_DIR!r} where its chunks go; "
+                         f"give another {remedy.directory}, or move the file")
+    if os.path.isdir(chunk_dir):
+        check_output_dir(chunk_dir, name)
+
+
 class ChunkStore:
     """The chunks and manifest of one sweep in ``directory``.
 
@@ -432,7 +450,7 @@ class ChunkStore:
     fails before computing anything leaves none behind.
 
     Args:
-      directory: the output directory (created by the caller).
+      directory: the output directory: made with the first chunk where it is missing.
       config: the sweep's identity, a JSON-able dict (what must match to resume).
       root_key: u32[2] the root key's data.
       layout: ``[(first_seed, num_seeds), ...]`` per chunk.
@@ -445,6 +463,8 @@ class ChunkStore:
       remedy: how the caller's user gives another directory or restarts, for refusals.
 
     Raises:
+      ValueError: if ``directory`` cannot be made or written (tried at once, leaving nothing behind), or
+        holds a file where the chunks' directory goes.
       ForeignStoreError: if ``directory`` holds a manifest of another sweep, one that cannot
         be read, or chunk files without a manifest (and ``restart`` is false).
       StaleStoreError: if its chunks were computed by another program (and ``restart`` is false).
@@ -459,6 +479,7 @@ class ChunkStore:
         self.config = json.loads(json.dumps(config))
         root_key = [int(x) for x in np.asarray(root_key).ravel()]
         self.writer = jax.process_index() == 0
+        check_store_dir(directory, remedy)
         if restart:
             old = None  # every process ignores what is there; process 0 deletes it
             if self.writer:

@@ -36,8 +36,8 @@ from htb_jax._src.bench.suite import (
     experiments,
     setting_score,
 )
-from htb_jax._src.cli.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.fingerprint import Program, versions
+from htb_jax._src.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
 from htb_jax._src.resumable import (
     ChunkStore,

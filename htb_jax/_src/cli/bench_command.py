@@ -10,7 +10,7 @@ from htb_jax._src.bench import runner, worst_case
 from htb_jax._src.bench.report import scorecard_markdown
 from htb_jax._src.bench.suite import NAMES, SIZES, VERSION
 from htb_jax._src.cli.arguments import flag_names
-from htb_jax._src.cli.output_dir import add_restart_argument
+from htb_jax._src.cli.output_files import add_restart_argument
 from htb_jax._src.protocol_checks import check_policy_factory, check_policy_instance, is_policy_factory
 
 

@@ -11,13 +11,7 @@ from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
 from htb_jax._src.cli.arguments import flag_names, floats, integer, ints, real
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
-from htb_jax._src.cli.output_dir import (
-    add_restart_argument,
-    check_output_dir,
-    make_output_dir,
-    write_text,
-    write_together,
-)
+from htb_jax._src.cli.output_files import add_restart_argument, write_text, write_together
 from htb_jax._src.frontier import t_frontier
 from htb_jax._src.frontier.measure import (
     open_measure_store,
@@ -25,6 +19,7 @@ from htb_jax._src.frontier.measure import (
     plan_measure,
     run_measure,
 )
+from htb_jax._src.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.protocol_checks import check_policy_instance, is_policy_factory
 from htb_jax._src.simulate.fast_path import SAMPLERS
 

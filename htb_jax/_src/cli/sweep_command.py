@@ -16,12 +16,8 @@ from htb_jax._src import distributed, resumable, user_code
 from htb_jax._src import sweep as sweep_lib
 from htb_jax._src.cli.arguments import byte_size, flag_names, floats, integer, integral, ints, real
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
-from htb_jax._src.cli.output_dir import (
-    add_restart_argument,
-    check_output_dir,
-    make_output_dir,
-    write_together,
-)
+from htb_jax._src.cli.output_files import add_restart_argument, write_together
+from htb_jax._src.output_dir import check_output_dir, make_output_dir
 
 _SWEEP_EPILOG = """\
 examples:

@@ -45,6 +45,7 @@ from htb_jax._src.frontier.fits import _slope, schedule_free_slope
 from htb_jax._src.frontier.measurement import Measurement
 from htb_jax._src.frontier.runs import STORE_REMEDY
 from htb_jax._src.instances import check_instance, intrinsic_scale
+from htb_jax._src.memory import check_host_results
 from htb_jax._src.policy_protocol import EngineSpec, reads_horizon
 from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
 from htb_jax._src.resumable import (
@@ -52,6 +53,7 @@ from htb_jax._src.resumable import (
     Remedy,
     check_layout,
     check_root_key,
+    check_store_dir,
     default_seed_chunk,
     root_key_data,
     run_chunks,
@@ -354,10 +356,15 @@ def _plan(
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{label} must be a string or None; got {given(label, value)}.")
     check_flag("progress", progress)
+    if store is not None:
+        check_store_dir(store, STORE_REMEDY)
     family = SpikeFamily() if family is None else family
     instances, kind = _family_instances(family)
     if kind == "custom":
         _check_scale(instances, eps_values)
+    # The regrets f64[F + 1, H, S], held twice at the end (the chunks' and their concatenation).
+    check_host_results(int(num_seeds), 2 * 8 * instances.batch_shape[0] * t.size,
+                       "run fewer seeds, or several measurements with other keys")
     runs = [(policy, instances, False)] if factory is None else per_member_runs(factory, instances)
     told = anytime is not None
     if anytime is None:

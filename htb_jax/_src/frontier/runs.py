@@ -15,12 +15,14 @@ import numpy as np
 from htb_jax._src.fingerprint import Program
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, StableFamily, check_family
 from htb_jax._src.frontier.scale import family_scale
+from htb_jax._src.memory import check_host_results
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.protocol_checks import check_policy_instance
 from htb_jax._src.resumable import (
     ChunkStore,
     Remedy,
     check_root_key,
+    check_store_dir,
     default_seed_chunk,
     root_key_data,
     run_chunks,
@@ -106,6 +108,11 @@ def run_family(
       Interrupted: a ``KeyboardInterrupt`` on Ctrl-C, after every finished chunk is stored.
     """
     check_policy_instance("policy", policy, "run_family")
+    if len(policy.batch_shape) != 1:
+        raise ValueError(
+            f"policy must be a flat batch of schedules, grid shape (G,); got a policy of grid shape "
+            f"{tuple(policy.batch_shape)}: give its parameters as 1-D arrays (one schedule: arrays of one element)."
+        )
     check_family("family", family)
     family.validate()
     check_nonempty("horizons", horizons)
@@ -119,9 +126,11 @@ def run_family(
     check_flag("restart", restart)
     check_choice("sampler", sampler, SAMPLERS)
     layout = seed_chunks(num_seeds, seed_chunk)
+    check_family_results(num_seeds, policy.batch_shape[0], family, len(horizons), "run_family")
     chunk_store = None
     if store is not None:
         check_path("store", store)
+        check_store_dir(store, STORE_REMEDY)
         identity = {
             "experiment": "run_family", "policy": repr(policy), "family": repr(family),
             "horizons": [int(h) for h in horizons], "num_seeds": int(num_seeds), "sampler": sampler,
@@ -129,6 +138,14 @@ def run_family(
         chunk_store = open_family_store(policy, family, horizons, key, sampler, store, identity, layout, restart,
                                         STORE_REMEDY)
     return family_runs(policy, family, horizons, layout, key, progress, chunk_store, sampler)
+
+
+def check_family_results(num_seeds: int, num_schedules: int, family, num_horizons: int, what: str) -> None:
+    """``ValueError`` where the regrets a run of ``num_schedules`` schedules on ``family`` returns,
+    f64[G, F + 1, H, S], held twice at its end (the chunks' and their concatenation), exceed the host's
+    memory (:func:`~htb_jax._src.memory.check_host_results`): refused before anything is computed."""
+    check_host_results(int(num_seeds), 2 * 8 * num_schedules * (family.num_members + 1) * num_horizons,
+                       f"run fewer seeds, or several {what} runs with other keys")
 
 
 # How a user of the Python functions that take ``store=`` names the way out of a refused store.

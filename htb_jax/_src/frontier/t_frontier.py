@@ -10,7 +10,13 @@ import numpy as np
 from htb_jax._src import theory
 from htb_jax._src.frontier.families import SpikeFamily, StableFamily
 from htb_jax._src.frontier.fits import _fit_mask, dependent_exponent, free_exponent, verdict
-from htb_jax._src.frontier.runs import FamilyRuns, _check_runs, family_runs, open_family_store
+from htb_jax._src.frontier.runs import (
+    FamilyRuns,
+    _check_runs,
+    check_family_results,
+    family_runs,
+    open_family_store,
+)
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.resumable import (
     CLI_REMEDY,
@@ -19,6 +25,7 @@ from htb_jax._src.resumable import (
     Remedy,
     check_layout,
     check_root_key,
+    check_store_dir,
     default_seed_chunk,
     seed_chunks,
 )
@@ -97,6 +104,7 @@ class TFrontierConfig:
         if isinstance(self.family, StableFamily) and self.family.index < 2.0:
             check_interval("eps_values", list(self.eps_values), 0.0, self.family.index - 1.0, low_closed=False,
                            high_closed=False, where=f"for a StableFamily of index {self.family.index:g} (U_eps finite)")
+        check_family_results(self.num_seeds, len(self.grid()[0]), self.family, len(self.horizons), "T-frontier")
         # What simulate would refuse, refused now (nothing is compiled).
         memory_plan(
             jax.random.key(int(self.key)), t_frontier_policy(self), self.family.instances(), list(self.horizons),
@@ -154,10 +162,12 @@ def run_t_frontier(
     check_instance_type("config", config, TFrontierConfig, "a TFrontierConfig")
     check_flag("progress", progress)
     check_flag("restart", restart)
+    remedy = Remedy("out_dir", "restart=True")
     if out_dir is not None:
         check_path("out_dir", out_dir)
+        check_store_dir(out_dir, remedy)
     config.validate()
-    store = None if out_dir is None else open_store(config, out_dir, restart, Remedy("out_dir", "restart=True"))
+    store = None if out_dir is None else open_store(config, out_dir, restart, remedy)
     return run_with_store(config, store, progress)
 
 
