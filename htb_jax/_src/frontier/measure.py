@@ -257,7 +257,7 @@ def measure(
         directory holding another measurement, or chunks that another program
         computed (the code of the policy, of the family's law or of htb_jax
         changed, or the version of htb_jax, jax or jaxlib), is refused
-        (``ValueError``).
+        (``ValueError``), as is one where nothing can be written, before anything runs.
       restart: delete what ``store`` holds and start again instead of refusing it.
       name, family_name: labels for tables and figures (default: the policy's
         class name, the family's kind).

@@ -90,6 +90,8 @@ def run_family(
     Seed ``s`` draws from ``fold_in(key, s)`` alone, so the chunking changes nothing.
 
     Args:
+      policy: a policy of flat grid shape ``(G,)``: its parameters 1-D arrays (one schedule: arrays of
+        one element).
       seed_chunk: seeds per call of ``simulate``, the resume unit (default: 8 on a CPU; off a CPU
         every seed, at most 4096 a chunk, since an accelerator's call costs about the same whatever
         its seeds).
@@ -101,10 +103,12 @@ def run_family(
         run started again reads back the intact chunks instead of recomputing them.  A directory
         holding another run, or chunks that another program computed (the code of the policy, of
         the family's law or of htb_jax changed, or the version of htb_jax, jax or jaxlib), is
-        refused (``ValueError``).
+        refused (``ValueError``), as is one where nothing can be written, before anything runs.
       restart: delete what ``store`` holds and start again instead of refusing it.
 
     Raises:
+      ValueError: where the regrets, f64[G, F + 1, H, S] held twice at the end, would exceed the host's
+        memory (before anything runs).
       Interrupted: a ``KeyboardInterrupt`` on Ctrl-C, after every finished chunk is stored.
     """
     check_policy_instance("policy", policy, "run_family")

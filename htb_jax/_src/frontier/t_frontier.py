@@ -153,7 +153,7 @@ def run_t_frontier(
         :mod:`htb_jax._src.resumable`): a killed run started again resumes, and
         a directory holding another configuration, or chunks that another program
         computed (htb_jax's code, or the version of htb_jax, jax or jaxlib, changed),
-        is refused (``ValueError``).
+        is refused (``ValueError``), as is one where nothing can be written, before anything runs.
       restart: delete what ``out_dir`` holds and start again instead of refusing it.
 
     Raises:
