@@ -198,6 +198,19 @@ def test_a_ctrl_c_that_python_dropped_stops_the_run_at_the_next_chunk(monkeypatc
     assert computed == [0, 1] and stopped.value.total == 4
 
 
+def test_the_progress_counts_the_chunks_done_when_a_recomputed_chunk_precedes_stored_ones(tmp_path):
+    # Chunk 0 damaged (recomputed), chunks 1 and 2 read back: after chunk 0 three of four are done
+    # (the bar said "chunk 1/4", the position of the chunk computed).
+    layout = [(0, 1), (1, 1), (2, 1), (3, 1)]
+    store = resumable.ChunkStore(str(tmp_path), {"a": 1}, [0, 0], layout, {"program_sha256": "0"})
+    for i in (1, 2):
+        store.save(i, {"x": np.zeros(1)})
+    shown = []
+    resumable.run_chunks(layout, lambda first, count: {"x": np.zeros(count)}, store,
+                         lambda *args, chunk, **kwargs: shown.append(chunk))
+    assert shown == [(3, 4), (4, 4)]
+
+
 def test_a_setting_the_identity_leaves_at_its_default_is_named_as_the_default(tmp_path):
     # The T-frontier's identity leaves out sampler="auto" (runs stored before it was a setting resume):
     # refused for another sampler, the message said "sampler: None there" where the user had typed auto.

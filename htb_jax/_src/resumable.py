@@ -214,7 +214,8 @@ def run_chunks(
                 store.save(i, parts[i])
             done += count
             if progress is not None:
-                progress(done, total, started, stream, initial=initial, chunk=(i + 1, len(layout)))
+                chunks_done = sum(part is not None for part in parts)  # a recomputed chunk may precede stored ones
+                progress(done, total, started, stream, initial=initial, chunk=(chunks_done, len(layout)))
     except KeyboardInterrupt:
         if store is None:
             raise Interrupted(0, len(layout), None) from None
