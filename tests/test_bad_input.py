@@ -559,12 +559,29 @@ CLI = [
     (["--seeds", "4000000000"], "--seed-chunk must be at least 40000 for --seeds=4000000000"),
     (["--memory-budget", "1"], "--memory-budget must be at least"),
     (["--family", "two-point", "--spike-prob", "1e-300"], "--spike-prob must be at least 2 gap / 3.4028235e+38"),
+    # one range for --gap at both ends (a huge gap named float32's symmetric range, a negative one (0, inf))
+    (["--gap", "1e39"], "--gap must lie in (0, 3.40282e+38]; got --gap=1e+39."),
+    (["--gap", "-1"], "--gap must lie in (0, 3.40282e+38]; got --gap=-1."),
+    # the default alphas named as the default (before: "alphas must lie in [0.75, 1) ...; got alphas=0.666667")
+    (["--eps", "0.5", "--alphas", "2/3,0.75,0.85,0.95"], "--alphas must lie in [0.75, 1) for --eps=0.5; got "
+     "--alphas=0.666667 (entry [0])."),
+    # a file's path for MODULE, and a load failure named by its flag (before: "family: ...")
+    (["--family", "mylaws.py:Law()"], "--family: cannot import module 'mylaws.py': ModuleNotFoundError: No module "
+     "named 'mylaws' (MODULE is a module's name, as in an import statement, found from the current directory or "
+     "PYTHONPATH: 'mylaws' for ./mylaws.py)"),
 ]
 
 
 @pytest.mark.parametrize("extra,message", CLI)
 def test_sweep_refuses_before_printing_or_writing(tmp_path, capsys, extra, message):
     _assert_refused([*SMALL, "--out", str(tmp_path / "out"), *extra], tmp_path / "out", capsys, message)
+
+
+def test_the_default_alphas_are_named_as_the_default(tmp_path, capsys):
+    # Before: "alphas must lie in [0.75, 1) for --eps=0.5; got alphas=0.666667", values never given.
+    _assert_refused(["sweep", "--eps", "0.5", "--out", str(tmp_path / "out")], tmp_path / "out", capsys,
+                    "--eps=0.5 admits alphas in [0.75, 1), and the default alphas 0.6667,0.75,0.85,0.95 (for eps = 1) "
+                    "start below it: give alphas (--alphas) too.")
 
 
 def _assert_refused(argv, out, capsys, message):
@@ -609,6 +626,7 @@ def _assert_refused(argv, out, capsys, message):
          "measures the one policy it names."),
         (["--policy", "htb_jax:UCB1()", "--alphas-per-eps", "2"], "--alphas-per-eps sets AdaR-ETC's grid of schedules"),
         (["--anytime", "yes"], "--anytime is for --policy: the T-frontier runs AdaR-ETC's schedules at each horizon."),
+        (["--out", ""], "the output directory must be a path; got --out=''."),  # was out=''
     ],
 )
 def test_frontier_refuses_before_printing_or_writing(tmp_path, capsys, extra, message):
@@ -956,3 +974,22 @@ def test_an_integral_float_count_is_taken_as_the_integer():
     base = htb.Pareto(loc=0.0, shape=1.5)
     assert htb.equal_gap(base, 3.0, 0.5).batch_shape == htb.equal_gap(base, 3, 0.5).batch_shape == (3,)
     assert htb.lower_bound_pair(3.0, 0.5, 0.1)[1].batch_shape == (3,)
+
+
+def test_a_fraction_is_taken_as_its_float_as_lists_of_them_are():
+    # Lists of Fractions were read as floats, a Fraction alone refused ("which holds objects"); a
+    # dataclass keeps the float, since JAX takes no Fraction for a leaf.
+    from fractions import Fraction
+
+    assert htb.theory.alpha_range(Fraction(1, 2)) == htb.theory.alpha_range(0.5) == (0.75, 1.0)
+    assert htb.theory.t_frontier(Fraction(3, 4), Fraction(1)) == 0.5
+    policy = htb.AdaRETC(eps=Fraction(1), alpha=Fraction(2, 3), q=Fraction(0))
+    assert (policy.eps, policy.alpha, policy.q) == (1.0, 2 / 3, 0.0) and type(policy.alpha) is float
+    law = htb.Pareto(loc=Fraction(0), shape=Fraction(3, 2))
+    assert (law.loc, law.shape) == (0.0, 1.5) and type(law.shape) is float
+
+
+def test_a_d_within_the_checks_slack_of_one_is_one():
+    # d = 1 + 1e-13 passes the check (relative slack 1e-12 at closed ends); c came out -2e-13, outside [0, 1].
+    assert htb.theory.t_frontier(1 + 1e-13, 1.0) == 0.0
+    assert htb.theory.t_frontier(-1e-13, 1.0) == 1.0

@@ -41,6 +41,7 @@ from htb_jax._src.resumable import (
 )
 from htb_jax._src.simulate.program import memory_plan, simulate
 from htb_jax._src.validation import (
+    FLOAT32_MAX,
     check_integer,
     check_interval,
     check_nonempty,
@@ -119,7 +120,8 @@ class SweepConfig:
                 f"got family={self.family!r}."
             )
         check_integer("num_arms", self.num_arms, 2, maximum=MAX_ARMS, one=True)
-        check_interval("gap", self.gap, 0.0, np.inf, low_closed=False, high_closed=False)
+        # float32 rewards: a larger gap would be inf (one range, not two messages for the two ends)
+        check_interval("gap", self.gap, 0.0, FLOAT32_MAX, low_closed=False, high_closed=True)
         check_interval("eps", self.eps, 0.0, 1.0, low_closed=False, high_closed=True)
         moment = f"(the arms need a finite (1+eps)-moment for eps={self.eps:g})"
         if self.family == "pareto":

@@ -232,7 +232,8 @@ def t_frontier(d: ArrayLike, eps: ArrayLike) -> Float:
     """
     check_interval("d", d, 0.0, 1.0, low_closed=True, high_closed=True)
     eps = _check_eps(eps)
-    return np.minimum(1.0, (1.0 - np.asarray(d, np.float64)) * (1.0 + eps) / eps)
+    d = np.clip(np.asarray(d, np.float64), 0.0, 1.0)  # a d the check took within its slack of an end is that end
+    return np.minimum(1.0, (1.0 - d) * (1.0 + eps) / eps)
 
 
 @_concrete

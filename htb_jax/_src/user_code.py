@@ -51,7 +51,11 @@ def load(spec: str, option: str, example: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except Exception as e:  # noqa: BLE001  (any failure of a user's module is one line)
-        raise ValueError(f"{option}: cannot import module {module_name!r}: {type(e).__name__}: {e}") from None
+        hint = ""
+        if isinstance(e, ModuleNotFoundError) and ("/" in module_name or module_name.endswith(".py")):
+            hint = (" (MODULE is a module's name, as in an import statement, found from the current directory or "
+                    "PYTHONPATH: 'mylaws' for ./mylaws.py)")
+        raise ValueError(f"{option}: cannot import module {module_name!r}: {type(e).__name__}: {e}{hint}") from None
     try:
         return eval(expression, vars(module))  # noqa: S307  (the user's own expression)
     except Exception as e:  # noqa: BLE001

@@ -191,6 +191,8 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
             raise TypeError(f"{name} must be {what}; got a random key of shape {value.shape}.")
         if isinstance(value, numbers.Integral) and not isinstance(value, np.generic):
             arr = np.asarray(value if -(2**63) <= value < 2**63 else float(value))
+        elif _exact_real(value):
+            arr = np.asarray(float(value))  # a Fraction, as lists of them are read
         else:
             try:
                 arr = np.asarray(value)
@@ -211,7 +213,7 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
 
 def lists_as_arrays(obj: Any, owner: str = "") -> None:
     """Replaces each data field of the frozen dataclass ``obj`` given as a list or tuple by a float64 NumPy
-    array, refusing one that does not hold real numbers (:func:`real_array`, the field named with
+    array (and one given as a ``Fraction`` by a float), refusing one that does not hold real numbers (:func:`real_array`, the field named with
     ``owner`` before it, as ``"Pareto loc"``): JAX would take the entries for leaves of their own (a
     policy's grid given as ``[0.5, 0.6]`` failed inside ``simulate``)."""
     for field in dataclasses.fields(obj):
@@ -220,6 +222,14 @@ def lists_as_arrays(obj: Any, owner: str = "") -> None:
             arr = real_array(f"{owner} {field.name}".strip(), value)
             if arr is not None:  # a list holding tracers is left to JAX
                 object.__setattr__(obj, field.name, arr.astype(np.float64))
+        elif _exact_real(value):  # a Fraction: JAX takes no such leaf
+            object.__setattr__(obj, field.name, float(value))
+
+
+def _exact_real(value: Any) -> bool:
+    """Whether ``value`` is a real number of a type JAX cannot take: a ``Fraction`` (Python's and
+    NumPy's own numbers, and bools, are not)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (int, float, bool, np.generic))
 
 
 def check_real(name: str, value: Any, what: str = "a real number or an array of real numbers") -> None:

@@ -95,7 +95,8 @@ class Parser(argparse.ArgumentParser):
 def flag_names(names: dict[str, str]):
     """Within it, a ``TypeError`` or ``ValueError`` names the command line's flags, not the library's
     arguments: where a message names an argument of ``names`` as the library's checks do
-    (``num_seeds must ...``, ``got num_seeds=0``, ``... takes a law for family; got ...``), its flag
+    (``num_seeds must ...``, ``got num_seeds=0``, ``... takes a law for family; got ...``, a message
+    that begins ``family: ...``), its flag
     (``--seeds``) takes its place.
 
     Args:
@@ -109,8 +110,8 @@ def flag_names(names: dict[str, str]):
             raise
         message = str(e)
         for name, flag in names.items():
-            message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)|(?<=\bfor ){re.escape(name)}(?=;)", flag,
-                             message)
+            message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)|(?<=\bfor ){re.escape(name)}(?=;)"
+                             rf"|^{re.escape(name)}(?=: )", flag, message)
         if message == str(e):
             raise
         raise type(e)(message) from None

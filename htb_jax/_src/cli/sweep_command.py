@@ -12,7 +12,7 @@ import tomllib
 
 import jax
 
-from htb_jax._src import distributed, resumable, user_code
+from htb_jax._src import distributed, resumable, theory, user_code
 from htb_jax._src import sweep as sweep_lib
 from htb_jax._src.cli.arguments import byte_size, flag_names, floats, integer, integral, ints, real
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
@@ -176,6 +176,23 @@ def _check_family_parameters(settings: dict) -> None:
             )
 
 
+def _check_default_alphas(settings: dict) -> None:
+    """``ValueError`` where the default alphas (AdaR-ETC's range for ``eps = 1``) leave the range of the
+    ``eps`` given, named as the default rather than as values the user gave."""
+    if "alphas" in settings or "eps" not in settings:
+        return
+    try:
+        low, _ = theory.alpha_range(settings["eps"])
+    except (TypeError, ValueError):
+        return  # SweepConfig.validate names eps
+    default = sweep_lib.SweepConfig().alphas
+    if min(default) < low:
+        raise ValueError(
+            f"eps={settings['eps']:g} admits alphas in [{low:g}, 1), and the default alphas "
+            f"{','.join(f'{a:.4g}' for a in default)} (for eps = 1) start below it: give alphas (--alphas) too."
+        )
+
+
 def _flag(key: str) -> str:
     """The flag that sets a TOML key (``num_seeds`` -> ``--seeds``)."""
     return {"num_arms": "--arms", "num_seeds": "--seeds"}.get(key, "--" + key.replace("_", "-"))
@@ -196,6 +213,7 @@ def _run_sweep(args, flags: dict) -> int:
         d = sweep_lib.SweepConfig()
         settings["seed_chunk"] = resumable.default_seed_chunk(settings.get("num_seeds", d.num_seeds), d.seed_chunk)
     _check_family_parameters(settings)
+    _check_default_alphas(settings)
     config = sweep_lib.SweepConfig(**settings)
     # Everything is checked before anything is printed or written (the directory first: it is quick).
     check_output_dir(out)
