@@ -303,6 +303,15 @@ LIBRARY = {
                              lambda: htb.frontier.measure(ETC, 1.0, (100, 126), 2, store=__file__)),
     "run_t_frontier out_dir uncreatable": (ValueError, r"cannot create the directory out_dir='/proc/htb-jax/x': No such file",
                                            lambda: htb.frontier.run_t_frontier(FRONTIER, out_dir="/proc/htb-jax/x")),
+    # a horizon repeated weighed twice in the fits, silently (measure refused it already)
+    "run_family repeated horizon": (ValueError, r"^horizons must be increasing; got horizons=\[1000, 1000, 10000\]\.$",
+                                    lambda: htb.frontier.run_family(ETC_GRID, SPIKE_FAMILY, (10**3, 10**3, 10**4), 4)),
+    "measure traced": (TypeError, r"^measure runs its own programs, chunk of seeds by chunk, and fits them on the host, so "
+                                  r"it cannot be traced \(jax.jit, jax.vmap, jax.grad\); got a traced eps\.",
+                       lambda: jax.grad(lambda e: htb.frontier.measure(htb.UCB1(), e, (100, 1000), 2))(1.0)),
+    "measure eps 2-D": (ValueError, r"^eps must be one number or a flat list of numbers; got eps=array\(\[\[1. , 0.5\]\]\) "
+                                    r"\(ndarray\) of shape \(1, 2\)\.$",
+                        lambda: htb.frontier.measure(htb.UCB1(), np.array([[1.0, 0.5]]), (100, 1000), 2)),
     # a grid run_family cannot lay out as (G, F + 1, H, S) (before: an IndexError after the runs)
     "run_family one schedule": (ValueError, r"policy must be a flat batch of schedules, grid shape \(G,\); got a policy "
                                 r"of grid shape \(\): give its parameters as 1-D arrays \(one schedule: arrays of one",
@@ -610,8 +619,10 @@ def _assert_refused(argv, out, capsys, message):
         (["--max-alpha", "1/2"], "--max-alpha must lie in (0.5, 1); got --max-alpha=0.5."),
         (["--max-alpha", "x"], "argument --max-alpha: not a number: 'x' (e.g. 0.8, 2/3 or 1e6)"),
         # one horizon given twice: the run ran, then the fit of two equal abscissae failed
-        (["--horizons", "1e9,1e9"], "--fit-from=1000000000 leaves fewer than two distinct horizons in "
-         "[1000000000, 1000000000]."),
+        (["--horizons", "1e9,1e9"], "--horizons must be increasing; got --horizons=[1000000000, 1000000000]."),
+        # a horizon repeated among others weighed twice in the fits, silently
+        (["--horizons", "1e3,1e3,1e4,1e5", "--fit-from", "1e3"], "--horizons must be increasing; got "
+         "--horizons=[1000, 1000, 10000, 100000]."),
         (["--family", "stable", "--stable-alpha", "2.5"], "--stable-alpha must lie in (1, 2]; got --stable-alpha=2.5."),
         (["--family", "stable", "--eps", "1"], "--eps must lie in (0, 0.75) for a StableFamily of index 1.75"),
         (["--family", "cauchy"], "argument --family: invalid choice: 'cauchy'"),

@@ -232,6 +232,19 @@ def _exact_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (int, float, bool, np.generic))
 
 
+def check_increasing(name: str, values: Any, least: int = 1) -> None:
+    """``ValueError`` unless ``values`` (checked numbers) are at least ``least`` and strictly increasing: a
+    horizon given twice would count twice in a fit."""
+    v = np.asarray(values)
+    if v.size < least or np.any(np.diff(v) <= 0):
+        at_least = f"at least {({2: 'two', 3: 'three'}).get(least, least)}, " if least > 1 else ""
+        raise ValueError(f"{name} must be {at_least}increasing; got {name}={_shown_list(v)}.")
+
+
+def _shown_list(v: np.ndarray) -> str:
+    return str([int(x) if float(x).is_integer() else float(x) for x in v.ravel()[:8]])[:-1] + (", ...]" if v.size > 8 else "]")
+
+
 def check_real(name: str, value: Any, what: str = "a real number or an array of real numbers") -> None:
     """``TypeError`` unless ``value`` holds real numbers, as :func:`real_array` decides, without
     copying an array (a ``jax.Array`` or NumPy array is judged by its dtype)."""

@@ -65,13 +65,16 @@ from htb_jax._src.simulate.schedule import _flatten, default_pull_chunk, max_blo
 from htb_jax._src.sweep import progress_bar
 from htb_jax._src.validation import (
     check_flag,
+    check_increasing,
     check_integer,
     check_interval,
     check_nonempty,
     check_path,
     check_static,
+    check_untraced,
     given,
     has_tracer,
+    real_array,
 )
 
 
@@ -325,12 +328,17 @@ def _plan(
     policy, eps, horizons, num_seeds, family, key, anytime, per_decade, seed_chunk, store, restart, name, family_name,
     progress, checkpoints_remedy,
 ) -> MeasurePlan:
+    check_untraced("measure runs its own programs, chunk of seeds by chunk, and fits them on the host", ".",
+                   policy=policy, eps=eps, horizons=horizons, num_seeds=num_seeds, family=family)
     factory = None
     if is_policy_factory(policy):
         check_policy_factory("policy", policy, "measure", "member")
         factory = policy
     else:
         check_one_policy("policy", policy, "measure", "measure each grid point on its own")
+    if real_array("eps", eps).ndim > 1:
+        raise ValueError(f"eps must be one number or a flat list of numbers; got {given('eps', eps)} of shape "
+                         f"{np.shape(eps)}.")
     eps_values = (eps,) if np.ndim(eps) == 0 and not isinstance(eps, (list, tuple)) else tuple(eps)
     check_nonempty("eps", eps_values)
     check_interval("eps", list(eps_values), 0.0, 1.0, low_closed=False, high_closed=True)
@@ -339,8 +347,7 @@ def _plan(
     check_nonempty("horizons", horizons)
     check_integer("horizons", list(horizons), 1, maximum=10**18)
     t = np.asarray([int(h) for h in horizons], np.int64)
-    if t.size < 2 or np.any(np.diff(t) <= 0):
-        raise ValueError(f"horizons must be at least two, increasing; got {t.tolist()}.")
+    check_increasing("horizons", t, least=2)
     check_integer("num_seeds", num_seeds, 2, one=True)
     check_root_key(key)
     if anytime is not None:

@@ -35,6 +35,7 @@ from htb_jax._src.sweep import write_csv as _write_csv
 from htb_jax._src.validation import (
     check_choice,
     check_flag,
+    check_increasing,
     check_instance_type,
     check_integer,
     check_nonempty,
@@ -121,6 +122,7 @@ def run_family(
     family.validate()
     check_nonempty("horizons", horizons)
     check_integer("horizons", list(horizons), 1, maximum=10**18)
+    check_increasing("horizons", list(horizons))  # a horizon repeated would weigh twice in the fits
     check_integer("num_seeds", num_seeds, 2, one=True)
     check_root_key(key)
     if seed_chunk is None:

@@ -34,6 +34,7 @@ from htb_jax._src.simulate.program import memory_plan
 from htb_jax._src.validation import (
     check_choice,
     check_flag,
+    check_increasing,
     check_instance_type,
     check_integer,
     check_interval,
@@ -93,6 +94,7 @@ class TFrontierConfig:
                 low_closed=True, high_closed=False, where=f"for eps={e:g}",
             )
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
+        check_increasing("horizons", list(self.horizons))  # a horizon repeated would weigh twice in the fits
         check_integer("fit_from", self.fit_from, 1, maximum=10**18, one=True)
         check_integer("num_seeds", self.num_seeds, 2, maximum=MAX_SEEDS, one=True)
         check_layout(self.num_seeds, self.chunk)
