@@ -312,6 +312,9 @@ LIBRARY = {
     "measure eps 2-D": (ValueError, r"^eps must be one number or a flat list of numbers; got eps=array\(\[\[1. , 0.5\]\]\) "
                                     r"\(ndarray\) of shape \(1, 2\)\.$",
                         lambda: htb.frontier.measure(htb.UCB1(), np.array([[1.0, 0.5]]), (100, 1000), 2)),
+    # NaN gave 0 for a Gaussian, inf for a Pareto, NaN for a TwoPoint; an order <= 0 was computed
+    "abs_moment nan": (ValueError, r"^eps must lie in \(-1, inf\) \(the order 1 \+ eps > 0\); got eps=nan\.$",
+                       lambda: htb.Gaussian(loc=0.0).abs_moment(float("nan"))),
     # a grid run_family cannot lay out as (G, F + 1, H, S) (before: an IndexError after the runs)
     "run_family one schedule": (ValueError, r"policy must be a flat batch of schedules, grid shape \(G,\); got a policy "
                                 r"of grid shape \(\): give its parameters as 1-D arrays \(one schedule: arrays of one",

@@ -6,7 +6,9 @@ rate and ``Phi_dep(K, T) = K^a T^c`` the gap-sum-normalized
 distribution-dependent rate.  Every function takes Python floats or NumPy
 arrays, broadcasts them, and returns float64 (a NumPy scalar when every
 input is a scalar).  Out-of-range inputs raise ``ValueError`` naming the
-admissible range and the value given.
+admissible range and the value given.  Equations are cited by their labels in
+the paper's source, ``eq. (boundEpsKnown)``; the documentation's index says
+where each one is.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from htb_jax._src.validation import (
     check_broadcast,
     check_float32,
     check_float32_scale,
+    check_interval,
     check_real,
     lists_as_arrays,
     real_array,
@@ -178,7 +179,8 @@ class Distribution:
     def abs_moment(self, eps: Any) -> jax.Array:
         """Raw absolute moment ``E|X|^(1+eps)`` (Section 2), f64[broadcast(eps, batch)].
 
-        Closed form for :class:`TwoPoint`; tanh-sinh quadrature otherwise
+        Any order ``1 + eps > 0``, so ``eps`` in ``(-1, inf)`` (the paper's ``eps`` lies in ``(0, 1]``).
+        Closed form for :class:`TwoPoint`, an exact finite sum for :class:`Empirical`; tanh-sinh quadrature otherwise
         (relative accuracy about 1e-12; close to the divergence at a tail
         index ``a``, a few ulps times ``a / (a - 1 - eps)``, the conditioning
         of a moment ``~ 1 / (a - 1 - eps)``; for :class:`Stable` arms with
@@ -191,7 +193,7 @@ class Distribution:
         the derivative is the same quadrature of the integrand's derivative,
         within 1e-6 of central differences (``tests/test_distributions.py``).
         """
-        check_real("eps", eps)
+        check_interval("eps", eps, -1.0, np.inf, low_closed=False, high_closed=False, where="(the order 1 + eps > 0)")
         return _abs_moment(self, eps)
 
     def cdf(self, x: Any) -> jax.Array:
