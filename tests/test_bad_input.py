@@ -239,7 +239,7 @@ LIBRARY = {
     # the sweep and frontier configurations
     "sweep alphas str": (TypeError, r"alphas must be a real number.*got alphas=\['0.8'\]",
                          lambda: SweepConfig(alphas=("0.8",)).validate()),
-    "sweep alphas empty": (ValueError, r"alphas must be a non-empty list of numbers; got alphas=\(\)",
+    "sweep alphas empty": (ValueError, r"alphas must be a non-empty list of numbers \(or a 1-D array\); got alphas=\(\)",
                            lambda: SweepConfig(alphas=()).validate()),
     "sweep horizons": (ValueError, r"horizons must be an integer in \[1, 10{18}\]; got horizons=1500.7",
                        lambda: SweepConfig(horizons=(1500.7,)).validate()),
@@ -256,7 +256,7 @@ LIBRARY = {
                      lambda: TFrontierConfig(key=-1).validate()),
     "frontier fit_from": (ValueError, r"fit_from must be an integer in \[1, 10{18}\]; got fit_from=1500.5",
                           lambda: TFrontierConfig(fit_from=1500.5).validate()),
-    "frontier eps empty": (ValueError, r"eps_values must be a non-empty list of numbers; got eps_values=\(\)",
+    "frontier eps empty": (ValueError, r"eps_values must be a non-empty list of numbers \(or a 1-D array\); got eps_values=\(\)",
                            lambda: TFrontierConfig(eps_values=()).validate()),
     "seed_chunks seeds": (ValueError, r"num_seeds must be an integer in \[1, 4294967296\]; got num_seeds=1000000000000\.",
                           lambda: resumable.seed_chunks(10**12, 1)),

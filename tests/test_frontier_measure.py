@@ -230,6 +230,13 @@ def test_measure_refuses_bad_input_by_name():
     with pytest.raises(ValueError, match=r"^eps must leave every member of the family a finite U_eps, .*\(its "
                                          r"eps_sup\(\) is 0.8\); got eps=0.9, where member 0's U_eps is inf\.$"):
         htb.frontier.measure(htb.UCB1(), [0.5, 0.9], [100, 200], 2, family=lomax)
+    # A Pareto family's members without the moment drop out of the worst case (U_eps = inf normalizes
+    # them to 0); with none left, every run was made, then the fit failed on a worst case of 0 (the
+    # eps = 0.5 measurement lost with it).
+    pareto = htb.frontier.ParetoFamily(gaps=(0.1, 1.0), shapes=(1.75,))
+    with pytest.raises(ValueError, match=r"^eps must leave a member of the family a finite U_eps, .*\(its eps_sup\(\) "
+                                         r"is 0.75\); got eps=1, where member 0's U_eps is inf, as every member's\.$"):
+        htb.frontier.measure(htb.UCB1(), [0.5, 1.0], [100, 200], 2, family=pareto, anytime=False)
 
 
 USER_MODULE = '''

@@ -32,6 +32,7 @@ from htb_jax._src.protocol_checks import check_pytree
 from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.validation import (
     FLOAT32_MAX,
+    check_broadcast,
     check_float32,
     check_instance_type,
     check_integer,
@@ -331,6 +332,7 @@ def lower_bound_pair(
     check_integer("arm", arm, 1, maximum=num_arms - 1)
     check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
     check_interval("spike_prob", spike_prob, 0.0, 1.0, low_closed=False, high_closed=True)
+    check_broadcast("lower_bound_pair", gap=gap, spike_prob=spike_prob)
     g, b = concrete(gap), concrete(spike_prob)
     if g is not None and b is not None:
         g, b = np.broadcast_arrays(np.asarray(g, np.float64), np.asarray(b, np.float64))
@@ -375,6 +377,14 @@ def intrinsic_scale(instance: Distribution, eps: Any) -> jax.Array:
     """
     check_instance(instance, function="htb.intrinsic_scale", needs=("abs_moment",))
     check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
+    leading = tuple(instance.batch_shape[:-1])
+    try:
+        np.broadcast_shapes(np.shape(eps), leading)
+    except ValueError:
+        raise ValueError(
+            f"eps must broadcast against the instance's batch shape without its arm axis, {leading}; got eps of "
+            f"shape {np.shape(eps)}."
+        ) from None
     eps = jnp.asarray(eps, jnp.float64)
     return _largest_root(instance.abs_moment(eps[..., None]), eps)
 

@@ -273,10 +273,15 @@ def _fmt(x: float) -> str:
 
 
 def check_nonempty(name: str, values: Any) -> None:
-    """``ValueError`` unless ``values`` is a non-empty list or tuple (a setting such as ``alphas``)."""
-    if not isinstance(values, (list, tuple)) or not values:
-        shown = given(name, values) if values is None or isinstance(values, type) else f"{name}={values!r}"
-        raise ValueError(f"{name} must be a non-empty list of numbers; got {shown}.")
+    """``ValueError`` unless ``values`` is a non-empty list or tuple (a setting such as ``alphas``), or a
+    non-empty 1-D NumPy or JAX array of them (not traced)."""
+    if isinstance(values, (np.ndarray, jax.Array)) and not isinstance(values, jax.core.Tracer):
+        if values.ndim == 1 and values.size > 0:
+            return
+    elif isinstance(values, (list, tuple)) and values:
+        return
+    shown = given(name, values) if values is None or isinstance(values, type) else f"{name}={values!r}"
+    raise ValueError(f"{name} must be a non-empty list of numbers (or a 1-D array); got {shown}.")
 
 
 def check_broadcast(what: str, **values: Any) -> tuple[int, ...]:

@@ -160,20 +160,30 @@ def _family_instances(family) -> tuple[Distribution, str]:
     )
 
 
-def _check_scale(instances: Distribution, eps_values: tuple) -> None:
-    """``ValueError`` where a member's ``U_eps`` (the worst case's normalization) is infinite at an
-    ``eps``: its arms lack the moment of order ``1 + eps``, and the fit of ``d`` would fail after the runs."""
+def _scales(instances: Distribution, eps_values: tuple, every_member: bool) -> tuple[np.ndarray, ...]:
+    """``U_eps`` of every member (then the fixed instance), f64[F + 1] per ``eps``: the worst case's
+    normalization, computed before the runs.
+
+    ``ValueError`` where the fit of ``d`` would fail after the runs: a member's ``U_eps`` infinite
+    (its arms lack the moment of order ``1 + eps``) for a family of one's own (``every_member``); for
+    the built-in families, whose members without the moment normalize to 0 and drop out of the worst
+    case (the Pareto family's shapes below ``1 + eps``), every member's.
+    """
+    scales = []
     for e in eps_values:
-        scale = np.asarray(intrinsic_scale(instances, e))
-        bad = np.flatnonzero(~np.isfinite(scale))
-        if bad.size:
+        scale = np.asarray(intrinsic_scale(instances, e), np.float64)
+        bad = np.flatnonzero(~np.isfinite(scale[:-1] if not every_member else scale))
+        if bad.size and (every_member or bad.size == scale.size - 1):
             sup = getattr(instances, "eps_sup", None)
             told = f" (its eps_sup() is {float(np.min(sup())):g})" if callable(sup) else ""
+            which = "every member of the family" if every_member else "a member of the family"
             raise ValueError(
-                f"eps must leave every member of the family a finite U_eps, the normalization of d (its arms need "
+                f"eps must leave {which} a finite U_eps, the normalization of d (its arms need "
                 f"a finite (1+eps)-moment){told}; got eps={e:g}, where member {int(bad[0])}'s U_eps is "
-                f"{float(scale[bad[0]]):g}."
+                f"{float(scale[bad[0]]):g}" + ("." if every_member else ", as every member's.")
             )
+        scales.append(scale)
+    return tuple(scales)
 
 
 def _member(instances: Distribution, f: int) -> Distribution:
@@ -286,7 +296,8 @@ def measure(
 class MeasurePlan:
     """A checked :func:`measure` call, its defaults resolved (``seed_chunk`` included), before anything
     runs.  ``horizons`` is i64[H]; ``count`` the anytime run's checkpoints (0 per horizon) and ``columns``
-    the horizons' among them; ``instances`` the members, then the fixed instance; ``runs`` a chunk's
+    the horizons' among them; ``instances`` the members, then the fixed instance, and ``scales`` their
+    ``U_eps`` per ``eps``, f64[F + 1] each; ``runs`` a chunk's
     ``simulate`` calls, ``(policy, instances, paired)`` each; ``row`` the instance whose schedule is
     reported; ``identity`` what a store's manifest records; ``restart`` whether to delete the store's
     contents first."""
@@ -305,6 +316,7 @@ class MeasurePlan:
     count: int
     columns: np.ndarray | None
     instances: Distribution
+    scales: tuple
     runs: list
     row: int
     identity: dict
@@ -367,11 +379,10 @@ def _plan(
         check_store_dir(store, STORE_REMEDY)
     family = SpikeFamily() if family is None else family
     instances, kind = _family_instances(family)
-    if kind == "custom":
-        _check_scale(instances, eps_values)
     # The regrets f64[F + 1, H, S], held twice at the end (the chunks' and their concatenation).
     check_host_results(int(num_seeds), 2 * 8 * instances.batch_shape[0] * t.size,
                        "run fewer seeds, or several measurements with other keys")
+    scales = _scales(instances, eps_values, every_member=kind == "custom")
     runs = [(policy, instances, False)] if factory is None else per_member_runs(factory, instances)
     told = anytime is not None
     if anytime is None:
@@ -400,7 +411,7 @@ def _plan(
     return MeasurePlan(
         name=name, family_name=family_name or kind, eps_values=eps_values, horizons=t, num_seeds=int(num_seeds),
         seed_chunk=int(seed_chunk), key=int(key), store=store, restart=bool(restart), progress=progress,
-        anytime=bool(anytime), count=count, columns=columns, instances=instances, runs=runs,
+        anytime=bool(anytime), count=count, columns=columns, instances=instances, scales=scales, runs=runs,
         row=0 if factory is None else -1,  # whose schedule is reported: the fixed instance's for a per-member policy
         identity=identity,
     )
@@ -449,14 +460,14 @@ def run_measure(plan: MeasurePlan, chunk_store: ChunkStore | None = None) -> tup
     regret = np.concatenate([part["regret"] for part in parts], axis=-1)
     exploration = np.asarray(parts[-1]["exploration"], np.int64)
     return tuple(
-        _fit(plan.name, plan.family_name, float(e), t, regret, plan.instances, exploration, plan.anytime, seconds,
-             resumed, plan.key)
-        for e in plan.eps_values
+        _fit(plan.name, plan.family_name, float(e), t, regret, plan.instances, scale, exploration, plan.anytime,
+             seconds, resumed, plan.key)
+        for e, scale in zip(plan.eps_values, plan.scales, strict=True)
     )
 
 
-def _fit(name, family_name, eps, t, regret, instances, exploration, anytime, seconds, resumed, key) -> Measurement:
-    scale = np.asarray(intrinsic_scale(instances, eps), np.float64)
+def _fit(name, family_name, eps, t, regret, instances, scale, exploration, anytime, seconds, resumed,
+         key) -> Measurement:
     x = t.astype(float)
     d = fit_worst_case_exponent(x, np.moveaxis(regret[:-1], 0, 1), scale[:-1], key=key)
     c = fit_exponent(x, regret[-1], key=key)
