@@ -315,6 +315,11 @@ LIBRARY = {
     # NaN gave 0 for a Gaussian, inf for a Pareto, NaN for a TwoPoint; an order <= 0 was computed
     "abs_moment nan": (ValueError, r"^eps must lie in \(-1, inf\) \(the order 1 \+ eps > 0\); got eps=nan\.$",
                        lambda: htb.Gaussian(loc=0.0).abs_moment(float("nan"))),
+    # a batch of base laws is a batch of instances: its shape and gap's must broadcast (before: JAX's message)
+    "equal_gap shapes": (ValueError, r"^gap and base make a batch of instances, so their shapes must broadcast; got gap "
+                                     r"of shape \(3,\) and base of batch shape \(2,\)\.$",
+                         lambda: htb.equal_gap(htb.Pareto(loc=np.zeros(2), shape=np.full(2, 1.5)), 3,
+                                               np.array([0.1, 0.2, 0.3]))),
     # a grid run_family cannot lay out as (G, F + 1, H, S) (before: an IndexError after the runs)
     "run_family one schedule": (ValueError, r"policy must be a flat batch of schedules, grid shape \(G,\); got a policy "
                                 r"of grid shape \(\): give its parameters as 1-D arrays \(one schedule: arrays of one",

@@ -281,14 +281,17 @@ def equal_gap(base: Distribution, num_arms: int, gap: Any) -> Distribution:
     equal-gap family (Section 3) with ``sum_i Delta_i = (K - 1) gap``.
 
     Args:
-      base: a distribution with batch shape ``()`` (or any shape that
-        broadcasts against a trailing arm axis).
+      base: the law of one arm, batch shape ``()``.  A batch of laws (batch shape
+        ``B``) makes a batch of instances, one per law: its axes lead, as ``gap``'s
+        do, and are never read as the arms.
       num_arms: ``K >= 2``.
       gap: ``Delta > 0``; may be an array (its shape is prepended to the arms).
 
     Returns:
-      The instance, batch shape ``gap.shape + base.batch_shape + (K,)`` for
-      scalar-batched bases.
+      The instance, batch shape ``broadcast(gap.shape, B) + (K,)``.
+
+    Raises:
+      ValueError: if ``gap.shape`` and ``B`` do not broadcast.
 
     Examples:
       >>> import htb_jax as htb
@@ -300,6 +303,13 @@ def equal_gap(base: Distribution, num_arms: int, gap: Any) -> Distribution:
     check_integer("num_arms", num_arms, 2, one=True)
     check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
     check_float32("gap", gap)  # else refused as the shifted law's loc, which the user never wrote
+    try:
+        np.broadcast_shapes(np.shape(gap), tuple(base.batch_shape))
+    except ValueError:
+        raise ValueError(
+            f"gap and base make a batch of instances, so their shapes must broadcast; got gap of shape "
+            f"{np.shape(gap)} and base of batch shape {tuple(base.batch_shape)}."
+        ) from None
     gap = jnp.asarray(gap, jnp.float64)
     shift = jnp.zeros(int(num_arms), jnp.float64).at[0].set(1.0) * gap[..., None]
     arms = jax.tree.map(lambda p: p[..., None], base.broadcast())
