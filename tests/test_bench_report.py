@@ -406,6 +406,17 @@ def test_a_report_written_again_removes_the_figures_it_no_longer_draws(tmp_path)
     assert len([name for name in first if name.startswith("regret-")]) > 1
 
 
+def test_a_report_deletes_no_figure_an_earlier_report_did_not_draw(tmp_path):
+    """A folder that never held a report keeps its own regret-*.png and frontier.png (before: every
+    such file the new report did not draw was deleted, as ``htb-jax frontier --out`` writes frontier.png)."""
+    results = _results()
+    results["frontier"] = []
+    (tmp_path / "frontier.png").write_bytes(b"the user's")
+    (tmp_path / "regret-mine.png").write_bytes(b"the user's")
+    report.write_report(results, tmp_path)
+    assert (tmp_path / "frontier.png").read_bytes() == (tmp_path / "regret-mine.png").read_bytes() == b"the user's"
+
+
 def test_a_report_interrupted_while_written_leaves_the_earlier_one_whole(tmp_path, monkeypatch):
     """Ctrl-C after some files of a new report are written: the folder still holds the earlier report, every
     file of it, and no temporary folder. Catches results.json of one run beside report.md of another."""

@@ -383,8 +383,9 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     ``report.html`` (the same blocks, every figure embedded as a base64 data URI) and
     ``scorecard.tex`` (a booktabs table of :func:`scorecard_rows` to ``\\input``).  The files are
     written into a temporary folder inside ``directory`` and moved into place together once all are
-    written (an interrupted write leaves the earlier report whole); the figures of an earlier report
-    in ``directory`` that this one does not draw are removed.
+    written (an interrupted write leaves the earlier report whole); the figures an earlier report in
+    ``directory`` drew (those its ``report.md`` shows) that this one does not draw are removed, and no
+    other file.
 
     Args:
       results: a results dict (see ``htb.bench.run``).
@@ -397,12 +398,22 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     _check_results(results)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    earlier = _report_figures(directory / "report.md")
     with moved_into_place(directory) as scratch:  # never a report of two runs' files
         written = _write_files(results, Path(scratch))
-    for stale in [*directory.glob("regret-*.png"), directory / "frontier.png"]:  # an earlier report's figures
-        if stale.exists() and stale.name not in written:
-            stale.unlink()
+    for name in earlier - set(written):
+        (directory / name).unlink(missing_ok=True)
     return {name: directory / name for name in written}
+
+
+def _report_figures(report: Path) -> set[str]:
+    """The figures an earlier report in the folder drew (the images its ``report.md`` shows, of the
+    names this module gives them); none where there is no report: a file the benchmark did not
+    write is never deleted."""
+    if not report.is_file():
+        return set()
+    shown = re.findall(r"!\[[^\]]*\]\(([^)/\\]+\.png)\)", report.read_text(errors="replace"))
+    return {name for name in shown if name == "frontier.png" or re.fullmatch(r"regret-[\w.-]+\.png", name)}
 
 
 def _write_files(results: dict, directory: Path) -> list[str]:
