@@ -58,7 +58,8 @@ def _loop_interval(xs, level: float) -> tuple[float, float, float]:
     z = statistics.NormalDist().inv_cdf((1 + level) / 2)
     m = _loop_mean(xs)
     half = z * _loop_sd(xs) / math.sqrt(len(xs))
-    return m, m - half, m + half
+    low = max(m - half, 0.0) if min(xs) >= 0 else m - half  # no mean of nonnegative regrets lies below 0
+    return m, low, m + half
 
 
 @pytest.mark.parametrize("level", [0.95, 0.8])
@@ -73,6 +74,20 @@ def test_summary_matches_loop_reference(level):
     assert set(got) == {*want, "seeds"} and got["seeds"] == 37
     for key, value in want.items():
         assert got[key] == pytest.approx(value, rel=RTOL, abs=0), key
+
+
+@pytest.mark.parametrize(("xs", "clipped"), [([1.0, 1.0, 1.0, 1.0, 1000.0], True), ([-1.0, 1.0, 1.0, 1.0, 1000.0], False)])
+def test_the_interval_of_nonnegative_regrets_stops_at_zero(xs, clipped):
+    """One seed's heavy tail: mean 200.8, half-width 1.96 x 446.4 / sqrt(5) = 391.3, so the normal interval
+    reaches -190.5, below any mean of nonnegative regrets (the stored reference showed 1875 [-1182, 4933]);
+    clipped at 0 where every value is >= 0, and not where one is negative.  Catches: no clip, a clip of
+    negative data, a clip of the high end or of the mean."""
+    got = stats.summary(np.asarray(xs))
+    m, lo, hi = _loop_interval(xs, 0.95)
+    assert (got["mean"], got["mean_high"]) == (pytest.approx(m, rel=RTOL), pytest.approx(hi, rel=RTOL))
+    assert got["mean_low"] == (0.0 if clipped else pytest.approx(lo, rel=RTOL)) and (lo == 0.0) == clipped
+    band = stats.curve_band(np.asarray([xs, [2.0 * x for x in xs]]))
+    assert (band["low"][0] == 0.0) == clipped and band["high"][0] == pytest.approx(hi, rel=RTOL)
 
 
 def _t_cdf(x: float, df: int) -> float:

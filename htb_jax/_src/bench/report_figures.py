@@ -117,7 +117,7 @@ def plot_curves(results: dict, experiment: dict, path: Path) -> None:
     fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False)
     handles = {}
     for j, (ax, setting) in enumerate(zip(axes.flat, settings, strict=False)):
-        rounds, means = [], []
+        rounds, means, bands = [], [], []
         for p in policies:
             curve = experiment["curves"].get(p["name"], [None] * len(settings))[j]
             if curve is None:
@@ -127,13 +127,21 @@ def plot_curves(results: dict, experiment: dict, path: Path) -> None:
             low = np.asarray([_float(v) for v in curve["low"]])
             high = np.asarray([_float(v) for v in curve["high"]])
             color = colors[p["name"]]
-            ax.fill_between(t, low, high, color=color, alpha=0.15, lw=0)
+            bands.append((t, low, high, color))
             (handles[p["name"]],) = ax.plot(t, mean, color=color, lw=2.0 if p["user"] else 1.0,
                                             zorder=3 if p["user"] else 2)
             rounds.append(t)
             means.append(mean)
         if rounds:
             _log_axes(ax, rounds, means)
+        # The bands after the axes: on a log axis a band's low end at 0 (the interval clipped there) is
+        # drawn down to the axis's foot, as far as the axis shows, not dropped.
+        bottom = ax.get_ylim()[0]
+        for t, low, high, color in bands:
+            shown_low = np.maximum(low, bottom) if ax.get_yscale() == "log" else low
+            ax.fill_between(t, shown_low, high, color=color, alpha=0.15, lw=0, zorder=1)
+        if bands and ax.get_yscale() == "log":
+            ax.set_ylim(bottom=bottom)
         ax.set_title(f"{setting['label']}\nK = {setting['num_arms']}, T = {setting['horizon']}", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(True, alpha=0.3)
