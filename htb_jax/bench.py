@@ -3,7 +3,9 @@
 ``htb_jax.bench`` runs a policy, a user's or a built-in one, and the
 literature's policies (:func:`peers`) through the suite's experiments
 (:func:`experiments`: tail heaviness, asymmetry, gaps, arms, horizon,
-misspecification), every policy on the same reward tables, and writes a
+misspecification and real data; then the worst case, Theorem 1's ``(d, c)``
+as :func:`htb_jax.frontier.measure` fits them), every policy on the same
+reward tables, and writes a
 report (:func:`write_report`; its scorecard alone: :func:`scorecard_markdown`):
 scores in ``[0, 1]`` per experiment, ranks, regret ratios to the best peer with
 paired bootstrap intervals, regret curves, and a LaTeX scorecard.

@@ -320,6 +320,14 @@ LIBRARY = {
                                      r"of shape \(3,\) and base of batch shape \(2,\)\.$",
                          lambda: htb.equal_gap(htb.Pareto(loc=np.zeros(2), shape=np.full(2, 1.5)), 3,
                                                np.array([0.1, 0.2, 0.3]))),
+    # claims: a value that is no pair failed inside (unpacking, isnan); a key matching no measurement was ignored
+    "claims not a pair": (TypeError, r"^claims\[\('p', 1.0\)\] must be a pair \(d, c\) of numbers; got 0.5\.$",
+                          lambda: htb.frontier.measurement_table([MEASUREMENT], claims={("p", 1.0): 0.5})),
+    "claims unmatched": (ValueError, r"^claims must be keyed by \(policy name, eps\) of a measurement given, among "
+                                     r"\('p', 1\); got the key 'p', which matches none\.$",
+                         lambda: htb.frontier.measurement_table([MEASUREMENT], claims={"p": (0.5, 0.5)})),
+    "notes not text": (TypeError, r"^notes\[\('p', 1.0\)\] must be a string; got note=3 \(int\)\.$",
+                       lambda: htb.frontier.plot_measurements([MEASUREMENT], "m.png", notes={("p", 1.0): 3})),
     # a grid run_family cannot lay out as (G, F + 1, H, S) (before: an IndexError after the runs)
     "run_family one schedule": (ValueError, r"policy must be a flat batch of schedules, grid shape \(G,\); got a policy "
                                 r"of grid shape \(\): give its parameters as 1-D arrays \(one schedule: arrays of one",

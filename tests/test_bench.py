@@ -285,6 +285,33 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, capsys):
                                         r"policy\(eps=1, u=.*\)=5 \(int\)"):
         htb.bench.run(lambda eps, u: 5, only=["tail"], out=str(tmp_path / "z"), progress=False)
     assert not list((tmp_path / "z").glob("runs/*"))
+    # A function that raises at some setting's (eps, u): one line naming it and the values, before any run
+    # (before: a traceback, or the experiments before that setting computed and stored first).
+    def picky(eps, u):
+        if eps < 0.5:
+            raise RuntimeError("eps too small for me")
+        return htb.UCB1()
+
+    with pytest.raises(ValueError, match=r"^.*picky: policy\(eps=0.075, u=0.534674\) raised RuntimeError: eps too small "
+                                         r"for me$"):  # misspecification's eps told x 0.1
+        htb.bench.run(picky, only=["gaps", "misspecification"], out=str(tmp_path / "z"), progress=False)
+    assert not (tmp_path / "z" / "runs").exists()
+    # A name whose folder is a peer's (runs/Robust_UCB, runs/UCB1 on a case-blind file system), with the
+    # peers or without: the two would share their stored runs (before: refused on every later run).
+    with pytest.raises(ValueError, match=r"^name must differ from every built-in peer's name, also as a folder name; "
+                                         r"got name='Robust_UCB', whose runs would share runs/Robust_UCB with "
+                                         r"'Robust UCB' \(give another name\)$"):
+        htb.bench.run(htb.UCB1(), name="Robust_UCB", out=str(tmp_path / "z"))
+    for name in ("UCB1", "ucb1"):
+        with pytest.raises(ValueError, match=r"^name must differ from every built-in peer's name"):
+            htb.bench.run(htb.UCB1(), name=name, peers=False, out=str(tmp_path / "z"))
+    # --name labels --policy's policy: alone it was ignored (every peer ran), empty it fell back silently
+    assert main(["bench", "--name", "mine", "--out", str(tmp_path / "y")]) == 2
+    assert capsys.readouterr().err == ("htb-jax: error: --name labels the policy --policy gives; without --policy it "
+                                       "would be ignored\n")
+    assert main(["bench", "--policy", "htb_jax:UCB1()", "--name", "", "--out", str(tmp_path / "y")]) == 2
+    assert capsys.readouterr().err == "htb-jax: error: --name must be a non-empty label; got --name=''\n"
+    assert not (tmp_path / "y").exists()
 
 
 def test_summary_cells_are_the_statistics_of_the_stored_regrets(tiny):

@@ -123,3 +123,14 @@ def test_bad_input_is_refused_by_name(call, message):
     """Each bad input raises a ValueError naming the argument, its admissible range and the value given."""
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_an_estimate_or_a_traced_index_is_refused_with_its_way_out():
+    """``suggested_eps(tail_index(x))`` and ``jax.jit(suggested_eps)`` said only "must be a real number" and
+    ``got alpha=JitTracer(...)``: each names what to pass instead."""
+    est = htb.tail_index(np.arange(1.0, 101.0), k=10)
+    with pytest.raises(TypeError, match=rf"got a TailIndex: pass its \.alpha \(suggested_eps\({est.alpha:.4g}\)\), or "
+                                        r"\.alpha - 2 \* \.stderr for the cautious choice\.$"):
+        htb.suggested_eps(est)
+    with pytest.raises(TypeError, match=r"cannot be traced .*; got a traced alpha: use jnp.minimum\(1.0, alpha - 1.0\)"):
+        jax.jit(htb.suggested_eps)(1.5)

@@ -76,8 +76,14 @@ class Contender:
         return is_policy_factory(self.make)
 
     def policy(self, eps: float, u: float):
-        """The policy for a setting whose told ``(eps, u)`` are given."""
-        return self.make(eps, u) if self.told else self.make
+        """The policy for a setting whose told ``(eps, u)`` are given; a function that raises is named,
+        with the values it was told, in one line (``ValueError``)."""
+        if not self.told:
+            return self.make
+        try:
+            return self.make(eps, u)
+        except Exception as e:  # noqa: BLE001  (any failure of a user's function is one line)
+            raise ValueError(f"{self.name}: policy(eps={eps:g}, u={u:g}) raised {type(e).__name__}: {e}") from None
 
 
 def _balanced(eps: float, u: float) -> AdaRETC:

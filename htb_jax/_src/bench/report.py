@@ -114,8 +114,9 @@ def scorecard_rows(results: dict) -> list[dict]:
     Returns:
       One dict per policy: ``policy``, ``user``, ``knows``, ``round_cost``, ``wall_s`` and
       ``experiments``, which maps each experiment's name to its ``score`` (in [0, 1]), ``rank``
-      (1: lowest mean normalised regret), ``ratio``, ``ratio_low``, ``ratio_high`` (the regret ratio
-      to the best peer ``best``, with its 95% paired bootstrap interval); ``None`` where the policy
+      (1: lowest mean normalised regret; on the worst case, highest score), ``ratio``, ``ratio_low``,
+      ``ratio_high`` (the ratio of its mean normalised regret to the best peer's, ``best``, with its 95%
+      paired bootstrap interval); ``None`` where the policy
       reached none of the experiment's settings.
     """
     _check_results(results)
@@ -246,8 +247,9 @@ def _blocks(results: dict, figures: dict[str, str]) -> list:
         ("img", "profile.png", "profile: the experiments' scores per policy"),
         ("h", 2, "Scorecard"),
         ("p", "Per experiment: the score in [0, 1] (higher is better), the rank among all policies (#1: lowest mean "
-              "normalised regret) and the regret ratio to the best peer (the policy itself excluded) with its 95% "
-              "paired bootstrap interval. Emphasised: the policies under test."),
+              "normalised regret; on the worst case, highest score) and the regret ratio, the ratio of the mean "
+              "normalised regret to the best peer's (the policy itself excluded), with its 95% paired bootstrap "
+              "interval. Emphasised: the policies under test."),
         _scorecard_table(results),
         ("h", 2, "Experiments"),
     ]
@@ -348,8 +350,9 @@ def _latex(results: dict) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in results["versions"].items())
     run = _tex_escape(f"{results['suite']} (size {results['size']}, key {results['key']}; {versions})")
     caption = (f"Scorecard of the heavy-tailed bandit benchmark {run}. Per experiment: "
-               r"score in $[0, 1]$, rank (\#1: lowest mean normalised regret) and regret ratio to the best peer "
-               r"with its 95\% paired bootstrap interval. Bold: the policies under test.")
+               r"score in $[0, 1]$, rank (\#1: lowest mean normalised regret; on the worst case, highest score) "
+               r"and regret ratio (of mean normalised regrets) to the best peer with its 95\% paired bootstrap "
+               r"interval. Bold: the policies under test.")
     lines = [
         f"% Scorecard of the htb_jax benchmark suite {results['suite']}, size {results['size']}, key {results['key']}.",
         "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}.",
@@ -381,7 +384,7 @@ def write_report(results: dict, directory) -> dict[str, Path]:
     (``profile.png``, ``regret-<experiment>.png`` for each experiment with curves, ``frontier.png``
     where there are frontier rows),
     ``report.html`` (the same blocks, every figure embedded as a base64 data URI) and
-    ``scorecard.tex`` (a booktabs table of :func:`scorecard_rows` to ``\\input``).  The files are
+    ``scorecard.tex`` (a booktabs table of the scorecard, to ``\\input``).  The files are
     written into a temporary folder inside ``directory`` and moved into place together once all are
     written (an interrupted write leaves the earlier report whole); the figures an earlier report in
     ``directory`` drew (those its ``report.md`` shows) that this one does not draw are removed, and no

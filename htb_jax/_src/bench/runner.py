@@ -128,7 +128,7 @@ def _calls(contender: Contender, group: Group, experiment: Experiment, reach: in
     if not contender.told:
         return [call | {"policy": contender.make}]
     told = [experiment.settings[i].told() for i in group.settings]
-    grid = [contender.make(e, u) for e, u in told]
+    grid = [contender.policy(e, u) for e, u in told]
     for (e, u), made in zip(told, grid, strict=True):
         check_one_policy(f"policy(eps={e:g}, u={u:g})", made, "htb.bench.run", _ONE_AT_A_TIME)
     if len({jax.tree.structure(p) for p in grid}) == 1:
@@ -186,12 +186,27 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
     if policy is not None:
         told = is_policy_factory(policy)
         label = name or (getattr(policy, "__qualname__", "policy") if told else repr(policy))
-        if label in {p.name for p in field}:
-            raise ValueError(f"name must differ from every built-in peer's name; got name={label!r} (give another "
-                             "name)")
         knows = "eps, u (told by the suite)" if told else "nothing"
-        out.append(Contender(label, policy, knows, "O(K)", user=True))
+        user = Contender(label, policy, knows, "O(K)", user=True)
+        for peer in peers():  # with peers=False too: their runs may be stored in the same out
+            if label == peer.name:
+                raise ValueError(f"name must differ from every built-in peer's name; got name={label!r} (give "
+                                 "another name)")
+            if user.slug.casefold() == peer.slug.casefold():
+                raise ValueError(
+                    f"name must differ from every built-in peer's name, also as a folder name; got name={label!r}, "
+                    f"whose runs would share runs/{peer.slug} with {peer.name!r} (give another name)"
+                )
+        out.append(user)
     return out + list(field)
+
+
+def check_told(contender: Contender, settings: Sequence[Setting]) -> None:
+    """``ValueError``/``TypeError`` where a contender told ``(eps, u)`` raises at a setting's values or
+    returns no single policy there: every setting's policy built before anything runs."""
+    for s in settings:
+        e, u = s.told()
+        check_one_policy(f"policy(eps={e:g}, u={u:g})", contender.policy(e, u), "htb.bench.run", _ONE_AT_A_TIME)
 
 
 def check_arguments(policy, name, size, out, peers, only, restart, progress, command) -> list[str] | None:
@@ -216,7 +231,9 @@ def check_arguments(policy, name, size, out, peers, only, restart, progress, com
         check_policy_factory("policy", policy, "htb.bench.run", "eps, u")
     elif policy is not None:
         check_one_policy("policy", policy, "htb.bench.run", _ONE_AT_A_TIME)
-    contenders(policy, name, peers)  # a name taken by a peer
+    field = contenders(policy, name, peers)  # a name taken by a peer
+    if policy is not None and field[0].told:
+        check_told(field[0], [s for e in experiments(size) if only is None or e.name in only for s in e.settings])
     if out is not None:
         check_path("out", out)
         check_output_dir(os.fspath(out))
@@ -282,7 +299,7 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
             per_contender[c.name][(e.name, g.index)] = arrays
             wall[c.name] += seconds
             finished = n
-            note(n, f"{c.name} | {e.name} {g.index + 1}/{len(grouped[c.name, e.name])} ({len(g.settings)} settings)",
+            note(n, f"{c.name} | {e.name} {g.index + 1}/{len(grouped[c.name, e.name])} ({len(g.settings)} setting{'s' * (len(g.settings) > 1)})",
                  resumed, seconds)
         measured = {}
         if worst:

@@ -70,7 +70,7 @@ SETTINGS = tuple((case.name, eps) for case in CASES for eps in case.eps)  # (fam
 DESCRIPTION = (
     "d, the slope in T of the worst case of R_T / U_eps over a family, and c, the slope of the regret on its "
     "fixed member, as htb.frontier.measure fits them: on Theorem 1's two-point family (two arms, gap 1; the "
-    "optimal arm's spike probability from 1e-5 to 0.5 and a fixed member at 0.9) at true eps 1 and 1/2, and on "
+    "optimal arm's spike probability from 1e-10 to 0.5 and a fixed member at 0.9) at true eps 1 and 1/2, and on "
     "symmetric alpha-stable arms of index 1.75 (two arms, scale 1; gaps from 1e-3 to 1, four a decade, where "
     "T Delta^2 goes from below one to T, and a fixed member at gap 0.3) at eps 1/2, whose moments of order "
     "1 + eps below 1.75 are all finite. The regret table shows R_T / U_eps of the worst member at the largest "
@@ -109,7 +109,7 @@ def _told(contender: Contender, eps: float):
     """``member -> policy`` told the true ``eps`` and the member's own ``u = max_i E|X_i|^(1+eps)``."""
 
     def told(member):
-        return contender.make(eps, moment_bound(member, eps))
+        return contender.policy(eps, moment_bound(member, eps))
 
     return told
 

@@ -54,6 +54,10 @@ def add_bench_parser(sub) -> None:
 
 def run_bench(args, argv: list[str]) -> int:
     """Checks the whole command, then runs it (``argv``: the command line's arguments, for the report); status 0."""
+    if args.name is not None and args.policy is None:
+        raise ValueError("--name labels the policy --policy gives; without --policy it would be ignored")
+    if args.name is not None and not args.name.strip():
+        raise ValueError(f"--name must be a non-empty label; got --name={args.name!r}")
     policy = None if args.policy is None else load_contender(args.policy)
     name = args.name or (None if args.policy is None else user_code.parts(args.policy)[1])
     names = [*NAMES, worst_case.NAME]

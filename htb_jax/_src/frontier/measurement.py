@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,7 +27,8 @@ class Measurement:
       horizons: i64[H] the fitted horizons.
       regret: f64[F + 1, H, S] per-seed regrets (member ``F`` is the fixed instance).
       scale: f64[F + 1] ``U_eps`` of each member.
-      exploration: i64[H] ``L_T`` on member 0 (0 where the policy reports none; -1 for anytime
+      exploration: i64[H] ``L_T`` on member 0, or for a ``member -> policy`` function on the fixed
+        instance, whose schedule ``c`` is fitted on (0 where the policy reports none; -1 for anytime
         runs, read at checkpoints).
       d: the worst-case fit (``d.argmax``: the hardest member at the largest horizon).
       c: the fixed-instance fit.
@@ -110,18 +112,33 @@ def _check_measurements(measurements) -> None:
         check_instance_type(f"measurements[{i}]", m, Measurement, "a Measurement (from measure)")
 
 
-def _check_keyed(name: str, value) -> dict:
+def _check_keyed(name: str, value, measurements: Sequence[Measurement]) -> dict:
+    """``claims`` (values: a pair ``(d, c)`` of real numbers) or ``notes`` (values: strings), keyed by
+    ``(policy name, eps)`` of one of ``measurements``: a key that matches none would be ignored."""
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise TypeError(f"{name} must be None or a dict keyed by (policy name, eps); got {given(name, value)}.")
+    known = {(m.name, m.eps) for m in measurements}
+    for key, item in value.items():
+        if key not in known:
+            listed = ", ".join(f"({n!r}, {e:g})" for n, e in sorted(known, key=str))
+            raise ValueError(f"{name} must be keyed by (policy name, eps) of a measurement given, among {listed}; "
+                             f"got the key {key!r}, which matches none.")
+        if name == "claims":
+            pair = item if isinstance(item, (tuple, list)) else None
+            if pair is None or len(pair) != 2 or not all(
+                    isinstance(v, numbers.Real) and not isinstance(v, bool) for v in pair):
+                raise TypeError(f"claims[{key!r}] must be a pair (d, c) of numbers; got {item!r}.")
+        elif not isinstance(item, str):
+            raise TypeError(f"notes[{key!r}] must be a string; got {given('note', item)}.")
     return value
 
 
 def measurement_table(measurements: Sequence[Measurement], claims: dict | None = None) -> str:
     """Markdown: one row per measurement, with the claimed exponents where ``claims[(name, eps)] = (d, c)``."""
     _check_measurements(measurements)
-    claims = _check_keyed("claims", claims)
+    claims = _check_keyed("claims", claims, measurements)
     fmt = lambda v: "-" if v is None or np.isnan(v) else f"{v:.3f}"  # noqa: E731
     head = (
         "| policy | family | eps | T | seeds | d claim | d finite T | d measured | c claim | c finite T "

@@ -173,8 +173,8 @@ def plot_measurements(
     check_path("path", path, file_object=True)
     if title is not None and not isinstance(title, str):
         raise TypeError(f"title must be a string or None; got {given('title', title)}.")
-    claims = _check_keyed("claims", claims)
-    notes = _check_keyed("notes", notes)
+    claims = _check_keyed("claims", claims, measurements)
+    notes = _check_keyed("notes", notes, measurements)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -214,7 +214,13 @@ def plot_measurements(
     for i, fam in enumerate(families):
         for j, e in enumerate(eps_values):
             ax = fig.add_axes([(0.75 + 5.8 * j) / (5.8 * cols), (y - panel) / height, 4.85 / (5.8 * cols), panel / height])
-            frontier_panel(ax, e, f"{fam}, eps = {e:g}  (filled: finite-T slope, x: schedule, o: claim)", high=high)
+            here = [m for m in measurements if m.family_name == fam and m.eps == e]
+            marks = ["filled: finite-T slope"]
+            if any(np.isfinite(m.d_finite_t) and np.isfinite(m.c_finite_t) for m in here):
+                marks.append("x: schedule")
+            if any(np.all(np.isfinite(claims.get((m.name, m.eps), (math.nan, math.nan)))) for m in here):
+                marks.append("o: claim")
+            frontier_panel(ax, e, f"{fam}, eps = {e:g}  ({', '.join(marks)})", high=high)
             ax.set_xlim(0.0, high)
             ax.set_ylim(low, high)
             for m in measurements:
