@@ -314,6 +314,30 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, capsys):
     assert not (tmp_path / "y").exists()
 
 
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _DictSummary:
+    """UCB1 whose summary is a dict, not a PolicySummary: a mistake only a trace of its kernel finds."""
+
+    @property
+    def batch_shape(self):
+        return ()
+
+    def kernel(self, spec):
+        return htb.UCB1().kernel(spec)._replace(summary=lambda state, ctx: {"committed": 0})
+
+
+def test_a_kernel_that_breaks_the_protocol_is_refused_before_the_banner(tmp_path, capsys, monkeypatch):
+    """Its kernel traced on the first setting among the checks (before: the banner printed, an empty
+    runs folder made, then the error)."""
+    monkeypatch.setattr(htb, "DictSummary", _DictSummary, raising=False)
+    assert main(["bench", "--policy", "htb_jax:DictSummary()", "--no-peers", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("htb-jax: error: _DictSummary's kernel.summary must return htb.PolicySummary(") and \
+        err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()
+
+
 def test_summary_cells_are_the_statistics_of_the_stored_regrets(tiny):
     """The cells are :func:`stats.summary` of the stored per-seed regrets (catches a cell built from
     another setting's row)."""

@@ -47,7 +47,7 @@ from htb_jax._src.resumable import (
     root_key_data,
     run_chunks,
 )
-from htb_jax._src.simulate.program import simulate
+from htb_jax._src.simulate.program import memory_plan, simulate
 from htb_jax._src.validation import check_choice, check_flag, check_path, given
 
 NUM_CHECKPOINTS = 16
@@ -234,6 +234,9 @@ def check_arguments(policy, name, size, out, peers, only, restart, progress, com
     field = contenders(policy, name, peers)  # a name taken by a peer
     if policy is not None and field[0].told:
         check_told(field[0], [s for e in experiments(size) if only is None or e.name in only for s in e.settings])
+    if policy is not None:  # its kernel traced on the first setting (nothing compiled): a protocol mistake named now
+        first = experiments(size)[0].settings[0]
+        memory_plan(jax.random.key(KEY), field[0].policy(*first.told()), first.instance, first.horizon, 2)
     if out is not None:
         check_path("out", out)
         check_output_dir(os.fspath(out))

@@ -136,18 +136,16 @@ NOTE_POINTS = 7.5
 
 
 def categorical_colors(names: Sequence[str]) -> dict[str, tuple]:
-    """One colour per name, in order: tab10's up to ten names, else tab20's dark shades before its
-    light ones, so that neighbours in the list differ in hue (tab20 in order pairs each colour with
-    its own light shade)."""
+    """One colour per name, in order: tab10's ten, then tab20b's darkest and second shades of its five
+    hues (twenty saturated colours; tab20's light shades, faint on white and fainter under a bar's
+    transparency, are not used), repeated beyond twenty."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if len(names) <= 10:
-        palette = [plt.cm.tab10(i) for i in range(10)]
-    else:
-        palette = [plt.cm.tab20(i) for i in (*range(0, 20, 2), *range(1, 20, 2))]
+    palette = [plt.cm.tab10(i) for i in range(10)]
+    palette += [plt.cm.tab20b(i) for i in (*range(0, 20, 4), *range(1, 20, 4))]
     return {name: palette[i % len(palette)] for i, name in enumerate(names)}
 
 
