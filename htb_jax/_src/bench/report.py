@@ -184,7 +184,8 @@ def _experiment_blocks(results: dict, e: dict, figure: str | None, reach: dict) 
                    "lrlrrrr"))
     blocks.append(("p", "Regret at each setting's horizon: mean [95% interval] · median · 90% quantile."))
     cells = e["cells"]
-    blocks.append(("table", ["policy", *(f"{s['label']} (T = {s['horizon']})" for s in e["settings"])],
+    blocks.append(("table", ["policy", *(s["label"] if f"T = {s['horizon']}" in s["label"]
+                                         else f"{s['label']} (T = {s['horizon']})" for s in e["settings"])],
                    [([n, *(_regret_cell(c, reach[n]) for c in cells.get(n, [None] * len(e["settings"])))], user[n])
                     for n in names],
                    "l" + "r" * len(e["settings"])))
