@@ -338,6 +338,30 @@ def test_a_kernel_that_breaks_the_protocol_is_refused_before_the_banner(tmp_path
     assert not (tmp_path / "o").exists()
 
 
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _AnytimeReadingT:
+    """UCB1 declared anytime whose act reads T: the worst case (measure at checkpoints) refuses it."""
+
+    anytime = True
+
+    @property
+    def batch_shape(self):
+        return ()
+
+    def kernel(self, spec):
+        ucb = htb.UCB1().kernel(spec)
+        return ucb._replace(act=lambda state, ctx: jax.numpy.where(ctx.horizon > 10**9, 0, ucb.act(state, ctx)))
+
+
+def test_what_the_worst_case_refuses_is_refused_before_the_first_run(tmp_path):
+    """Before: the other experiments ran and were stored, then the worst case refused the declaration."""
+    with pytest.raises(ValueError, match=r"^measure reads one run to T=10000 at checkpoints \(its declaration anytime = "
+                                         r"True\), but _AnytimeReadingT's init, act or update reads ctx.horizon"):
+        htb.bench.run(_AnytimeReadingT(), peers=False, only=["gaps", "worst-case"], out=str(tmp_path / "o"))
+    assert not (tmp_path / "o").exists()
+
+
 def test_summary_cells_are_the_statistics_of_the_stored_regrets(tiny):
     """The cells are :func:`stats.summary` of the stored per-seed regrets (catches a cell built from
     another setting's row)."""

@@ -237,6 +237,8 @@ def check_arguments(policy, name, size, out, peers, only, restart, progress, com
     if policy is not None:  # its kernel traced on the first setting (nothing compiled): a protocol mistake named now
         first = experiments(size)[0].settings[0]
         memory_plan(jax.random.key(KEY), field[0].policy(*first.told()), first.instance, first.horizon, 2)
+        if only is None or worst_case.NAME in only:
+            worst_case.check_contender(field[0], size)
     if out is not None:
         check_path("out", out)
         check_output_dir(os.fspath(out))

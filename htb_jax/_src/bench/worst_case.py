@@ -114,6 +114,17 @@ def _told(contender: Contender, eps: float):
     return told
 
 
+def check_contender(contender: Contender, size: str) -> None:
+    """The contender's measurement on Theorem 1's two-point family planned, nothing run: what
+    :func:`~htb_jax.frontier.measure` refuses (a policy declared ``anytime`` that reads ``T``, a
+    function ``(eps, u) -> policy`` that raises at a member's values) is refused before the
+    benchmark's first run, not when it reaches the worst case."""
+    case = CASES[0]
+    policy = _told(contender, case.eps[0]) if contender.told else contender.make
+    plan_measure(policy, case.eps[0], horizons(contender, size), SIZES[size].seeds, family=case.build(), key=KEY,
+                 name=contender.name, family_name=case.name)
+
+
 def measure_contender(contender: Contender, size: str, out: str | None,
                       restart: bool) -> tuple[list[Measurement], float, bool]:
     """The contender's measurements, one per (family, eps) of :data:`SETTINGS` (stored under ``out/runs/``),
