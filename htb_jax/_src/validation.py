@@ -213,9 +213,10 @@ def real_array(name: str, value: Any, what: str = "a real number or an array of 
 
 def lists_as_arrays(obj: Any, owner: str = "") -> None:
     """Replaces each data field of the frozen dataclass ``obj`` given as a list or tuple by a float64 NumPy
-    array (and one given as a ``Fraction`` by a float), refusing one that does not hold real numbers (:func:`real_array`, the field named with
-    ``owner`` before it, as ``"Pareto loc"``): JAX would take the entries for leaves of their own (a
-    policy's grid given as ``[0.5, 0.6]`` failed inside ``simulate``)."""
+    array (and one given as a ``Fraction`` by a float), refusing one that does not hold real numbers
+    (:func:`real_array`, the field named with ``owner`` before it, as ``"Pareto loc"``): JAX would take
+    the entries for leaves of their own (a policy's grid given as ``[0.5, 0.6]`` failed inside
+    ``simulate``)."""
     for field in dataclasses.fields(obj):
         value = getattr(obj, field.name)
         if not field.metadata.get("static") and isinstance(value, (list, tuple)):
@@ -238,11 +239,8 @@ def check_increasing(name: str, values: Any, least: int = 1) -> None:
     v = np.asarray(values)
     if v.size < least or np.any(np.diff(v) <= 0):
         at_least = f"at least {({2: 'two', 3: 'three'}).get(least, least)}, " if least > 1 else ""
-        raise ValueError(f"{name} must be {at_least}increasing; got {name}={_shown_list(v)}.")
-
-
-def _shown_list(v: np.ndarray) -> str:
-    return str([int(x) if float(x).is_integer() else float(x) for x in v.ravel()[:8]])[:-1] + (", ...]" if v.size > 8 else "]")
+        listed = [int(x) if float(x).is_integer() else float(x) for x in v.ravel()]
+        raise ValueError(f"{name} must be {at_least}increasing; got {name}={shown(listed, 100)}.")
 
 
 def check_real(name: str, value: Any, what: str = "a real number or an array of real numbers") -> None:

@@ -127,10 +127,9 @@ def _calls(contender: Contender, group: Group, experiment: Experiment, reach: in
             "num_checkpoints": NUM_CHECKPOINTS}
     if not contender.told:
         return [call | {"policy": contender.make}]
-    told = [experiment.settings[i].told() for i in group.settings]
-    grid = [contender.policy(e, u) for e, u in told]
-    for (e, u), made in zip(told, grid, strict=True):
-        check_one_policy(f"policy(eps={e:g}, u={u:g})", made, "htb.bench.run", _ONE_AT_A_TIME)
+    settings = [experiment.settings[i] for i in group.settings]
+    check_told(contender, settings)
+    grid = [contender.policy(*s.told()) for s in settings]
     if len({jax.tree.structure(p) for p in grid}) == 1:
         stacked = _stack(grid)
         if stacked.batch_shape == (len(grid),):
@@ -304,8 +303,8 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
             per_contender[c.name][(e.name, g.index)] = arrays
             wall[c.name] += seconds
             finished = n
-            note(n, f"{c.name} | {e.name} {g.index + 1}/{len(grouped[c.name, e.name])} ({len(g.settings)} setting{'s' * (len(g.settings) > 1)})",
-                 resumed, seconds)
+            settings = f"{len(g.settings)} setting" + "s" * (len(g.settings) > 1)
+            note(n, f"{c.name} | {e.name} {g.index + 1}/{len(grouped[c.name, e.name])} ({settings})", resumed, seconds)
         measured = {}
         if worst:
             for n, c in enumerate(field, len(plan) + 1):

@@ -70,9 +70,10 @@ def summary(regrets: Any, level: float = 0.95) -> dict[str, float | int]:
     both rest on the central limit theorem over seeds, and at the
     benchmark's seed counts they differ little (t's interval is 2.0% wider at
     64 seeds, 8.7% at 16).  Regrets are nonnegative, so where every value is,
-    the interval's low end is clipped at 0 (a heavy tail's spread reached below).  Where the regret's variance is infinite the
-    interval covers the mean less often than ``level`` says, whatever ``z``:
-    the median and ``q90`` are the robust summaries.  ``q90`` is NumPy's default quantile (``method=
+    the interval's low end is clipped at 0 (a heavy tail's spread reached
+    below).  Where the regret's variance is infinite the interval covers the
+    mean less often than ``level`` says, whatever ``z``: the median and
+    ``q90`` are the robust summaries.  ``q90`` is NumPy's default quantile (``method=
     "linear"``: linear interpolation between order statistics, Hyndman and
     Fan's type 7), as is the median.
 
