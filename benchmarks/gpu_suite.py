@@ -87,7 +87,8 @@ from progress import note  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import frontier  # noqa: E402
-from htb_jax._src.resumable import ForeignStoreError, seed_chunks  # noqa: E402
+from htb_jax._src.chunk_store import ForeignStoreError
+from htb_jax._src.resumable import seed_chunks  # noqa: E402
 
 MiB = 2**20
 ENGINE_TARGET = 1e9  # UCB1 seed-rounds/s on one H100/H200 (issue 12)

@@ -17,6 +17,7 @@ _jax.config.update("jax_enable_x64", True)
 
 from htb_jax import bench, frontier, theory  # noqa: E402
 from htb_jax._src.bits import signed_tail, uniform_from_bits  # noqa: E402
+from htb_jax._src.chunk_store import ForeignStoreError, StaleStoreError  # noqa: E402
 from htb_jax._src.distributions import (  # noqa: E402
     Dirac,
     Distribution,
@@ -72,7 +73,7 @@ from htb_jax._src.proxy import (  # noqa: E402
     proxy_table,
     regret_proxy,
 )
-from htb_jax._src.resumable import ForeignStoreError, Interrupted, StaleStoreError  # noqa: E402
+from htb_jax._src.resumable import Interrupted  # noqa: E402
 from htb_jax._src.reward_table import TableReader, reward_table, seed_keys  # noqa: E402
 from htb_jax._src.round_stream import round_uniforms  # noqa: E402
 from htb_jax._src.schedule_search import admissible_schedule  # noqa: E402

@@ -15,7 +15,7 @@ import optax
 import pytest
 
 import htb_jax as htb
-from htb_jax._src import resumable
+from htb_jax._src import chunk_store, resumable
 from htb_jax._src.cli import main
 from htb_jax._src.frontier import TFrontierConfig
 from htb_jax._src.reward_table import as_threefry_key
@@ -704,7 +704,7 @@ def test_no_manifest_is_left_by_a_run_that_computed_nothing(tmp_path, monkeypatc
     assert main([*SMALL, "--out", str(out)]) == 2
     assert "simulated failure" in capsys.readouterr().err
     assert not os.path.exists(out / "manifest.json")
-    store = resumable.ChunkStore(str(out), {"a": 1}, [0, 0], [(0, 2)], {"program_sha256": "0"})
+    store = chunk_store.ChunkStore(str(out), {"a": 1}, [0, 0], [(0, 2)], {"program_sha256": "0"})
     assert not os.path.exists(out / "manifest.json")
     store.save(0, {"x": np.zeros(2)})
     assert os.path.exists(out / "manifest.json") and store.load(0) is not None

@@ -426,7 +426,7 @@ def test_a_stale_stored_run_names_its_policys_folder(tiny, tmp_path, monkeypatch
     import shutil
 
     from htb_jax._src import version as version_module
-    from htb_jax._src.resumable import StaleStoreError
+    from htb_jax._src.chunk_store import StaleStoreError
 
     out, *_, kwargs = tiny
     shutil.copytree(out, tmp_path / "copy")

@@ -23,7 +23,7 @@ import pytest
 import reproducibility_probe as probe
 
 from doc_snippets import ROOT, Page, run_page, statements, unchecked
-from htb_jax._src import resumable
+from htb_jax._src import chunk_store, resumable
 from htb_jax._src.cli import interrupted, main
 
 PROXIES = Page(
@@ -276,10 +276,10 @@ def test_fingerprint_refusals_are_the_lines_the_code_forms():
     # version (tests/test_store_fingerprint.py makes the commands print them).
     page = " ".join((ROOT / "docs/guides/memory-resuming.md").read_text().split())
     old = {"program": {"htb_jax": "0.1.0", "jax": "0.10.1", "jaxlib": "0.10.1", "program_sha256": "a"}, "backend": "cpu"}
-    stale = resumable._program_change(old, {**old["program"], "program_sha256": "b"})
+    stale = chunk_store._program_change(old, {**old["program"], "program_sha256": "b"})
     line = f"htb-jax: error: the output directory 'DIR' holds chunks computed by another program ({stale}); "
-    assert line + str(resumable.CLI_REMEDY) in page
-    assert f"(`{resumable._program_change(old, {**old['program'], 'jax': '0.10.2'})}`)" in page
+    assert line + str(chunk_store.CLI_REMEDY) in page
+    assert f"(`{chunk_store._program_change(old, {**old['program'], 'jax': '0.10.2'})}`)" in page
 
 
 def test_pathwise_gradient_ratios_are_the_experiments():

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from htb_jax._src import resumable
+from htb_jax._src import chunk_store, resumable
 from htb_jax._src.cli import main
 
 SWEEP = ["sweep", "--arms", "3", "--alphas", "0.8", "--qs", "0", "--horizons", "1000,3000", "--pareto-shape", "3",
@@ -103,7 +103,7 @@ def test_ctrl_c_at_every_moment_of_a_chunk_keeps_whole_chunks_only(tmp_path, mon
     assert status == 130
     assert err.splitlines()[-1] == f"htb-jax: interrupted before the first of 3 chunks was stored in {out}"
 
-    original_write = resumable.atomic_write
+    original_write = chunk_store.atomic_write
 
     def write_half_of_chunk_1(path, write):
         if not path.endswith("chunk-00001.npz"):
@@ -118,7 +118,7 @@ def test_ctrl_c_at_every_moment_of_a_chunk_keeps_whole_chunks_only(tmp_path, mon
         return original_write(path, half)
 
     with monkeypatch.context() as m:
-        m.setattr(resumable, "atomic_write", write_half_of_chunk_1)
+        m.setattr(chunk_store, "atomic_write", write_half_of_chunk_1)
         status, _, err = _run(argv, capsys)
     assert status == 130
     assert err.splitlines()[-1] == f"htb-jax: interrupted: 1 of 3 chunks stored in {out}; the same command resumes from them"
@@ -128,7 +128,7 @@ def test_ctrl_c_at_every_moment_of_a_chunk_keeps_whole_chunks_only(tmp_path, mon
         raise KeyboardInterrupt
 
     with monkeypatch.context() as m:
-        m.setattr(resumable.ChunkStore, "_write_manifest", interrupted_manifest)
+        m.setattr(chunk_store.ChunkStore, "_write_manifest", interrupted_manifest)
         status, _, err = _run(argv, capsys)
     assert status == 130
     assert err.splitlines()[-1] == f"htb-jax: interrupted: 2 of 3 chunks stored in {out}; the same command resumes from them"

@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from htb_jax._src import resumable
+from htb_jax._src import chunk_store, resumable
 from htb_jax._src.cli import main
 
 SMALL = ["sweep", "--arms", "3", "--alphas", "2/3,0.9", "--qs", "0", "--horizons", "1000,5000",
@@ -202,7 +202,7 @@ def test_the_progress_counts_the_chunks_done_when_a_recomputed_chunk_precedes_st
     # Chunk 0 damaged (recomputed), chunks 1 and 2 read back: after chunk 0 three of four are done
     # (the bar said "chunk 1/4", the position of the chunk computed).
     layout = [(0, 1), (1, 1), (2, 1), (3, 1)]
-    store = resumable.ChunkStore(str(tmp_path), {"a": 1}, [0, 0], layout, {"program_sha256": "0"})
+    store = chunk_store.ChunkStore(str(tmp_path), {"a": 1}, [0, 0], layout, {"program_sha256": "0"})
     for i in (1, 2):
         store.save(i, {"x": np.zeros(1)})
     shown = []
@@ -217,9 +217,9 @@ def test_a_setting_the_identity_leaves_at_its_default_is_named_as_the_default(tm
     manifest = {"config": {"experiment": "t_frontier", "key": 0}, "chunks": [[0, 2]], "chunk_sha256": {},
                 "root_key": [0, 0]}
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(resumable.ForeignStoreError, match=r"\(sampler: the default there, 'per_pull' here\)"):
-        resumable.read_manifest(str(tmp_path), {"experiment": "t_frontier", "key": 0, "sampler": "per_pull"},
-                                [0, 0], [(0, 2)], {}, resumable.CLI_REMEDY)
+    with pytest.raises(chunk_store.ForeignStoreError, match=r"\(sampler: the default there, 'per_pull' here\)"):
+        chunk_store.read_manifest(str(tmp_path), {"experiment": "t_frontier", "key": 0, "sampler": "per_pull"},
+                                [0, 0], [(0, 2)], {}, chunk_store.CLI_REMEDY)
 
 
 def test_another_experiment_is_named_alone(tmp_path):
@@ -230,9 +230,9 @@ def test_another_experiment_is_named_alone(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     for config, shown in (({"experiment": "t_frontier", "family": {"gap": 0.1}, "num_seeds": 256}, "a t_frontier"),
                           ({"family": "pareto", "num_seeds": 32}, "a sweep")):  # a sweep's identity names none
-        with pytest.raises(resumable.ForeignStoreError, match=rf"another configuration \(a measure run there, {shown} "
+        with pytest.raises(chunk_store.ForeignStoreError, match=rf"another configuration \(a measure run there, {shown} "
                                                               r"run here\); give another"):
-            resumable.read_manifest(str(tmp_path), config, [0, 0], [(0, 2)], {}, resumable.CLI_REMEDY)
+            chunk_store.read_manifest(str(tmp_path), config, [0, 0], [(0, 2)], {}, chunk_store.CLI_REMEDY)
 
 
 def test_sigterm_mid_run_prints_one_line_exits_143_and_the_command_resumes(tmp_path, uninterrupted):

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
+from htb_jax._src import chunk_store
 from htb_jax._src import fingerprint as fingerprint_lib
-from htb_jax._src import resumable
 from htb_jax._src import version as version_module
 from htb_jax._src.cli import main
 from htb_jax._src.fingerprint import fingerprint
@@ -156,7 +156,7 @@ def test_an_edited_policy_is_refused_a_comment_resumes_and_restart_starts_again(
         "chunks and start again\n")
     assert _chunks(out) == stored
     # measure, pointed at the command's store, refuses it the same way, naming its own arguments
-    with pytest.raises(resumable.StaleStoreError, match=re.escape(
+    with pytest.raises(chunk_store.StaleStoreError, match=re.escape(
             f"{STALE}; give another store, or restart=True to delete its chunks and start again")):
         htb.frontier.measure(module.Bonus(c=1.0), 1.0, [100, 200], 4, seed_chunk=2, store=str(out))
 
@@ -204,7 +204,7 @@ def test_an_edited_law_is_refused_through_the_sweep_and_measure(tmp_path, user_m
         return htb.frontier.measure(htb.UCB1(), 0.5, horizons, 4, family=family, seed_chunk=2, store=store)[0]
 
     first = measure(write())
-    with pytest.raises(resumable.StaleStoreError, match=re.escape(STALE)):
+    with pytest.raises(chunk_store.StaleStoreError, match=re.escape(STALE)):
         measure(write("draws twice as wide"))
     resumed = measure(write("comments only"))
     assert resumed.resumed_chunks == 2
@@ -226,18 +226,18 @@ def test_a_changed_parameter_version_or_manifest_is_refused_and_restart_keeps_ot
                                     seed_chunk=2, store=str(store), **kwargs)[0]
 
     first = run()
-    with pytest.raises(resumable.ForeignStoreError, match=r"another configuration \(policy: 'AdaRETC\(.*alpha=0\.8"):
+    with pytest.raises(chunk_store.ForeignStoreError, match=r"another configuration \(policy: 'AdaRETC\(.*alpha=0\.8"):
         run(alpha=0.9)
     version = re.escape(htb.__version__)
     with monkeypatch.context() as m:
         m.setattr(version_module, "__version__", "0.1.0.dev9")
-        with pytest.raises(resumable.StaleStoreError, match=rf"another program \(htb_jax {version} there, "
+        with pytest.raises(chunk_store.StaleStoreError, match=rf"another program \(htb_jax {version} there, "
                                                             r"0\.1\.0\.dev9 here\)"):
             run()
     manifest = json.loads((store / "manifest.json").read_text())
     del manifest["program"]
     (store / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(resumable.StaleStoreError, match=r"another program \(its manifest, written by an older htb_jax, records no fingerprint of the program\)"):
+    with pytest.raises(chunk_store.StaleStoreError, match=r"another program \(its manifest, written by an older htb_jax, records no fingerprint of the program\)"):
         run()
     (store / "notes.txt").write_text("mine")
     (store / "chunks" / "chunk-00007.npz").write_bytes(b"left by a run of another layout")
@@ -304,7 +304,7 @@ def test_a_store_of_htb_jax_code_alone_resumes_untraced_and_traces_where_a_file_
     manifest = json.loads((store / "manifest.json").read_text())
     manifest["program"] = {**manifest["program"], "inputs_sha256": "another", "program_sha256": "another"}
     (store / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(resumable.StaleStoreError, match=r"another program \(the simulation program changed"):
+    with pytest.raises(chunk_store.StaleStoreError, match=r"another program \(the simulation program changed"):
         run()
     assert len(traced) == 1
 

@@ -1,6 +1,6 @@
 """What computes a stored result: a fingerprint of the simulation programs behind a store's chunks.
 
-A resumable run (:mod:`htb_jax._src.resumable`) keeps its chunks of seeds
+A resumable run's store (:mod:`htb_jax._src.chunk_store`) keeps its chunks of seeds
 only for the program that computed them.  Its identity (the configuration, a
 policy's ``repr``) does not change when the code of a policy or a reward law
 does, so every store also records :func:`fingerprint`: the SHA-256 of
@@ -14,7 +14,7 @@ does, so every store also records :func:`fingerprint`: the SHA-256 of
 
 next to the versions of htb_jax, jax and jaxlib, whose numbers may change from
 one release to the next.  A store whose fingerprint differs from the run's is
-refused (:class:`~htb_jax._src.resumable.StaleStoreError`).
+refused (:class:`~htb_jax._src.chunk_store.StaleStoreError`).
 
 The program is traced on the local device's platform: on another kind of
 device htb_jax may build another program (the engine runs a family's

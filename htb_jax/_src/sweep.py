@@ -5,7 +5,7 @@ compiled program each time; seed ``s`` draws from ``fold_in(key, s)`` alone,
 so the chunking never changes a number), reported as a table of mean regret
 with standard errors and a log-log figure of regret against the horizon.
 Given an output directory, every finished chunk is kept there
-(:mod:`htb_jax._src.resumable`) and a restarted sweep continues from them.
+(:mod:`htb_jax._src.chunk_store`) and a restarted sweep continues from them.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import theory, user_code
+from htb_jax._src.chunk_store import ChunkStore
 from htb_jax._src.distributions import Distribution, Gaussian, Pareto, StudentT
 from htb_jax._src.fingerprint import Program
 from htb_jax._src.instances import equal_gap, lower_bound_pair
@@ -31,7 +32,6 @@ from htb_jax._src.memory import check_host_results, check_memory_budget
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.resumable import (
     MAX_SEEDS,
-    ChunkStore,
     atomic_write,
     check_layout,
     check_root_key,
@@ -322,7 +322,7 @@ def run_sweep(
         chunk=)`` after every chunk (see :func:`progress_bar`), or ``None``.
       stream: where progress goes (default stderr).
       store: if given (:func:`open_store`), every finished chunk is written there (see
-        :mod:`htb_jax._src.resumable`) and chunks already there are read back
+        :mod:`htb_jax._src.chunk_store`) and chunks already there are read back
         instead of recomputed: a killed run started again resumes.
 
     Raises:

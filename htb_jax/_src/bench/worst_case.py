@@ -25,11 +25,12 @@ import numpy as np
 from htb_jax._src.bench import stats
 from htb_jax._src.bench.peers import Contender
 from htb_jax._src.bench.suite import KEY, SIZES, moment_bound
+from htb_jax._src.chunk_store import FolderRemedy
 from htb_jax._src.frontier.families import SpikeFamily, StableFamily
 from htb_jax._src.frontier.measure import checkpoint_horizons, open_measure_store, plan_measure, run_measure
 from htb_jax._src.frontier.measurement import Measurement
 from htb_jax._src.grids import powers_of_ten
-from htb_jax._src.resumable import FolderRemedy, atomic_write
+from htb_jax._src.resumable import atomic_write
 
 NAME = "worst-case"
 

@@ -7,7 +7,7 @@ import sys
 
 import jax
 
-from htb_jax._src import distributed, resumable, user_code
+from htb_jax._src import chunk_store, distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
 from htb_jax._src.cli.arguments import flag_names, floats, integer, ints, real
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
@@ -83,7 +83,7 @@ def run_policy(args) -> int:
         f"{_POLICY_HORIZON}), or --anytime no",
     )
     # The kernel and the law checked, the program traced (nothing compiled) and the store read.
-    store = open_measure_store(plan, resumable.CLI_REMEDY)
+    store = open_measure_store(plan, chunk_store.CLI_REMEDY)
     print(
         f"{name}: d and c on Theorem 1's two-point family at eps in {list(args.eps)}; T in {horizons[0]}..{horizons[-1]} "
         f"({len(horizons)} horizons); {seeds} seeds in chunks of {plan.seed_chunk}; output in {args.out}",

@@ -28,7 +28,7 @@ def write_text(text: str) -> Callable[[str], None]:
 
 
 def add_restart_argument(parser) -> None:
-    """``--restart``: delete the chunks stored in ``--out`` and start again (see :mod:`htb_jax._src.resumable`)."""
+    """``--restart``: delete the chunks stored in ``--out`` and start again (see :mod:`htb_jax._src.chunk_store`)."""
     parser.add_argument(
         "--restart", action="store_true",
         help="delete what --out stores of the runs this command makes, whatever run wrote it, and compute them "

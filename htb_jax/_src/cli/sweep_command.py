@@ -12,7 +12,7 @@ import tomllib
 
 import jax
 
-from htb_jax._src import distributed, resumable, theory, user_code
+from htb_jax._src import chunk_store, distributed, resumable, theory, user_code
 from htb_jax._src import sweep as sweep_lib
 from htb_jax._src.cli.arguments import byte_size, flag_names, floats, integer, integral, ints, real
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
@@ -235,7 +235,7 @@ def _run_sweep(args, flags: dict) -> int:
     print(sweep_lib.format_table(rows))
     if jax.process_index() != 0:
         return 0
-    with open(os.path.join(out, resumable.MANIFEST)) as f:
+    with open(os.path.join(out, chunk_store.MANIFEST)) as f:
         manifest = json.load(f)
     figure_imports.join()
     paths = write_together(out, {

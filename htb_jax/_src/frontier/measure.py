@@ -37,6 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from htb_jax._src.chunk_store import ChunkStore, Remedy, check_store_dir
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.exponents import fit_exponent, fit_worst_case_exponent
 from htb_jax._src.fingerprint import Program
@@ -49,11 +50,8 @@ from htb_jax._src.memory import check_host_results
 from htb_jax._src.policy_protocol import EngineSpec, reads_horizon
 from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
 from htb_jax._src.resumable import (
-    ChunkStore,
-    Remedy,
     check_layout,
     check_root_key,
-    check_store_dir,
     default_seed_chunk,
     root_key_data,
     run_chunks,

@@ -8,6 +8,7 @@ import jax
 import numpy as np
 
 from htb_jax._src import theory
+from htb_jax._src.chunk_store import CLI_REMEDY, ChunkStore, Remedy, check_store_dir
 from htb_jax._src.frontier.families import SpikeFamily, StableFamily
 from htb_jax._src.frontier.fits import _fit_mask, dependent_exponent, free_exponent, verdict
 from htb_jax._src.frontier.runs import (
@@ -18,17 +19,7 @@ from htb_jax._src.frontier.runs import (
     open_family_store,
 )
 from htb_jax._src.policies.adar_etc import AdaRETC
-from htb_jax._src.resumable import (
-    CLI_REMEDY,
-    MAX_SEEDS,
-    ChunkStore,
-    Remedy,
-    check_layout,
-    check_root_key,
-    check_store_dir,
-    default_seed_chunk,
-    seed_chunks,
-)
+from htb_jax._src.resumable import MAX_SEEDS, check_layout, check_root_key, default_seed_chunk, seed_chunks
 from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.simulate.program import memory_plan
 from htb_jax._src.validation import (
@@ -152,7 +143,7 @@ def run_t_frontier(
       config: the experiment.
       progress: show a progress bar on stderr.
       out_dir: if given, the seed chunks are stored there with a manifest (see
-        :mod:`htb_jax._src.resumable`): a killed run started again resumes, and
+        :mod:`htb_jax._src.chunk_store`): a killed run started again resumes, and
         a directory holding another configuration, or chunks that another program
         computed (htb_jax's code, or the version of htb_jax, jax or jaxlib, changed),
         is refused (``ValueError``), as is one where nothing can be written, before anything runs.
