@@ -351,7 +351,7 @@ def test_a_policy_told_each_members_parameter_through_the_command_line(tmp_path,
         ("user_policies:broken", r"--policy: 'broken', a function member -> policy, failed on the family's members: "
                                  r"ZeroDivisionError: division by zero"),
         ("user_policies:Missing()", r"--policy: 'Missing\(\)' failed in user_policies: NameError"),
-        ("user_policies:NOT_A_POLICY", r"--policy takes a policy instance .* lacks kernel and batch_shape"),
+        ("user_policies:NOT_A_POLICY", r"htb-jax frontier takes a policy instance .* for --policy; got --policy=.* lacks kernel and batch_shape"),
         ("user_policies", r"--policy takes MODULE:EXPRESSION"),
         # a malformed kernel, found when the store is opened (the program traced): before the banner, before --out
         ("user_policies:FloatArm()", r"FloatArm's kernel.act must return the arm to pull as an integer scalar"),

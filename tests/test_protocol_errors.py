@@ -494,10 +494,12 @@ COMMANDS = {
         FLOAT64_BITS.format("htb-jax sweep", "2", "2, 1", "--family", "2")[1:]),
     "frontier-unregistered policy": (
         ["frontier", "--policy", f"{MODULE}:UnregisteredGreedy()"],
-        "--policy " + UNREGISTERED_POLICY.format("UnregisteredGreedy", "UnregisteredGreedy")),
+        "htb-jax frontier " + UNREGISTERED_POLICY.format("UnregisteredGreedy", "UnregisteredGreedy").replace(
+            "for policy; got policy=", "for --policy; got --policy=")),
     "frontier-batch_shape": (
         ["frontier", "--policy", f"{MODULE}:FixedShapeGreedy(c=np.array([1.0, 5.0]))"],
-        "--policy " + BATCH_SHAPE.format("FixedShapeGreedy", "FixedShapeGreedy", "c")),
+        "htb-jax frontier " + BATCH_SHAPE.format("FixedShapeGreedy", "FixedShapeGreedy", "c").replace(
+            "for policy; got policy=", "for --policy; got --policy=")),
 }
 
 

@@ -194,17 +194,19 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
     return out + list(field)
 
 
-def check_told(contender: Contender, settings: Sequence[Setting]) -> None:
+def check_told(contender: Contender, settings: Sequence[Setting], function: str = "htb.bench.run") -> None:
     """``ValueError``/``TypeError`` where a contender told ``(eps, u)`` raises at a setting's values or
-    returns no single policy there: every setting's policy built before anything runs."""
+    returns no single policy there: every setting's policy built before anything runs (``function``:
+    the caller, for the messages)."""
     for s in settings:
         e, u = s.told()
-        check_one_policy(f"policy(eps={e:g}, u={u:g})", contender.policy(e, u), "htb.bench.run", _ONE_AT_A_TIME)
+        check_one_policy(f"policy(eps={e:g}, u={u:g})", contender.policy(e, u), function, _ONE_AT_A_TIME)
 
 
-def check_arguments(policy, name, size, out, peers, only, restart, progress, command) -> list[str] | None:
+def check_arguments(policy, name, size, out, peers, only, restart, progress, command,
+                    function: str = "htb.bench.run") -> list[str] | None:
     """Every argument of :func:`run` checked before anything is printed or runs; returns ``only`` as a
-    list (``None``: every experiment)."""
+    list (``None``: every experiment).  ``function``: the caller, for the messages (``"htb-jax bench"``)."""
     check_choice("size", size, tuple(SIZES))
     for flag, value in (("peers", peers), ("restart", restart), ("progress", progress)):
         check_flag(flag, value)
@@ -221,12 +223,13 @@ def check_arguments(policy, name, size, out, peers, only, restart, progress, com
     if policy is None and not peers:
         raise ValueError("peers=False needs a policy: there would be nothing to run")
     if policy is not None and is_policy_factory(policy):
-        check_policy_factory("policy", policy, "htb.bench.run", "eps, u")
+        check_policy_factory("policy", policy, function, "eps, u")
     elif policy is not None:
-        check_one_policy("policy", policy, "htb.bench.run", _ONE_AT_A_TIME)
+        check_one_policy("policy", policy, function, _ONE_AT_A_TIME)
     field = contenders(policy, name, peers)  # a name taken by a peer
     if policy is not None and field[0].told:
-        check_told(field[0], [s for e in experiments(size) if only is None or e.name in only for s in e.settings])
+        check_told(field[0], [s for e in experiments(size) if only is None or e.name in only for s in e.settings],
+                   function)
     if policy is not None:  # its kernel traced on the first setting (nothing compiled): a protocol mistake named now
         first = experiments(size)[0].settings[0]
         memory_plan(jax.random.key(KEY), field[0].policy(*first.told()), first.instance, first.horizon, 2)

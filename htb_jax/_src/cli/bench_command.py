@@ -19,9 +19,9 @@ def load_contender(spec: str):
     ``(eps, u) -> policy`` told each setting's tail exponent and moment bound."""
     policy = user_code.load(spec, "--policy", "mypolicies:MyUCB()")
     if is_policy_factory(policy):
-        check_policy_factory("policy", policy, "--policy", "eps, u")
+        check_policy_factory("--policy", policy, "htb-jax bench", "eps, u")
         return policy
-    check_policy_instance("policy", policy, "--policy")
+    check_policy_instance("--policy", policy, "htb-jax bench")
     return policy
 
 
@@ -72,8 +72,8 @@ def run_bench(args, argv: list[str]) -> int:
     command = shlex.join(["htb-jax", *argv])
     arguments = dict(name=name, size=args.size, out=args.out, peers=not args.no_peers, only=only, restart=args.restart,
                      progress=True, command=command)
-    with flag_names({"name": "--name", "out": "--out"}):  # everything checked before the first line
-        runner.check_arguments(policy, **arguments)
+    with flag_names({"name": "--name", "out": "--out", "policy": "--policy"}):  # everything checked before the first line
+        runner.check_arguments(policy, **arguments, function="htb-jax bench")
     print(f"htb-jax bench: suite {VERSION}, size {args.size}; output in {args.out}", file=sys.stderr)
     results = runner.run(policy, **arguments)
     print(scorecard_markdown(results))  # stdout: the scorecard, as the other commands print their table

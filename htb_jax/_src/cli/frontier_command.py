@@ -58,7 +58,7 @@ def load_policy(spec: str):
             ) from None
         return policy
     try:
-        check_policy_instance("policy", policy, "--policy")
+        check_policy_instance("--policy", policy, "htb-jax frontier")
     except TypeError as e:
         raise ValueError(str(e)) from None
     return policy
