@@ -162,7 +162,9 @@ def reward_table(
     """The reward table of one seed: ``table[..., i, j]`` is pull ``first_pull + j`` of arm ``i``.
 
     ``simulate(key, ...)`` reads exactly ``reward_table(seed_keys(key, S)[s], ...)``
-    for its seed ``s``.
+    for its seed ``s`` wherever it draws per pull: round by round, and on the fast path with
+    ``sampler="per_pull"`` (its default ``"auto"`` draws Gaussian, two-point, Dirac and stable
+    arms' estimates from block sums or order statistics: the same law, other numbers).
 
     Args:
       key: the seed's key (e.g. ``seed_keys(root, S)[s]``).

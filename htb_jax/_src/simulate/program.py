@@ -53,7 +53,13 @@ def simulate(
     drawn, the commit phase is exact); every other policy, or any policy
     with ``engine=True``, runs round by round.  Rewards come from the reward
     table of each seed (see :func:`reward_table`), so every policy, grid point
-    and horizon sees the same ``j``-th pull of arm ``i``.
+    and horizon sees the same ``j``-th pull of arm ``i``: round by round, and on
+    the fast path with ``sampler="per_pull"``.  The fast path's default
+    (``"auto"``) draws each Median-of-Means estimate from the family's block
+    sums or as one order statistic where the family allows it (Gaussian,
+    two-point, Dirac and stable arms): the same law, other numbers, so there
+    ``engine=True`` or ``record_arms=True`` (round by round) and
+    :func:`run_on_rewards` on the table agree with it in law, not draw by draw.
 
     Args:
       key: a threefry ``jax.random.key``; seed ``s`` uses ``fold_in(key, s)``.
@@ -65,7 +71,8 @@ def simulate(
         so that a sweep split into pieces equals the sweep in one piece.
       engine: run round by round even where the fast path applies.
       record_arms: also return the arm played in every round (``Outcome.arms``,
-        i32[..., max(T)]); implies ``engine``.
+        i32[..., max(T)]); implies ``engine``, so it reads the reward table per pull
+        (see ``sampler``).
       num_checkpoints: log-spaced rounds of ``regret_curve`` (from 1 to ``T``).
       pull_chunk: static streaming step (pulls per arm per step).
       seed_chunk: seeds processed together inside the program; by default
@@ -100,7 +107,9 @@ def simulate(
         a budget too small for one seed per chunk is a ``ValueError`` naming
         the minimum.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the
         results are bitwise identical for every budget, chunk size and
-        number of devices.
+        number of devices, with one exception the reproducibility guide
+        states: the engine's Student-t draws in a chunk that compiles to a
+        short scalar loop differ in the last bit, about 1 in 200.
       threads: executions of the compiled program run concurrently on each
         device, each on its own consecutive seeds (an integer ``>= 1``;
         default: on CPU devices one per usable core, shared out over the
