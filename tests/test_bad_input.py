@@ -328,6 +328,10 @@ LIBRARY = {
                          lambda: htb.frontier.measurement_table([MEASUREMENT], claims={"p": (0.5, 0.5)})),
     "notes not text": (TypeError, r"^notes\[\('p', 1.0\)\] must be a string; got note=3 \(int\)\.$",
                        lambda: htb.frontier.plot_measurements([MEASUREMENT], "m.png", notes={("p", 1.0): 3})),
+    # summarize of one run: an IndexError (its seed axis taken from a shape of ())
+    "summarize no seed axis": (ValueError, r"^summarize averages over the seed axis, the last of simulate's Outcome; got an "
+                                          r"Outcome whose regret has no axis",
+                               lambda: htb.summarize(htb.Outcome(*(np.zeros(()) for _ in range(7))))),
     # a grid run_family cannot lay out as (G, F + 1, H, S) (before: an IndexError after the runs)
     "run_family one schedule": (ValueError, r"policy must be a flat batch of schedules, grid shape \(G,\); got a policy "
                                 r"of grid shape \(\): give its parameters as 1-D arrays \(one schedule: arrays of one",

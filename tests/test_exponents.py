@@ -104,7 +104,7 @@ def test_worst_case_follows_the_switching_worst_member():
     # A per-point scale f[P, F] that inflates member 2 at the largest x makes it the worst there.
     scale_pf = np.tile(scale, (len(x), 1))
     scale_pf[-1, 2] = 1e-3
-    assert fit_worst_case_exponent(x, members[:, :, None], scale_pf).argmax[-1] == 2
+    assert fit_worst_case_exponent(x, np.repeat(members[:, :, None], 2, axis=2), scale_pf).argmax[-1] == 2
 
 
 def test_worst_case_bootstrap_equals_a_loop_over_draws():
@@ -196,7 +196,9 @@ _GOOD_REGRET = np.ones((3, 4))
         (dict(x=[2.0, 2.0, 2.0]), r"at least two distinct values"),
         (dict(regret=np.ones(3)), r"regret must be f\[P, S\] \(2 dimensions\); got shape \(3,\)"),
         (dict(regret=np.ones((4, 4))), r"regret must have shape \(P, S\) = \(3, S\).*got shape \(4, 4\)"),
-        (dict(regret=np.ones((3, 0))), r"S >= 1.*got shape \(3, 0\)"),
+        (dict(regret=np.ones((3, 0))), r"S >= 2 seeds.*got shape \(3, 0\)"),
+        # one seed: every resample is that seed, an interval of width 0 that claimed certainty
+        (dict(regret=np.ones((3, 1))), r"S >= 2 seeds \(the bootstrap interval resamples them\).*got shape \(3, 1\)"),
         (dict(regret=np.array([[1.0, np.inf]] * 3)), r"regret must be finite"),
         (
             dict(regret=np.array([[1.0, 2.0], [0.0, 0.0], [1.0, 1.0]])),
@@ -248,7 +250,8 @@ def test_fits_refuse_what_is_not_a_real_array(call, match):
             dict(regret=np.ones((2, 2, 4))),
             r"regret must have shape \(P, F, S\) = \(3, F, S\).*got shape \(2, 2, 4\)",
         ),
-        (dict(regret=np.ones((3, 2, 0))), r"F, S >= 1.*got shape \(3, 2, 0\)"),
+        (dict(regret=np.ones((3, 2, 0))), r"F >= 1 and S >= 2 seeds.*got shape \(3, 2, 0\)"),
+        (dict(regret=np.ones((3, 2, 1))), r"F >= 1 and S >= 2 seeds.*got shape \(3, 2, 1\)"),
         (
             dict(scale=np.ones(3)),
             r"scale must have shape \(F,\) = \(2,\) or \(P, F\) = \(3, 2\); got shape \(3,\)",

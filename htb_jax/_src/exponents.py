@@ -112,8 +112,9 @@ def fit_exponent(
     Args:
       x: f[P] positive abscissae (horizons ``T`` or arm counts ``K``), ``P >= 2``
         with at least two distinct values.
-      regret: f[P, S] finite regrets, ``S >= 1`` seeds per point; seed ``s`` is
-        taken to be the same seed at every point.
+      regret: f[P, S] finite regrets, ``S >= 2`` seeds per point (one seed would give
+        every resample that seed: an interval of width 0); seed ``s`` is taken to be
+        the same seed at every point.
       key: ``int >= 0`` seed of the bootstrap's :func:`numpy.random.default_rng`.
       num_bootstrap: number of bootstrap draws, ``>= 2``.
       level: nominal coverage of the interval, in ``(0, 1)``.
@@ -138,10 +139,10 @@ def fit_exponent(
         raise ValueError(f"statistic must be one of {_STATISTICS}; got {statistic!r}")
     _check_bootstrap_args(key, num_bootstrap, level)
     r = _finite_array("regret", regret, ndim=2, shape_doc="f[P, S]")
-    if r.shape[0] != log_x.shape[0] or r.shape[1] < 1:
+    if r.shape[0] != log_x.shape[0] or r.shape[1] < 2:
         raise ValueError(
-            f"regret must have shape (P, S) = ({log_x.shape[0]}, S) with S >= 1 to match x of length "
-            f"{log_x.shape[0]}; got shape {r.shape}"
+            f"regret must have shape (P, S) = ({log_x.shape[0]}, S) with S >= 2 seeds (the bootstrap interval "
+            f"resamples them) to match x of length {log_x.shape[0]}; got shape {r.shape}"
         )
     y = np.mean(r, axis=1) if statistic == "mean" else np.median(r, axis=1)
     _check_positive_statistic(y, r, x_values=np.exp(log_x), name=f"{statistic} regret over seeds")
@@ -181,7 +182,7 @@ def fit_worst_case_exponent(
 
     Args:
       x: f[P] positive abscissae, ``P >= 2`` with at least two distinct values.
-      regret: f[P, F, S] finite regrets of ``F >= 1`` family members, ``S >= 1``
+      regret: f[P, F, S] finite regrets of ``F >= 1`` family members, ``S >= 2``
         seeds shared by every point and member.
       scale: f[F] or f[P, F] normalisers in ``(0, inf]``; a member with
         ``scale = inf`` (e.g. no ``(1+eps)``-moment) contributes 0.
@@ -209,10 +210,10 @@ def fit_worst_case_exponent(
     num_points = log_x.shape[0]
     _check_bootstrap_args(key, num_bootstrap, level)
     r = _finite_array("regret", regret, ndim=3, shape_doc="f[P, F, S]")
-    if r.shape[0] != num_points or r.shape[1] < 1 or r.shape[2] < 1:
+    if r.shape[0] != num_points or r.shape[1] < 1 or r.shape[2] < 2:
         raise ValueError(
-            f"regret must have shape (P, F, S) = ({num_points}, F, S) with F, S >= 1 to match x of "
-            f"length {num_points}; got shape {r.shape}"
+            f"regret must have shape (P, F, S) = ({num_points}, F, S) with F >= 1 and S >= 2 seeds (the "
+            f"bootstrap interval resamples them) to match x of length {num_points}; got shape {r.shape}"
         )
     num_members, num_seeds = r.shape[1], r.shape[2]
     u = _real("scale", scale, "a real array f[F] or f[P, F]")

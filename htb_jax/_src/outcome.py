@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from htb_jax._src import pytree
 from htb_jax._src.validation import check_instance_type
@@ -142,12 +143,21 @@ def summarize(outcome: Outcome) -> Summary:
     """Mean and standard error of the regret over the seed axis (the last axis).
 
     Args:
-      outcome: an ``Outcome`` from ``simulate`` (regret f64[..., S]).
+      outcome: an ``Outcome`` from ``simulate`` (regret f64[..., S]).  An Outcome of
+        :func:`run_on_rewards` runs one seed and has no seed axis: its last axis, where it has
+        one, is the horizons' or the grid's, which this would average over.
 
     Returns:
-      ``Summary`` with f64[...] fields.
+      ``Summary`` with f64[...] fields; ``stderr`` is NaN for one seed.
+
+    Raises:
+      ValueError: for an Outcome whose regret has no axis.
     """
     check_instance_type("outcome", outcome, Outcome, "an Outcome of htb.simulate")
+    if np.ndim(outcome.regret) == 0:
+        raise ValueError("summarize averages over the seed axis, the last of simulate's Outcome; got an Outcome "
+                         "whose regret has no axis (one of run_on_rewards, which runs one seed: its regret is the "
+                         "run's).")
     regret = jnp.asarray(outcome.regret)
     num_seeds = regret.shape[-1]
     mean = jnp.mean(regret, axis=-1)

@@ -87,7 +87,8 @@ def run_on_rewards(
       num_checkpoints: rounds of ``regret_curve``.
 
     Returns:
-      Outcome with leading axes ``G + H``.
+      Outcome with leading axes ``G + H``: one seed's, with no seed axis (not for
+      :func:`summarize`, which averages over simulate's last axis, the seeds).
     """
     check_untraced("run_on_rewards sizes and runs its own program from the policy's schedule and the horizons",
                    ": call it outside jit (a grid of policies or horizons is one call already).",
