@@ -332,6 +332,10 @@ LIBRARY = {
     "summarize no seed axis": (ValueError, r"^summarize averages over the seed axis, the last of simulate's Outcome; got an "
                                           r"Outcome whose regret has no axis",
                                lambda: htb.summarize(htb.Outcome(*(np.zeros(()) for _ in range(7))))),
+    # a float64 table beyond float32's range was read as inf (estimates inf, a commit on them)
+    "run_on_rewards overflow": (ValueError, r"^rewards must be float32 numbers, finite ones within \+-3.4028235e\+38 \(a "
+                                            r"larger one would be read as inf\); got rewards\[0, 0\]=1e\+39\.$",
+                                lambda: htb.run_on_rewards(ETC, np.full((2, 200), 1e39), np.zeros(2), 300)),
     # a grid run_family cannot lay out as (G, F + 1, H, S) (before: an IndexError after the runs)
     "run_family one schedule": (ValueError, r"policy must be a flat batch of schedules, grid shape \(G,\); got a policy "
                                 r"of grid shape \(\): give its parameters as 1-D arrays \(one schedule: arrays of one",

@@ -33,7 +33,7 @@ from htb_jax._src.simulate.schedule import (
     default_pull_chunk,
     max_blocks,
 )
-from htb_jax._src.validation import check_integer, check_untraced, real_array
+from htb_jax._src.validation import FLOAT32_MAX, check_integer, check_untraced, real_array
 
 
 def _run_on_rewards_kernel(policy, rewards, means, horizons, *, static: _Static):
@@ -80,6 +80,8 @@ def run_on_rewards(
         (grid shape ``G``).
       rewards: f32[K, N] the reward table: ``rewards[i, j]`` is the reward of
         the ``j``-th pull of arm ``i``; ``N`` must cover the exploration pulls.
+        Read as float32, as every reward is: a float64 table is rounded to it,
+        and a finite value beyond float32's range is refused (``inf`` is a reward).
       means: f[K] the true means, for the pseudo-regret.
       horizon: ``T``, or a sequence of horizons (shape ``H``).
       pull_chunk: static streaming step; by default the same as ``simulate``'s
@@ -104,6 +106,14 @@ def run_on_rewards(
             f"rewards must not hold NaN (Median-of-Means would commit on a NaN estimate); got NaN at "
             f"rewards{at}."
         )
+    if table is not None:  # read as float32, as every reward: 1e39 was read as inf (an infinite reward is one)
+        big = np.isfinite(table) & (np.abs(np.asarray(table, np.float64)) > FLOAT32_MAX)
+        if np.any(big):
+            at = [int(i) for i in np.argwhere(big)[0]]
+            raise ValueError(
+                f"rewards must be float32 numbers, finite ones within +-{FLOAT32_MAX:.8g} (a larger one would be "
+                f"read as inf); got rewards{at}={float(table[tuple(at)]):.6g}."
+            )
     k, total = shape
     horizons, horizon_shape = _horizons(horizon)
     adar_etc_lib.check_arms_and_horizon(k, horizons)
