@@ -336,6 +336,15 @@ LIBRARY = {
     "run_on_rewards overflow": (ValueError, r"^rewards must be float32 numbers, finite ones within \+-3.4028235e\+38 \(a "
                                             r"larger one would be read as inf\); got rewards\[0, 0\]=1e\+39\.$",
                                 lambda: htb.run_on_rewards(ETC, np.full((2, 200), 1e39), np.zeros(2), 300)),
+    # JAX's and NumPy's messages before (a KeyError: dtype('int64'); "Incompatible shapes for broadcasting")
+    "kth_smallest integers": (TypeError, r"^x must be a float32 or float64 array \(its order keys are the floats'\); got "
+                                         r"x of dtype int64\.$", lambda: htb.kth_smallest(np.array([3, 1, 2]), 1)),
+    "kth_smallest k shape": (ValueError, r"^k must broadcast to x's shape without axis -1, \(3,\) \(one rank per "
+                                         r"selection\); got k of shape \(2,\)\.$",
+                             lambda: htb.kth_smallest(np.ones((3, 4)), np.array([1, 2]))),
+    "median_of_means blocks shape": (ValueError, r"^num_blocks must broadcast against x's shape without its sample axis, "
+                                                 r"\(3,\); got num_blocks of shape \(2,\)\.$",
+                                     lambda: htb.median_of_means(np.ones((3, 6)), np.array([1, 2]))),
     # a grid run_family cannot lay out as (G, F + 1, H, S) (before: an IndexError after the runs)
     "run_family one schedule": (ValueError, r"policy must be a flat batch of schedules, grid shape \(G,\); got a policy "
                                 r"of grid shape \(\): give its parameters as 1-D arrays \(one schedule: arrays of one",
@@ -489,6 +498,7 @@ def test_the_proxys_table_limit_offers_what_regret_proxy_can_change():
     ("round_uniforms", "num", lambda x: htb.round_uniforms(KEY, np.arange(1, 4), x)),  # ConcretizationTypeError
     ("regret_proxy", "num_seeds", lambda x: htb.regret_proxy(KEY, ETC, NU, 100, x, 0.05)),  # TracerBoolConversion
     ("proxy_table", "num_pulls", lambda x: htb.proxy_table(KEY, NU, 100, 4, num_pulls=x)),
+    ("seed_keys", "num_seeds", lambda x: htb.seed_keys(KEY, x)),  # ConcretizationTypeError
 ])
 def test_a_traced_static_argument_is_named(function, name, call):
     # jit without static_argnames: the argument is traced.

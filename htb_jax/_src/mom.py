@@ -330,6 +330,12 @@ def median_of_means(
     check_integer("num_blocks", num_blocks, 1)
     if n is not None:
         check_integer("n", n, 0, maximum=length)
+    for name, value in (("num_blocks", num_blocks), ("n", n)):
+        try:
+            np.broadcast_shapes(np.shape(value), shape[:-1])
+        except ValueError:
+            raise ValueError(f"{name} must broadcast against x's shape without its sample axis, {shape[:-1]}; got "
+                             f"{name} of shape {np.shape(value)}.") from None
     # More blocks than samples is an error: B > N anywhere, or a single estimate with n < B.  A
     # grid of prefix lengths n may hold rows with n < B: NaN there (an empty block), as when traced.
     blocks, valid = concrete(num_blocks), concrete(n)

@@ -53,6 +53,7 @@ def seed_keys(key: jax.Array, num_seeds: int, first_seed: Any = 0) -> jax.Array:
     Raises:
       ValueError: where ``first_seed + num_seeds > 2^32`` (seed indices are uint32).
     """
+    check_static("htb.seed_keys", num_seeds=num_seeds)
     check_integer("num_seeds", num_seeds, 0, maximum=MAX_SEEDS, one=True)
     check_integer("first_seed", first_seed, 0, maximum=MAX_SEEDS - int(num_seeds), one=True)
     key = as_threefry_key(key)

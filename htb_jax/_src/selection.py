@@ -132,6 +132,17 @@ def kth_smallest(x: jax.Array, k: jax.Array, axis: int = -1) -> jax.Array:
                          f"{shape}.")
     if shape[axis] == 0:
         raise ValueError(f"x must hold at least one element along axis {axis}; got x of shape {shape}.")
+    dtype = x.dtype if isinstance(x, jax.Array) else np.asarray(x).dtype
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise TypeError(f"x must be a float32 or float64 array (its order keys are the floats'); got x of dtype {dtype}.")
+    rest = shape[:axis % len(shape)] + shape[axis % len(shape) + 1:]
+    try:
+        fits = np.broadcast_shapes(np.shape(k), rest) == rest
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"k must broadcast to x's shape without axis {axis}, {rest} (one rank per selection); got k "
+                         f"of shape {np.shape(k)}.")
     ranks = concrete(k)
     if ranks is not None and np.any(ranks != np.floor(ranks)):  # a fraction was read as the rank below it
         raise ValueError(f"k must hold integer ranks; got k={float(ranks[ranks != np.floor(ranks)].flat[0]):g}.")
