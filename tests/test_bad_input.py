@@ -345,6 +345,16 @@ LIBRARY = {
     "median_of_means blocks shape": (ValueError, r"^num_blocks must broadcast against x's shape without its sample axis, "
                                                  r"\(3,\); got num_blocks of shape \(2,\)\.$",
                                      lambda: htb.median_of_means(np.ones((3, 6)), np.array([1, 2]))),
+    # the engine's int32 rounds: the message gave [1, 2147483647] alone, the docstring [1, 10^18]
+    "engine horizon": (ValueError, r"^horizon \(T\) must be at most 2147483647 \(2\^31 - 1\) for a policy run round by round, "
+                                   r"whose rounds are int32 \(AdaR-ETC and Empirical ETC on the fast path reach 10\^18\); "
+                                   r"got horizon \(T\)=1000000000000\.$",
+                       lambda: htb.simulate(KEY, htb.UCB1(), NU, 10**12, 2)),
+    # the fast path's samplers were ignored round by round
+    "engine sampler": (ValueError, r"^sampler='order_statistic' draws the fast path's estimates \(AdaR-ETC and Empirical "
+                                   r"ETC, without engine or record_arms\); UCB1 runs round by round, reading the reward "
+                                   r"table per pull: give sampler='auto' or 'per_pull'\.$",
+                       lambda: htb.simulate(KEY, htb.UCB1(), SPIKES, 100, 2, sampler="order_statistic")),
     # a grid run_family cannot lay out as (G, F + 1, H, S) (before: an IndexError after the runs)
     "run_family one schedule": (ValueError, r"policy must be a flat batch of schedules, grid shape \(G,\); got a policy "
                                 r"of grid shape \(\): give its parameters as 1-D arrays \(one schedule: arrays of one",

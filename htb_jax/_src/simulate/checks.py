@@ -23,7 +23,7 @@ from htb_jax._src.memory import check_memory_budget
 from htb_jax._src.policies import adar_etc as adar_etc_lib
 from htb_jax._src.protocol_checks import check_policy_instance
 from htb_jax._src.reward_table import MAX_SEEDS, as_threefry_key
-from htb_jax._src.simulate.fast_path import SAMPLERS
+from htb_jax._src.simulate.fast_path import _FAST_PATH_TYPES, SAMPLERS
 from htb_jax._src.simulate.schedule import MAX_PULL_CHUNK
 from htb_jax._src.validation import (
     check_choice,
@@ -34,6 +34,27 @@ from htb_jax._src.validation import (
     concrete,
     given,
 )
+
+# The round-by-round engine counts rounds in int32.
+MAX_ENGINE_HORIZON = 2**31 - 1
+
+
+def _check_engine_run(policy, horizons: np.ndarray, sampler: str, engine: Any, record_arms: Any) -> None:
+    """``ValueError`` for what a run round by round cannot do: a horizon beyond its int32 rounds, or a
+    sampler of the fast path's estimates (it reads the reward table per pull: the sampler was ignored)."""
+    if np.max(horizons) > MAX_ENGINE_HORIZON:
+        raise ValueError(
+            f"horizon (T) must be at most {MAX_ENGINE_HORIZON} (2^31 - 1) for a policy run round by round, whose "
+            f"rounds are int32 (AdaR-ETC and Empirical ETC on the fast path reach 10^18); got horizon (T)="
+            f"{int(np.max(horizons))}."
+        )
+    if sampler not in ("auto", "per_pull"):
+        how = " with engine=True" if engine is True else " with record_arms=True" if record_arms is True else ""
+        raise ValueError(
+            f"sampler={sampler!r} draws the fast path's estimates (AdaR-ETC and Empirical ETC, without engine or "
+            f"record_arms); {type(policy).__name__}{how} runs round by round, reading the reward table per pull: "
+            f"give sampler='auto' or 'per_pull'."
+        )
 
 
 def _horizons(horizon) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -100,6 +121,9 @@ def check_simulation(
     k = instance_num_arms(instance)
     horizons, horizon_shape = _horizons(horizon)
     adar_etc_lib.check_arms_and_horizon(k, horizons)
+    check_choice("sampler", sampler, SAMPLERS)
+    if not (isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms)):  # round by round
+        _check_engine_run(policy, horizons, sampler, engine, record_arms)
     check_integer("num_seeds", num_seeds, 1, one=True)
     check_integer("first_seed", first_seed, 0, maximum=MAX_SEEDS - 1, one=True)
     if first_seed + num_seeds > MAX_SEEDS:
@@ -132,7 +156,6 @@ def check_simulation(
         if 0 in shape:  # nothing to run: it failed deep inside (a division by zero, a list without a shape)
             raise ValueError(f"simulate needs at least one {name}; got {given(name, value)}, whose grid is empty "
                              f"(batch shape {shape}).")
-    check_choice("sampler", sampler, SAMPLERS)
     check_float32_resolution(instance)
     instance_gaps(instance)  # refuses means that are not finite, at the instance's own indices
     check_devices("devices", devices)

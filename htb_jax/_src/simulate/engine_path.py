@@ -24,9 +24,6 @@ from htb_jax._src.sharding import gather
 from htb_jax._src.simulate.outputs import _arrange_engine, _on_host
 from htb_jax._src.simulate.request import Request
 from htb_jax._src.simulate.schedule import _schedule_maxima
-from htb_jax._src.validation import check_integer
-
-MAX_ENGINE_HORIZON = 2**31 - 1
 
 
 def _commit_block_size_bounds(policy: Any, horizons: np.ndarray, num_arms: int) -> tuple[int | None, int]:
@@ -70,8 +67,8 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
     :func:`~htb_jax._src.simulate.program.prepare`).
 
     Args:
-      request: the validated simulation; its horizons must be at most
-        :data:`MAX_ENGINE_HORIZON` (else a ``ValueError``).
+      request: the validated simulation, its horizons at most
+        :data:`~htb_jax._src.simulate.checks.MAX_ENGINE_HORIZON` (checked there).
       record_arms: as for :func:`~htb_jax._src.simulate.program.simulate`.
 
     Returns:
@@ -81,7 +78,6 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
     """
     r = request
     k = r.num_arms
-    check_integer("horizon (T)", r.horizons, 1, maximum=MAX_ENGINE_HORIZON)
     spec = engine_lib.EngineSpec(k, int(r.horizons.max()), r.pull_chunk, r.max_blocks,
                                  *_commit_block_size_bounds(r.flat, r.horizons, k))
     program, args, plan = engine_lib.prepare_engine(

@@ -65,7 +65,8 @@ def simulate(
       key: a threefry ``jax.random.key``; seed ``s`` uses ``fold_in(key, s)``.
       policy: a policy with grid shape ``G`` (its batch shape).
       instance: a distribution with batch shape ``I + (K,)``.
-      horizon: ``T`` or a sequence of horizons (shape ``H``).
+      horizon: ``T`` or a sequence of horizons (shape ``H``), each in ``[1, 10^18]`` on the
+        fast path and ``[1, 2^31 - 1]`` round by round (rounds are int32 there).
       num_seeds: ``S``.
       first_seed: index of the first seed (seeds ``first_seed .. + S - 1``),
         so that a sweep split into pieces equals the sweep in one piece.
@@ -99,7 +100,8 @@ def simulate(
         four (for :class:`Stable`, concrete ``alpha`` and ``beta``: its
         quantile is tabulated when the program is built, and a run costs the
         same at every ``T``).  The samplers agree in law, not draw by draw;
-        the engine always reads the reward table.
+        the engine always reads the reward table, and a run round by round
+        takes ``"auto"`` or ``"per_pull"`` only.
       memory_budget: bytes per device the program may use (an integer
         ``>= 1``; default :func:`default_memory_budget`: 2 GiB on a CPU, half
         the memory of an accelerator).  The seeds run in chunks of the
@@ -233,6 +235,7 @@ def prepare(
     )
     budget = default_memory_budget(devices[0]) if memory_budget is None else int(memory_budget)
     # Integral floats (1e6) pass the checks as integers: from here on they are ints.
+    fast = isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms)
     num_seeds, first_seed, num_checkpoints = int(num_seeds), int(first_seed), int(num_checkpoints)
     seed_chunk, threads, pull_chunk = (None if v is None else int(v) for v in (seed_chunk, threads, pull_chunk))
     flat = _flatten(policy)
@@ -252,6 +255,6 @@ def prepare(
         )
     request = Request(key, policy, instance, horizons, horizon_shape, num_seeds, flat, flat_instance, chunk, blocks,
                       num_checkpoints, first_seed, seed_chunk, devices, budget, threads, paired)
-    if isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms):
+    if fast:
         return prepare_fast_path(request, sampler)
     return prepare_engine_path(request, record_arms)
