@@ -145,7 +145,7 @@ def test_catoni_is_valid_only_above_four_log_inverse_delta():
     [
         (lambda: htb.RobustUCB(1.0, v=1.0), r'RobustUCB\(estimator="truncated"\) takes u='),
         (lambda: htb.RobustUCB(1.0, u=1.0, estimator="mom"), r'RobustUCB\(estimator="mom"\) takes v='),
-        (lambda: htb.RobustUCB(0.5, v=1.0, estimator="catoni"), r"eps must lie in \[1, 1\]"),
+        (lambda: htb.RobustUCB(0.5, v=1.0, estimator="catoni"), r"eps must be 1 for Catoni's estimator \(it needs a finite variance\); got eps=0.5\."),
         (lambda: htb.RobustUCB(1.0, u=-1.0), r"u must lie in \(0, inf\); got u=-1"),
         (lambda: htb.RobustUCB(1.0, u=1.0, estimator="median"), "estimator must be one of"),
         (lambda: htb.RobustUCB(1.5, u=1.0), r"eps must lie in \(0, 1\]"),

@@ -80,6 +80,9 @@ class MemoryPlan:
       threads: executions of the program running concurrently on each
         device, each on its own consecutive ``seeds_per_device / threads``
         seeds.
+
+    Properties :attr:`estimated_peak` (the estimate the budget bounds) and
+    :attr:`seeds_per_thread` follow from these.
     """
 
     memory_budget: int

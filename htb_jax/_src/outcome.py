@@ -25,8 +25,12 @@ class Outcome:
         rounded once: the same float64 on every machine).
       pulls: i64[..., K] pulls of each arm over the whole horizon.
       committed: i32[...] the arm committed to after exploration, or -1 when
-        exploration used the whole horizon (``L_T = T``).
-      exploration: i64[...] the exploration length ``L_T``.
+        exploration used the whole horizon (``L_T = T``); -1 for a policy that
+        never commits (the index policies: UCB1, Robust UCB, APE2, MR-UCB, ...).
+      exploration: i64[...] what the policy reports as its exploration
+        (:class:`PolicySummary`): the exploration length ``L_T`` of the ETC
+        policies; ForceMoM's forced pulls; AdaR-UCB's rounds played at an
+        infinite index; 0 for the other index policies.
       estimates: f32[..., K] the policy's mean estimates: for ETC policies
         those it committed on (NaN when there was no commit), for index
         policies those of the last round.

@@ -104,7 +104,7 @@ class AdaRUCB:
     Examples:
       >>> AdaRUCB().batch_shape  # no parameters: one policy, never a grid
       ()
-      >>> round(C * 3, 3)  # c L_tau at tau = e: an arm needs this many nonzero X' to leave +inf
+      >>> round((1 + 2**0.5) ** 2 * 3, 3)  # c L_tau at tau = e, c = (1 + sqrt 2)^2: the nonzero X' an arm needs to leave +inf
       17.485
     """
 

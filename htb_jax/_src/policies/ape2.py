@@ -20,11 +20,11 @@ class APE2:
     Rounds ``t <= K`` play arm ``t - 1``; then ``argmax_a y_hat_a + c G_a /
     n_a^(1 - 1/p)`` (ties to the lowest index), where ``y_hat_a`` is the
     p-robust estimate of arm ``a``'s ``n_a`` rewards with scale ``c_e = c``
-    (:mod:`htb_jax._src.p_robust`) and ``G_a ~ F`` is drawn afresh for every
+    (the API reference's "The p-robust estimate") and ``G_a ~ F`` is drawn afresh for every
     arm in every round.  ``F`` is Frechet(``p^2/(p-1)``, 1) by default (the
     authors' runs), or Pareto(minimum ``scale``, index ``shape``),
     Weibull(``shape``, ``scale``), Gumbel(``scale``) or Gamma(``shape``,
-    ``scale``) (:mod:`htb_jax._src.perturbations`).
+    ``scale``).
 
     Needs the moment order ``p = 1 + eps`` (assumed) and no moment bound
     ``u``: the paper's Section 2 counts this line among the algorithms that

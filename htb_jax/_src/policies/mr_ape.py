@@ -20,7 +20,7 @@ class MRAPE:
     Rounds ``t <= K`` play arm ``t - 1``; then ``argmax_a y_hat_a + 2 c G_a
     log(max(T / (K n_a), 1)) / n_a^(1 - 1/p)`` (ties to the lowest index),
     where ``y_hat_a`` is the p-robust estimate of arm ``a``'s ``n_a`` rewards
-    with scale ``c_e = c`` (:mod:`htb_jax._src.p_robust`) and ``G_a`` is drawn
+    with scale ``c_e = c`` (the API reference's "The p-robust estimate") and ``G_a`` is drawn
     afresh for every arm in every round from a bounded law: U[0, 1]
     (``"uniform"``, default), Bernoulli(1/2) on ``{0, 1}`` (``"bernoulli"``),
     U[-1, 1] (``"symmetric_uniform"``) or Rademacher on ``{-1, 1}``

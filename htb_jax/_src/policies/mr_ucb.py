@@ -22,7 +22,7 @@ class MRUCB:
     Rounds ``t <= K`` play arm ``t - 1``; then ``argmax_a y_hat_a + c
     log(max(T / (K n_a), 1)) / n_a^(1 - 1/p)`` (ties to the lowest index),
     where ``y_hat_a`` is the p-robust estimate of arm ``a``'s ``n_a`` rewards
-    with the fixed scale ``c_e = 0.1`` (:mod:`htb_jax._src.p_robust`), as the
+    with the fixed scale ``c_e = 0.1`` (the API reference's "The p-robust estimate"), as the
     authors' code computes it.  Once ``n_a >= T / K`` the bonus is 0 and the
     index is the estimate alone.
 

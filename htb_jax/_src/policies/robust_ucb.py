@@ -44,7 +44,7 @@ import numpy as np
 
 from htb_jax._src import mom, pytree
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
-from htb_jax._src.validation import check_broadcast, check_interval, given, lists_as_arrays
+from htb_jax._src.validation import check_broadcast, check_interval, concrete, given, lists_as_arrays
 
 ESTIMATORS = ("truncated", "mom", "catoni")
 _CATONI_STEPS = 4
@@ -54,6 +54,10 @@ _COLUMN_CHUNK = 128  # samples per step of the truncated mean's and Catoni's loo
 @pytree.dataclass
 class RobustUCB:
     """Robust UCB with a known (or deliberately misspecified) moment bound.
+
+    Bubeck, Cesa-Bianchi and Lugosi (2013): ``argmax_i B_i(t)`` with ``delta =
+    t^-2``; the indices of its three estimators are in the API reference's
+    "Robust UCB's estimators".  ``u`` and ``v`` lie in ``(0, inf)``.
 
     Attributes:
       eps: f[...] tail exponent in ``(0, 1]`` (``1`` for Catoni).
@@ -88,8 +92,10 @@ class RobustUCB:
         check_interval(needs, getattr(self, needs), 0.0, math.inf, low_closed=False, high_closed=False)
         check_broadcast("RobustUCB", **{"eps": self.eps, needs: getattr(self, needs)})
         if self.estimator == "catoni":
-            check_interval("eps", self.eps, 1.0, 1.0, low_closed=True, high_closed=True,
-                           where='(Catoni\'s estimator needs a finite variance)')
+            eps = concrete(self.eps)  # None where traced
+            if eps is not None and np.any(eps != 1.0):
+                raise ValueError(f"eps must be 1 for Catoni's estimator (it needs a finite variance); got "
+                                 f"eps={float(eps[eps != 1.0].flat[0]) if eps.ndim else float(eps):g}.")
 
     @property
     def batch_shape(self) -> tuple[int, ...]:

@@ -42,7 +42,14 @@ _FIRST_INDEX_ROUND = 3
 
 @pytree.dataclass
 class RobustUCBf:
-    """R-UCB or R-UCB-G with ``f(t) = m (log t)^a`` (see the module docstring for the rule).
+    """R-UCB or R-UCB-G with ``f(t) = m (log t)^a``.
+
+    Rounds ``t <= K`` play arm ``t - 1`` (0-based); rounds ``t > K`` play the
+    first argmax of ``hat_mu_i + w_i``, with ``w_i = sqrt(f(t) log t / n_i)``
+    (``"R-UCB"``) or ``w_i = 1 / log f(t) + 16 f(t) log t / n_i``
+    (``"R-UCB-G"``).  ``hat_mu_i`` changes only when arm ``i`` is pulled: the
+    sample mean of its ``n_i`` rewards (``"mean"``), or ``(1/n_i) sum_j X_ij
+    1{|X_ij| <= f(t)}`` over all its raw rewards (``"truncated"``).
 
     Source: Ashutosh, Nair, Kagrecha and Jagannathan (AISTATS 2021, arXiv
     2006.12038), as the authors' public code computes the index.  Claimed:
