@@ -32,6 +32,7 @@ REWARDS_NAN = np.zeros((3, 500))
 REWARDS_NAN[1, 2] = np.nan
 SPIKES = htb.lower_bound_pair(2, 1.0, [0.1, 0.5])[1]
 REFERENCE = htb.lower_bound_pair(2, 1.0, 0.9)[1]
+REFERENCE_GAUSS = htb.Gaussian(loc=np.array([0.2, 0.0]))
 
 
 def _raises(kind, pattern, fn):
@@ -355,6 +356,18 @@ LIBRARY = {
                                    r"ETC, without engine or record_arms\); UCB1 runs round by round, reading the reward "
                                    r"table per pull: give sampler='auto' or 'per_pull'\.$",
                        lambda: htb.simulate(KEY, htb.UCB1(), SPIKES, 100, 2, sampler="order_statistic")),
+    # tune_schedule: vectors for one-value settings failed inside; a sampler the proxy ignores
+    "tune init vector": (ValueError, r"^init_alpha must be a scalar, the same for every run \(lam's grid shares it\); got "
+                                     r"init_alpha of shape \(3,\)",
+                         lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 2000, 4, proxy="monte_carlo",
+                                                   init_alpha=np.array([0.7, 0.8, 0.9]))),
+    "tune sampler ignored": (ValueError, r"^sampler draws the exploration rewards of proxy='smoothed'; got "
+                                         r"sampler='per_pull' with proxy='monte_carlo' \(leave it out\)\.$",
+                             lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 2000, 4, proxy="monte_carlo",
+                                                       sampler="per_pull")),
+    # smoothed_regret: a list width taken for the value, then failing under jax.grad
+    "smoothed width list": (ValueError, r"^width must be a scalar, one relative half-width; got width of shape \(2,\)\.$",
+                            lambda: htb.smoothed_regret(KEY, ETC, NU, 1000, 4, [0.01, 0.02])),
     # a grid run_family cannot lay out as (G, F + 1, H, S) (before: an IndexError after the runs)
     "run_family one schedule": (ValueError, r"policy must be a flat batch of schedules, grid shape \(G,\); got a policy "
                                 r"of grid shape \(\): give its parameters as 1-D arrays \(one schedule: arrays of one",
@@ -509,6 +522,9 @@ def test_the_proxys_table_limit_offers_what_regret_proxy_can_change():
     ("regret_proxy", "num_seeds", lambda x: htb.regret_proxy(KEY, ETC, NU, 100, x, 0.05)),  # TracerBoolConversion
     ("proxy_table", "num_pulls", lambda x: htb.proxy_table(KEY, NU, 100, 4, num_pulls=x)),
     ("seed_keys", "num_seeds", lambda x: htb.seed_keys(KEY, x)),  # ConcretizationTypeError
+    ("smoothed_regret", "num_seeds", lambda x: htb.smoothed_regret(KEY, ETC, NU, 1000, x)),  # TracerBoolConversion
+    ("regret_at_lengths", "num_pulls", lambda x: htb.regret_at_lengths(KEY, NU, 1000, 4, np.array([500, 1000]),
+                                                                        sampler="per_pull", num_pulls=x)),
 ])
 def test_a_traced_static_argument_is_named(function, name, call):
     # jit without static_argnames: the argument is traced.
@@ -736,6 +752,31 @@ def test_no_manifest_is_left_by_a_run_that_computed_nothing(tmp_path, monkeypatc
     assert not os.path.exists(out / "manifest.json")
     store.save(0, {"x": np.zeros(2)})
     assert os.path.exists(out / "manifest.json") and store.load(0) is not None
+
+
+def test_tune_schedule_refuses_an_instance_without_a_suboptimal_arm():
+    # Its regret is 0 at every schedule, log(R / U) = -inf and the gradient NaN: every update NaN, and the
+    # middle of the admissible range came back as the tuned schedule, nothing raised. (The gaps are computed
+    # with jnp: not among LIBRARY's compile-free cases.)
+    family = htb.Gaussian(loc=np.array([[0.0, 0.0], [0.2, 0.0]]))
+    with pytest.raises(ValueError, match=r"^family must have a suboptimal arm in every instance .*got member 0 of the "
+                                         r"family with every gap 0 \(all arms' means equal\): leave it out\.$"):
+        htb.tune_schedule(KEY, 1.0, family, REFERENCE_GAUSS, 2000, 4, proxy="monte_carlo")
+    with pytest.raises(ValueError, match=r"^reference must have a suboptimal arm in every instance .*got it with every gap"):
+        htb.tune_schedule(KEY, 1.0, htb.Gaussian(loc=np.array([[0.1, 0.0], [0.2, 0.0]])),
+                          htb.Gaussian(loc=np.zeros(2)), 2000, 4, proxy="monte_carlo")
+
+
+def test_a_table_too_short_for_the_exploration_is_refused():
+    # smoothed_regret and regret_at_lengths read past a short table clipped: a value other than simulate's
+    # (13.9 against 23.6), where regret_proxy refused the same table. (Their checks of the instance compile
+    # a few small programs first, so these are not among LIBRARY's compile-free cases.)
+    with pytest.raises(ValueError, match=r"^num_pulls must cover the exploration the smoothing reaches \(at alpha - width, "
+                                         r"q \+ width\): \d+ pulls per arm; got num_pulls=50\.$"):
+        htb.smoothed_regret(KEY, htb.AdaRETC(eps=0.5, alpha=0.75, q=0.25), NU, 1000, 4, sampler="per_pull", num_pulls=50)
+    with pytest.raises(ValueError, match=r"^num_pulls must cover the longest exploration, ceil\(max\(lengths\) / K\) = "
+                                         r"334 pulls per arm; got num_pulls=20\.$"):
+        htb.regret_at_lengths(KEY, NU, 1000, 4, np.array([600, 1000]), sampler="per_pull", num_pulls=20)
 
 
 def test_a_file_where_the_chunks_go_is_refused_before_anything_is_computed(tmp_path):

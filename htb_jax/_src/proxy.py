@@ -414,7 +414,11 @@ def regret_proxy(
       horizon: ``T``, a concrete int.
       num_seeds: ``S``.
       tau: commit temperature in reward units, ``>= 0``; ``0`` is the hard
-        commit (first argmax).
+        commit (first argmax).  The soft commit adds about ``(T - L) sum_i
+        Delta_i softmax_i`` even where the estimates are exact, a worse arm
+        weighted ``~ exp(-Delta_i / tau)``: keep ``tau`` well below the
+        smallest gap (with ``tau`` equal to the gap, the proxy at a large
+        ``T`` can exceed the regret by orders of magnitude).
       rounding: restore Algorithm 1's integer schedule; with ``tau = 0`` the
         result is the mean of ``simulate(..., sampler="per_pull").regret``.
       num_pulls: table length per arm (default: the longest exploration of an admissible schedule

@@ -98,7 +98,7 @@ from htb_jax._src.proxy import MAX_TABLE_BYTES, _check_horizon, static_blocks
 from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys, standard_words
 from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.simulate.fast_path import SAMPLERS, auto_sampler
-from htb_jax._src.validation import check_choice, check_integer, check_interval, concrete
+from htb_jax._src.validation import check_choice, check_integer, check_interval, check_static, concrete
 
 
 def exploration_of(params: jax.Array, num_arms: int, horizon: int) -> jax.Array:
@@ -237,6 +237,7 @@ def regret_at_lengths(
       ((2,), True)
     """
     as_threefry_key(key)
+    check_static("htb.regret_at_lengths", horizon=horizon, num_seeds=num_seeds, num_pulls=num_pulls)
     horizon = _check_horizon(horizon)
     check_instance(instance, function="htb.regret_at_lengths", needs=("from_bits", "mean"))
     k = instance_num_arms(instance)
@@ -248,11 +249,15 @@ def regret_at_lengths(
     check_integer("lengths", lengths, shortest, maximum=horizon)
     sampler = _check_sampler(sampler, instance)
     if sampler == "per_pull":
+        most = concrete(lengths)
+        needed = -(-(horizon if most is None else int(np.max(most))) // k)
         if num_pulls is None:
-            most = concrete(lengths)
-            num_pulls = -(-(horizon if most is None else int(np.max(most))) // k)
+            num_pulls = needed
         _check_table_size("regret_at_lengths holds the per-pull prefix sums", num_seeds, k, num_pulls,
-                          "num_seeds or the lengths")
+                          "num_seeds or the lengths" if num_pulls == needed else "num_seeds or num_pulls")
+        if most is not None and num_pulls < needed:  # reads past the table would be clipped: another regret
+            raise ValueError(f"num_pulls must cover the longest exploration, ceil(max(lengths) / K) = {needed} pulls "
+                             f"per arm; got num_pulls={num_pulls}.")
     elif num_pulls is not None:
         check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS, one=True)
     lengths = jnp.asarray(lengths, jnp.int64)
@@ -437,7 +442,7 @@ def smoothed_regret(
       horizon: ``T``, a concrete int.
       num_seeds: ``S``.
       width: half-width of the differences in ``eps``, ``alpha`` and ``q``,
-        ``> 0``.
+        in ``(0, 1]``, a scalar.
       instance_width: relative half-width for the instance's parameters
         (default ``width``).
       sampler: ``"per_pull"`` (the reward table, any family), ``"order_statistic"``
@@ -445,14 +450,18 @@ def smoothed_regret(
         ``T``) or ``"auto"`` (the order statistic, else the block sums, where
         the family has them, as ``simulate``'s default).
       num_pulls: per-pull table length per arm (default: the exploration at
-        ``alpha - width``, ``q + width``; reads past the table are clipped).
+        ``alpha - width``, ``q + width``, refused below it where the policy is
+        concrete; where ``alpha``, ``q`` or ``width`` is traced, as under
+        ``jax.grad``, the default is every pull, ``T / K``: give ``num_pulls``
+        there for a large ``T``).
 
     Returns:
       f64[*G, *I].
 
     Raises:
       ValueError: for a bad ``width``, ``instance_width``, ``sampler``,
-        ``horizon`` or ``num_seeds``, or a per-pull table above 1 GiB.
+        ``horizon`` or ``num_seeds``, a ``num_pulls`` short of the exploration,
+        or a per-pull table above 1 GiB.
 
     Examples:
       >>> import jax, htb_jax as htb
@@ -466,20 +475,34 @@ def smoothed_regret(
     """
     check_policy("policy", policy, AdaRETC, "smoothed_regret")
     as_threefry_key(key)
+    check_static("htb.smoothed_regret", horizon=horizon, num_seeds=num_seeds, num_pulls=num_pulls)
     horizon = _check_horizon(horizon)
     check_instance(instance, function="htb.smoothed_regret", needs=("from_bits", "mean"))
     k = instance_num_arms(instance)
     check_arms_and_horizon(k, horizon)
     check_integer("num_seeds", num_seeds, 1, one=True)
+    for name, value in (("width", width), ("instance_width", instance_width)):
+        if np.ndim(value) != 0:  # a list was taken for the value, then failed under jax.grad
+            raise ValueError(f"{name} must be a scalar, one relative half-width; got {name} of shape {np.shape(value)}.")
     check_interval("width", width, 0.0, 1.0, low_closed=False, high_closed=True)
     instance_width = width if instance_width is None else instance_width
     check_interval("instance_width", instance_width, 0.0, 1.0, low_closed=False, high_closed=True)
     sampler = _check_sampler(sampler, instance)
     if sampler == "per_pull":
-        if num_pulls is None:
-            num_pulls = default_pulls(policy, k, horizon, width)
+        needed = default_pulls(policy, k, horizon, width)  # T / K where one of these is traced
+        traced = any(concrete(v) is None for v in (policy.eps, policy.alpha, policy.q, width))
+        given_pulls = num_pulls is not None
+        if not given_pulls:
+            num_pulls = needed
+        lower = (f"num_seeds or horizon (T={horizon}), or give num_pulls: with a traced alpha, q or width (under "
+                 f"jax.grad) the default covers every pull, T/K; ceil(L/K) + 1 at alpha - width, q + width suffices"
+                 if traced and not given_pulls else "num_seeds or num_pulls" if given_pulls
+                 else f"num_seeds or horizon (T={horizon})")
         _check_table_size("smoothed_regret holds one instance's per-pull prefix sums at a time", num_seeds, k,
-                          num_pulls, f"num_seeds or horizon (T={horizon})")
+                          num_pulls, lower)
+        if given_pulls and not traced and num_pulls < needed:  # reads past the table would be clipped: another value
+            raise ValueError(f"num_pulls must cover the exploration the smoothing reaches (at alpha - width, q + "
+                             f"width): {needed} pulls per arm; got num_pulls={num_pulls}.")
     else:
         num_pulls = 0
     return smoothed_regret_fn(key, instance, horizon, num_seeds, sampler, num_pulls)(policy, width, instance_width)

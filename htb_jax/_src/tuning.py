@@ -70,6 +70,7 @@ import numpy as np
 from htb_jax._src import theory
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import check_instance, intrinsic_scale
+from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.proxy import (
@@ -217,8 +218,9 @@ def tune_schedule(
       horizon: ``T``.
       num_seeds: ``S`` (the smoothed and Monte-Carlo proxies).
       lam: weight(s) in ``[0, 1]``, scalar or f[*L].
-      tau: commit temperature of the Monte-Carlo proxy (reward units); the
-        other proxies do not read it.
+      tau: commit temperature of the Monte-Carlo proxy (reward units; keep it
+        well below the smallest gap: see :func:`regret_proxy`); the other
+        proxies do not read it.
       sigma: smooth-max temperature over the family, ``> 0`` (log units).
       num_steps: optimiser steps.
       optimizer: an optax transformation (default ``optax.adam(0.05)``).
@@ -286,6 +288,14 @@ def tune_schedule(
     check_choice("proxy", proxy, PROXIES)
     check_choice("sampler", sampler, SAMPLERS)
     check_flag("tune_q", tune_q)
+    # One starting point, one sigma and one width for every run: a vector failed inside (stacking, broadcasting).
+    for name, value in (("sigma", sigma), ("init_alpha", init_alpha), ("init_q", init_q)):
+        if value is not None and np.ndim(value) != 0:
+            raise ValueError(f"{name} must be a scalar, the same for every run (lam's grid shares it); got {name} of "
+                             f"shape {np.shape(value)}: call tune_schedule once per value, or jax.vmap over it.")
+    if proxy != "smoothed" and sampler != "auto":  # it was ignored
+        raise ValueError(f"sampler draws the exploration rewards of proxy='smoothed'; got sampler={sampler!r} with "
+                         f"proxy={proxy!r} (leave it out).")
     if optimizer is not None and (isinstance(optimizer, type) or not (
             callable(getattr(optimizer, "init", None)) and callable(getattr(optimizer, "update", None)))):
         raise TypeError(
@@ -303,12 +313,25 @@ def tune_schedule(
     if len(widths) != 2:
         raise ValueError(f"width must be a number or a pair (first, last); got width={width!r}.")
     for w in widths:
+        if np.ndim(w) != 0:
+            raise ValueError(f"width must be a number or a pair of numbers (first, last); got width={width!r}.")
         check_interval("width", w, 0.0, 1.0, low_closed=False, high_closed=True)
     k = instance_num_arms(family)
     if len(family.batch_shape) != 2:
         raise ValueError(f"family must have batch shape (F, K); got {family.batch_shape}.")
     if reference.batch_shape != (k,):
         raise ValueError(f"reference must have batch shape (K,) = ({k},); got {reference.batch_shape}.")
+    for name, instance, members in (("family", family, "member {} of the family"), ("reference", reference, "it")):
+        gaps = concrete(instance_gaps(instance))
+        if gaps is not None:
+            flat = gaps.reshape(-1, k)
+            none = np.flatnonzero(~np.any(flat > 0, axis=-1))
+            if none.size:  # regret 0 at every schedule: log(R / U) = -inf, and its gradient NaN
+                raise ValueError(
+                    f"{name} must have a suboptimal arm in every instance (its regret is the objective's, on a log "
+                    f"scale); got {members.format(int(none[0]))} with every gap 0 (all arms' means equal): leave "
+                    f"it out."
+                )
     lo_a, hi_a = theory.alpha_range(eps)
     lo_q, hi_q = theory.q_range(eps)
     num_pulls = None
