@@ -66,6 +66,19 @@ def _tune_mc(key, lam, learning_rate):
                              **_MC)
 
 
+def test_an_optimizer_that_takes_the_objective_value_gets_it():
+    # optax.contrib.reduce_on_plateau reads the objective through update's extra arguments (lbfgs
+    # also value_fn, for its line search): it failed inside optax ("missing 1 required keyword-only
+    # argument: 'value'"). The analytic proxy keeps the program small; the steps must move the schedule
+    # and keep it admissible.
+    plateau = optax.chain(optax.adam(0.05), optax.contrib.reduce_on_plateau(patience=100))
+    res = _tune(jax.random.key(1), 1.0, _family(), _reference(), T, S, lam=jnp.array([0.0, 1.0]),
+                optimizer=plateau, num_steps=3, proxy="analytic")
+    _assert_admissible(res.alpha_trace, res.q_trace, 1.0)
+    assert np.all(np.isfinite(np.asarray(res.objective)))
+    assert not np.allclose(res.alpha_trace[:, 0], res.alpha_trace[:, -1])  # the steps moved
+
+
 @pytest.mark.parametrize("learning_rate", [1e6, -1e6], ids=["adam-1e6", "adam-ascent-1e6"])
 def test_every_iterate_is_admissible_even_with_huge_learning_rates(learning_rate):
     # Adam's steps of 1e6 in both logits, down or up (a negative rate ascends), throw the iterates

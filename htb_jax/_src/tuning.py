@@ -223,7 +223,10 @@ def tune_schedule(
         proxies do not read it.
       sigma: smooth-max temperature over the family, ``> 0`` (log units).
       num_steps: optimiser steps.
-      optimizer: an optax transformation (default ``optax.adam(0.05)``).
+      optimizer: an optax transformation (default ``optax.adam(0.05)``); one that
+        takes extra arguments (``optax.contrib.reduce_on_plateau``,
+        ``optax.lbfgs``) is given the objective summed over ``lam``'s grid as
+        ``value``, with ``grad`` and ``value_fn``.
       init_alpha, init_q: the starting schedule (default: the middle of each
         range, ``z = 0``); must be admissible.
       tune_q: if False, ``q`` stays at its initial value, as :func:`htb_jax.admissible_schedule` holds it:
@@ -462,7 +465,11 @@ def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds
         z, state = carry
         value, grad = jax.value_and_grad(objective)(z, width)
         grad = jnp.where(jnp.isfinite(grad), grad, 0.0)
-        updates, state = optimizer.update(grad, state, z)
+        if isinstance(optimizer, optax.GradientTransformationExtraArgs):  # reduce_on_plateau, lbfgs: the value too
+            updates, state = optimizer.update(grad, state, z, value=jnp.sum(value), grad=grad,
+                                              value_fn=lambda y: jnp.sum(objective(y, width)))
+        else:
+            updates, state = optimizer.update(grad, state, z)
         z = optax.apply_updates(z, updates)
         return (z, state), (value, z)
 
