@@ -522,6 +522,8 @@ def test_the_proxys_table_limit_offers_what_regret_proxy_can_change():
     ("regret_proxy", "num_seeds", lambda x: htb.regret_proxy(KEY, ETC, NU, 100, x, 0.05)),  # TracerBoolConversion
     ("proxy_table", "num_pulls", lambda x: htb.proxy_table(KEY, NU, 100, 4, num_pulls=x)),
     ("seed_keys", "num_seeds", lambda x: htb.seed_keys(KEY, x)),  # ConcretizationTypeError
+    # "horizon must be a concrete integer", a ValueError without the remedy the others give
+    ("analytic_regret_bound", "horizon", lambda x: htb.analytic_regret_bound(ETC, NU, x)),
     ("smoothed_regret", "num_seeds", lambda x: htb.smoothed_regret(KEY, ETC, NU, 1000, x)),  # TracerBoolConversion
     ("regret_at_lengths", "num_pulls", lambda x: htb.regret_at_lengths(KEY, NU, 1000, 4, np.array([500, 1000]),
                                                                         sampler="per_pull", num_pulls=x)),

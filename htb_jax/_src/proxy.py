@@ -127,12 +127,14 @@ def _check_tau(tau: Any) -> None:
                          f"tau of shape {np.shape(tau)}.")
 
 
-def _check_horizon(horizon: Any) -> int:
-    if not isinstance(horizon, jax.core.Tracer):
-        check_integer("horizon (T)", horizon, 1, maximum=10**18)  # a string or bool: TypeError
+def _check_horizon(horizon: Any, function: str) -> int:
+    """``T`` as an int: one concrete integer (it fixes the number of blocks); a traced one is named as
+    :func:`~htb_jax._src.validation.check_static` names it, for ``function``."""
+    check_static(function, horizon=horizon)
+    check_integer("horizon (T)", horizon, 1, maximum=10**18)  # a string or bool: TypeError
     h = concrete(horizon)
     if h is None or np.ndim(h) != 0:
-        raise ValueError(f"horizon must be a concrete integer (it fixes the number of blocks); got {horizon!r}.")
+        raise ValueError(f"horizon must be one integer (it fixes the number of blocks); got {horizon!r}.")
     check_integer("horizon (T)", h, 1, maximum=10**18)
     return int(h)
 
@@ -167,7 +169,7 @@ def proxy_table(
     check_instance(instance, function="htb.proxy_table", needs=("from_bits", "mean"))
     check_static("htb.proxy_table", horizon=horizon, num_seeds=num_seeds, num_pulls=num_pulls)
     k = instance_num_arms(instance)
-    horizon = _check_horizon(horizon)
+    horizon = _check_horizon(horizon, "htb.proxy_table")
     check_arms_and_horizon(k, horizon)
     check_integer("num_seeds", num_seeds, 1, one=True)
     if eps is not None:
@@ -359,7 +361,7 @@ def proxy_regrets(policy: AdaRETC, table: ProxyTable, horizon: int, tau: Any, *,
     """
     check_policy("policy", policy, AdaRETC, "the regret proxy")
     check_instance_type("table", table, ProxyTable, "a ProxyTable (from proxy_table)")
-    horizon = _check_horizon(horizon)
+    horizon = _check_horizon(horizon, "htb.proxy_regrets")
     _check_tau(tau)
     check_flag("rounding", rounding)
     prefix = table.prefix
@@ -476,7 +478,7 @@ def analytic_regret_bound(policy: AdaRETC, instance: Distribution, horizon: int,
       f64[*G, *I].
     """
     check_policy("policy", policy, AdaRETC, "analytic_regret_bound")
-    horizon = _check_horizon(horizon)
+    horizon = _check_horizon(horizon, "htb.analytic_regret_bound")
     check_instance(instance, function="htb.analytic_regret_bound", needs=("mean", "abs_moment"))
     k = instance_num_arms(instance)
     check_arms_and_horizon(k, horizon)

@@ -238,7 +238,7 @@ def regret_at_lengths(
     """
     as_threefry_key(key)
     check_static("htb.regret_at_lengths", horizon=horizon, num_seeds=num_seeds, num_pulls=num_pulls)
-    horizon = _check_horizon(horizon)
+    horizon = _check_horizon(horizon, "htb.regret_at_lengths")
     check_instance(instance, function="htb.regret_at_lengths", needs=("from_bits", "mean"))
     k = instance_num_arms(instance)
     check_arms_and_horizon(k, horizon)
@@ -476,7 +476,7 @@ def smoothed_regret(
     check_policy("policy", policy, AdaRETC, "smoothed_regret")
     as_threefry_key(key)
     check_static("htb.smoothed_regret", horizon=horizon, num_seeds=num_seeds, num_pulls=num_pulls)
-    horizon = _check_horizon(horizon)
+    horizon = _check_horizon(horizon, "htb.smoothed_regret")
     check_instance(instance, function="htb.smoothed_regret", needs=("from_bits", "mean"))
     k = instance_num_arms(instance)
     check_arms_and_horizon(k, horizon)

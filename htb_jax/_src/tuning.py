@@ -282,7 +282,7 @@ def tune_schedule(
     eps = float(eps)
     check_instance(family, "family", "htb.tune_schedule", ("from_bits", "mean", "abs_moment"))
     check_instance(reference, "reference", "htb.tune_schedule", ("from_bits", "mean"))
-    horizon = _check_horizon(horizon)
+    horizon = _check_horizon(horizon, "htb.tune_schedule")
     check_integer("num_seeds", num_seeds, 1, one=True)
     check_integer("num_steps", num_steps, 1, one=True)
     check_interval("lam", lam, 0.0, 1.0, low_closed=True, high_closed=True)
