@@ -35,14 +35,15 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
 import jax
 import numpy as np
 
 from htb_jax._src import fingerprint as fingerprint_lib
 from htb_jax._src.output_dir import check_output_dir, described
-from htb_jax._src.resumable import atomic_write, digest
+from htb_jax._src.resumable import Interrupted, atomic_write, check_interrupt, digest
 
 MANIFEST = "manifest.json"
 CHUNK_DIR = "chunks"
@@ -192,6 +193,55 @@ def read_manifest(directory: str, config: dict, root_key, layout, program: dict 
             f"the output directory {directory!r} holds chunks computed by another program ({stale}); {remedy}"
         )
     return old
+
+
+def run_chunks(
+    layout: list[tuple[int, int]],
+    compute: Callable[[int, int], dict[str, np.ndarray]],
+    store: ChunkStore | None = None,
+    progress: Callable[..., None] | None = None,
+    stream=None,
+) -> tuple[list[dict[str, np.ndarray]], int]:
+    """Every chunk's arrays: read back from ``store`` where intact, else ``compute(first, count)``.
+
+    Each computed chunk is saved to ``store`` (if any) before the next starts,
+    then ``progress(done, total, started, stream, initial=, chunk=)`` is called
+    (``initial``: seeds read back, so an ETA extrapolates from computed seeds only).
+
+    Returns:
+      ``(parts, resumed)``: the arrays of every chunk in layout order, and how
+      many chunks were read back.
+
+    Raises:
+      Interrupted: on ``KeyboardInterrupt``, with the chunks stored so far (a
+        chunk being written is either whole on disk or absent).
+    """
+    stream = sys.stderr if stream is None else stream
+    total = sum(count for _, count in layout)
+    started = time.perf_counter()
+    parts = [store.load(i) if store is not None else None for i in range(len(layout))]
+    resumed = sum(part is not None for part in parts)
+    initial = done = sum(count for part, (_, count) in zip(parts, layout, strict=True) if part is not None)
+    try:
+        for i, (first, count) in enumerate(layout):
+            if parts[i] is not None:
+                continue
+            check_interrupt()
+            parts[i] = compute(first, count)
+            if store is not None:
+                store.save(i, parts[i])
+            done += count
+            if progress is not None:
+                chunks_done = sum(part is not None for part in parts)  # a recomputed chunk may precede stored ones
+                progress(done, total, started, stream, initial=initial, chunk=(chunks_done, len(layout)))
+    except KeyboardInterrupt:
+        if store is None:
+            raise Interrupted(0, len(layout), None) from None
+        raise Interrupted(store.stored(), len(layout), store.directory) from None
+    finally:
+        if progress is not None and getattr(stream, "isatty", lambda: False)():
+            stream.write("\n")
+    return parts, resumed
 
 
 def check_store_dir(directory: str, remedy: Remedy = CLI_REMEDY) -> None:

@@ -202,7 +202,7 @@ def fit_worst_case_exponent(
       >>> import numpy as np
       >>> x = np.array([1.0, 10.0, 100.0])
       >>> members = np.stack([2.0 * x**0.25, 0.3 * x**0.75], axis=1)  # f[3, 2]; worst switches
-      >>> fit = fit_worst_case_exponent(x, members[:, :, None], np.ones(2))
+      >>> fit = fit_worst_case_exponent(x, np.repeat(members[:, :, None], 2, axis=2), np.ones(2))  # 2 seeds
       >>> fit.argmax
       (0, 0, 1)
     """

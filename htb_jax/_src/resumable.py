@@ -1,8 +1,8 @@
 """Resumable runs: seeds in chunks, each finished chunk stored before the next starts.
 
-A run's seeds are laid out in chunks (:func:`seed_chunks`); :func:`run_chunks` reads back the
-chunks its store (:class:`~htb_jax._src.chunk_store.ChunkStore`) holds intact and computes the
-others, storing each as it finishes.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the
+A run's seeds are laid out in chunks (:func:`seed_chunks`);
+:func:`~htb_jax._src.chunk_store.run_chunks` reads back the chunks its store holds intact and
+computes the others, storing each as it finishes.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the
 resumed run equals an uninterrupted one bit for bit.  Files are written atomically
 (:func:`atomic_write`: a temporary file in the same directory, flushed to disk and renamed over
 its final name, atomic on POSIX), so a run killed at any moment leaves whole files.
@@ -14,22 +14,17 @@ An interrupted run (Ctrl-C, or the command line's SIGTERM) raises :class:`Interr
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import os
-import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping
 
 import jax
 import numpy as np
 
 from htb_jax._src.reward_table import MAX_SEEDS
 from htb_jax._src.validation import check_integer, shown
-
-if TYPE_CHECKING:  # the store imports this module
-    from htb_jax._src.chunk_store import ChunkStore
 
 MAX_CHUNKS = 100_000  # one file per chunk
 MAX_KEY = 2**32 - 1
@@ -130,11 +125,25 @@ _stop_signal: int | None = None  # the signal the command line's handler saw (SI
 def stop_handler(signum, frame) -> None:
     """The command line's Ctrl-C, and SIGTERM (a scheduler's time limit): raises ``KeyboardInterrupt``
     as Python's own Ctrl-C does, and records the signal, so that :func:`check_interrupt` raises it
-    again where Python dropped it (raised inside a garbage-collection callback, it is printed as
-    "Exception ignored" and the run went on to its end), and the command says which signal stopped it."""
+    again where Python dropped it, and the command says which signal stopped it.  Inside a
+    garbage-collection callback it only records it: raised there, it is printed as "Exception
+    ignored" with a traceback and dropped (the run went on to its end)."""
     global _stop_signal
     _stop_signal = signum
+    if _in_gc_callback(frame):  # raised there, Python prints "Exception ignored" and a traceback, and drops it
+        return  # check_interrupt raises it between chunks
     raise KeyboardInterrupt
+
+
+def _in_gc_callback(frame) -> bool:
+    """Whether ``frame`` (where a signal arrived) runs inside a garbage-collection callback, such as
+    jax's ``_xla_gc_callback``."""
+    callbacks = {getattr(callback, "__code__", None) for callback in gc.callbacks} - {None}
+    while frame is not None:
+        if frame.f_code in callbacks:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def interrupt_signal() -> int | None:
@@ -146,55 +155,6 @@ def check_interrupt() -> None:
     """``KeyboardInterrupt`` if :func:`stop_handler` saw a signal: long runs call it between chunks."""
     if _stop_signal is not None:
         raise KeyboardInterrupt
-
-
-def run_chunks(
-    layout: list[tuple[int, int]],
-    compute: Callable[[int, int], dict[str, np.ndarray]],
-    store: ChunkStore | None = None,
-    progress: Callable[..., None] | None = None,
-    stream=None,
-) -> tuple[list[dict[str, np.ndarray]], int]:
-    """Every chunk's arrays: read back from ``store`` where intact, else ``compute(first, count)``.
-
-    Each computed chunk is saved to ``store`` (if any) before the next starts,
-    then ``progress(done, total, started, stream, initial=, chunk=)`` is called
-    (``initial``: seeds read back, so an ETA extrapolates from computed seeds only).
-
-    Returns:
-      ``(parts, resumed)``: the arrays of every chunk in layout order, and how
-      many chunks were read back.
-
-    Raises:
-      Interrupted: on ``KeyboardInterrupt``, with the chunks stored so far (a
-        chunk being written is either whole on disk or absent).
-    """
-    stream = sys.stderr if stream is None else stream
-    total = sum(count for _, count in layout)
-    started = time.perf_counter()
-    parts = [store.load(i) if store is not None else None for i in range(len(layout))]
-    resumed = sum(part is not None for part in parts)
-    initial = done = sum(count for part, (_, count) in zip(parts, layout, strict=True) if part is not None)
-    try:
-        for i, (first, count) in enumerate(layout):
-            if parts[i] is not None:
-                continue
-            check_interrupt()
-            parts[i] = compute(first, count)
-            if store is not None:
-                store.save(i, parts[i])
-            done += count
-            if progress is not None:
-                chunks_done = sum(part is not None for part in parts)  # a recomputed chunk may precede stored ones
-                progress(done, total, started, stream, initial=initial, chunk=(chunks_done, len(layout)))
-    except KeyboardInterrupt:
-        if store is None:
-            raise Interrupted(0, len(layout), None) from None
-        raise Interrupted(store.stored(), len(layout), store.directory) from None
-    finally:
-        if progress is not None and getattr(stream, "isatty", lambda: False)():
-            stream.write("\n")
-    return parts, resumed
 
 
 def digest(arrays: Mapping[str, np.ndarray]) -> str:

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import theory, user_code
-from htb_jax._src.chunk_store import ChunkStore
+from htb_jax._src.chunk_store import ChunkStore, run_chunks
 from htb_jax._src.distributions import Distribution, Gaussian, Pareto, StudentT
 from htb_jax._src.fingerprint import Program
 from htb_jax._src.instances import equal_gap, lower_bound_pair
@@ -36,7 +36,6 @@ from htb_jax._src.resumable import (
     check_layout,
     check_root_key,
     root_key_data,
-    run_chunks,
     seed_chunks,
 )
 from htb_jax._src.simulate.program import memory_plan, simulate

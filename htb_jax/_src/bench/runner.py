@@ -36,11 +36,11 @@ from htb_jax._src.bench.suite import (
     experiments,
     setting_score,
 )
-from htb_jax._src.chunk_store import ChunkStore, FolderRemedy
+from htb_jax._src.chunk_store import ChunkStore, FolderRemedy, run_chunks
 from htb_jax._src.fingerprint import Program, versions
 from htb_jax._src.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
-from htb_jax._src.resumable import Interrupted, check_interrupt, root_key_data, run_chunks
+from htb_jax._src.resumable import Interrupted, check_interrupt, root_key_data
 from htb_jax._src.simulate.program import memory_plan, simulate
 from htb_jax._src.validation import check_choice, check_flag, check_path, given
 

@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from htb_jax._src.chunk_store import ChunkStore, Remedy, check_store_dir
+from htb_jax._src.chunk_store import ChunkStore, Remedy, check_store_dir, run_chunks
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.exponents import fit_exponent, fit_worst_case_exponent
 from htb_jax._src.fingerprint import Program
@@ -54,7 +54,6 @@ from htb_jax._src.resumable import (
     check_root_key,
     default_seed_chunk,
     root_key_data,
-    run_chunks,
     seed_chunks,
 )
 from htb_jax._src.rounding import log_spaced_rounds

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 import jax
 import numpy as np
 
-from htb_jax._src.chunk_store import ChunkStore, Remedy, check_store_dir
+from htb_jax._src.chunk_store import ChunkStore, Remedy, check_store_dir, run_chunks
 from htb_jax._src.fingerprint import Program
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, StableFamily, check_family
 from htb_jax._src.frontier.scale import family_scale
 from htb_jax._src.memory import check_host_results
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.protocol_checks import check_policy_instance
-from htb_jax._src.resumable import check_root_key, default_seed_chunk, root_key_data, run_chunks, seed_chunks
+from htb_jax._src.resumable import check_root_key, default_seed_chunk, root_key_data, seed_chunks
 from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.simulate.program import simulate
 from htb_jax._src.sweep import progress_bar
