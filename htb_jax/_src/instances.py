@@ -33,6 +33,7 @@ from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.validation import (
     FLOAT32_MAX,
     check_broadcast,
+    check_broadcasts_against,
     check_float32,
     check_instance_type,
     check_integer,
@@ -387,14 +388,7 @@ def intrinsic_scale(instance: Distribution, eps: Any) -> jax.Array:
     """
     check_instance(instance, function="htb.intrinsic_scale", needs=("abs_moment",))
     check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
-    leading = tuple(instance.batch_shape[:-1])
-    try:
-        np.broadcast_shapes(np.shape(eps), leading)
-    except ValueError:
-        raise ValueError(
-            f"eps must broadcast against the instance's batch shape without its arm axis, {leading}; got eps of "
-            f"shape {np.shape(eps)}."
-        ) from None
+    check_broadcasts_against("eps", eps, instance.batch_shape[:-1], "the instance's batch shape without its arm axis")
     eps = jnp.asarray(eps, jnp.float64)
     return _largest_root(instance.abs_moment(eps[..., None]), eps)
 

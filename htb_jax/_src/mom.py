@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import selection
-from htb_jax._src.validation import check_integer, concrete, real_array
+from htb_jax._src.validation import check_broadcasts_against, check_integer, concrete, real_array
 
 STATIC_BLOCK_SIZES = 32  # block sizes summed by a static reshape; longer blocks read prefix sums
 
@@ -331,11 +331,7 @@ def median_of_means(
     if n is not None:
         check_integer("n", n, 0, maximum=length)
     for name, value in (("num_blocks", num_blocks), ("n", n)):
-        try:
-            np.broadcast_shapes(np.shape(value), shape[:-1])
-        except ValueError:
-            raise ValueError(f"{name} must broadcast against x's shape without its sample axis, {shape[:-1]}; got "
-                             f"{name} of shape {np.shape(value)}.") from None
+        check_broadcasts_against(name, value, shape[:-1], "x's shape without its sample axis")
     # More blocks than samples is an error: B > N anywhere, or a single estimate with n < B.  A
     # grid of prefix lengths n may hold rows with n < B: NaN there (an empty block), as when traced.
     blocks, valid = concrete(num_blocks), concrete(n)

@@ -494,10 +494,14 @@ def smoothed_regret(
         given_pulls = num_pulls is not None
         if not given_pulls:
             num_pulls = needed
-        lower = (f"num_seeds or horizon (T={horizon}), or give num_pulls: with a traced alpha, q or width (under "
-                 f"jax.grad) the default covers every pull, T/K; ceil(L/K) + 1 at alpha - width, q + width suffices"
-                 if traced and not given_pulls else "num_seeds or num_pulls" if given_pulls
-                 else f"num_seeds or horizon (T={horizon})")
+        if given_pulls:
+            lower = "num_seeds or num_pulls"
+        elif traced:
+            lower = (f"num_seeds or horizon (T={horizon}), or give num_pulls: with a traced alpha, q or width (under "
+                     f"jax.grad) the default covers every pull, T/K; ceil(L/K) + 1 at alpha - width, q + width "
+                     f"suffices")
+        else:
+            lower = f"num_seeds or horizon (T={horizon})"
         _check_table_size("smoothed_regret holds one instance's per-pull prefix sums at a time", num_seeds, k,
                           num_pulls, lower)
         if given_pulls and not traced and num_pulls < needed:  # reads past the table would be clipped: another value

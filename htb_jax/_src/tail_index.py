@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from htb_jax._src.validation import check_integer, has_tracer, real_array
+from htb_jax._src.validation import check_integer, check_untraced, real_array
 
 
 def default_k(n: int) -> int:
@@ -49,9 +49,8 @@ def suggested_eps(alpha: float) -> float:
     if isinstance(alpha, TailIndex):
         raise TypeError(f"alpha must be a number, the tail index; got a TailIndex: pass its .alpha "
                         f"(suggested_eps({alpha.alpha:.4g})), or .alpha - 2 * .stderr for the cautious choice.")
-    if has_tracer(alpha):
-        raise TypeError("suggested_eps compares the tail index with 1 in Python, so it cannot be traced (jax.jit, "
-                        "jax.vmap, jax.grad); got a traced alpha: use jnp.minimum(1.0, alpha - 1.0) inside jit.")
+    check_untraced("suggested_eps compares the tail index with 1 in Python",
+                   ": use jnp.minimum(1.0, alpha - 1.0) inside jit.", alpha=alpha)
     a = real_array("alpha", alpha)
     if a is None or a.ndim != 0:
         raise ValueError(f"alpha must be one tail index > 1, a number; got alpha={alpha!r}.")

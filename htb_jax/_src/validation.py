@@ -278,8 +278,18 @@ def check_nonempty(name: str, values: Any) -> None:
             return
     elif isinstance(values, (list, tuple)) and values:
         return
-    shown = given(name, values) if values is None or isinstance(values, type) else f"{name}={values!r}"
-    raise ValueError(f"{name} must be a non-empty list of numbers (or a 1-D array); got {shown}.")
+    got = given(name, values) if values is None or isinstance(values, type) else f"{name}={values!r}"
+    raise ValueError(f"{name} must be a non-empty list of numbers (or a 1-D array); got {got}.")
+
+
+def check_broadcasts_against(name: str, value: Any, shape: tuple[int, ...], against: str) -> None:
+    """``ValueError`` unless ``value``'s shape broadcasts against ``shape`` (``against`` says whose, for the
+    message: ``"x's shape without its sample axis"``)."""
+    try:
+        np.broadcast_shapes(np.shape(value), tuple(shape))
+    except ValueError:
+        raise ValueError(f"{name} must broadcast against {against}, {tuple(shape)}; got {name} of shape "
+                         f"{np.shape(value)}.") from None
 
 
 def check_broadcast(what: str, **values: Any) -> tuple[int, ...]:

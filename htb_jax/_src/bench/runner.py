@@ -121,9 +121,7 @@ def _calls(contender: Contender, group: Group, experiment: Experiment, reach: in
             "num_checkpoints": NUM_CHECKPOINTS}
     if not contender.told:
         return [call | {"policy": contender.make}]
-    settings = [experiment.settings[i] for i in group.settings]
-    check_told(contender, settings)
-    grid = [contender.policy(*s.told()) for s in settings]
+    grid = told_policies(contender, [experiment.settings[i] for i in group.settings])
     if len({jax.tree.structure(p) for p in grid}) == 1:
         stacked = _stack(grid)
         if stacked.batch_shape == (len(grid),):
@@ -194,13 +192,16 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
     return out + list(field)
 
 
-def check_told(contender: Contender, settings: Sequence[Setting], function: str = "htb.bench.run") -> None:
-    """``ValueError``/``TypeError`` where a contender told ``(eps, u)`` raises at a setting's values or
-    returns no single policy there: every setting's policy built before anything runs (``function``:
-    the caller, for the messages)."""
+def told_policies(contender: Contender, settings: Sequence[Setting], function: str = "htb.bench.run") -> list:
+    """The policy a contender told ``(eps, u)`` makes for each setting, checked: ``ValueError``/``TypeError``
+    where it raises at a setting's values or returns no single policy there (``function``: the caller, for
+    the messages)."""
+    made = []
     for s in settings:
         e, u = s.told()
-        check_one_policy(f"policy(eps={e:g}, u={u:g})", contender.policy(e, u), function, _ONE_AT_A_TIME)
+        made.append(contender.policy(e, u))
+        check_one_policy(f"policy(eps={e:g}, u={u:g})", made[-1], function, _ONE_AT_A_TIME)
+    return made
 
 
 def check_arguments(policy, name, size, out, peers, only, restart, progress, command,
@@ -228,8 +229,8 @@ def check_arguments(policy, name, size, out, peers, only, restart, progress, com
         check_one_policy("policy", policy, function, _ONE_AT_A_TIME)
     field = contenders(policy, name, peers)  # a name taken by a peer
     if policy is not None and field[0].told:
-        check_told(field[0], [s for e in experiments(size) if only is None or e.name in only for s in e.settings],
-                   function)
+        told_policies(field[0], [s for e in experiments(size) if only is None or e.name in only for s in e.settings],
+                      function)  # every setting's, before anything runs
     if policy is not None:  # its kernel traced on the first setting (nothing compiled): a protocol mistake named now
         first = experiments(size)[0].settings[0]
         memory_plan(jax.random.key(KEY), field[0].policy(*first.told()), first.instance, first.horizon, 2)

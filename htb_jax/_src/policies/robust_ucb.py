@@ -95,7 +95,7 @@ class RobustUCB:
             eps = concrete(self.eps)  # None where traced
             if eps is not None and np.any(eps != 1.0):
                 raise ValueError(f"eps must be 1 for Catoni's estimator (it needs a finite variance); got "
-                                 f"eps={float(eps[eps != 1.0].flat[0]) if eps.ndim else float(eps):g}.")
+                                 f"eps={float(eps[eps != 1.0].flat[0]):g}.")
 
     @property
     def batch_shape(self) -> tuple[int, ...]:

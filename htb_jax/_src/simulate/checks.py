@@ -23,7 +23,7 @@ from htb_jax._src.memory import check_memory_budget
 from htb_jax._src.policies import adar_etc as adar_etc_lib
 from htb_jax._src.protocol_checks import check_policy_instance
 from htb_jax._src.reward_table import MAX_SEEDS, as_threefry_key
-from htb_jax._src.simulate.fast_path import _FAST_PATH_TYPES, SAMPLERS
+from htb_jax._src.simulate.fast_path import SAMPLERS, takes_fast_path
 from htb_jax._src.simulate.schedule import MAX_PULL_CHUNK
 from htb_jax._src.validation import (
     check_choice,
@@ -122,7 +122,7 @@ def check_simulation(
     horizons, horizon_shape = _horizons(horizon)
     adar_etc_lib.check_arms_and_horizon(k, horizons)
     check_choice("sampler", sampler, SAMPLERS)
-    if not (isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms)):  # round by round
+    if not takes_fast_path(policy, engine, record_arms):  # round by round
         _check_engine_run(policy, horizons, sampler, engine, record_arms)
     check_integer("num_seeds", num_seeds, 1, one=True)
     check_integer("first_seed", first_seed, 0, maximum=MAX_SEEDS - 1, one=True)

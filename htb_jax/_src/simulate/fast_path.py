@@ -49,6 +49,11 @@ from htb_jax._src.simulate.schedule import _schedule, _schedule_maxima
 _CPU_SEED_CHUNK_BYTES = 16 * 2**20
 _ACCELERATOR_SEED_CHUNK_BYTES = 4 * 2**30
 _FAST_PATH_TYPES = (AdaRETC, EmpiricalETC)
+
+
+def takes_fast_path(policy: Any, engine: bool, record_arms: bool) -> bool:
+    """Whether ``simulate`` runs ``policy`` on the fast path (else round by round, on the engine)."""
+    return isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms)
 SAMPLERS = ("auto", "per_pull", "block_sums", "order_statistic")
 
 

@@ -21,7 +21,7 @@ from htb_jax._src.memory import MemoryPlan, default_memory_budget
 from htb_jax._src.outcome import Outcome
 from htb_jax._src.simulate.checks import check_simulation
 from htb_jax._src.simulate.engine_path import prepare_engine_path
-from htb_jax._src.simulate.fast_path import _FAST_PATH_TYPES, prepare_fast_path
+from htb_jax._src.simulate.fast_path import prepare_fast_path, takes_fast_path
 from htb_jax._src.simulate.request import Request
 from htb_jax._src.simulate.schedule import _flatten, default_pull_chunk, max_blocks
 from htb_jax._src.validation import check_flag
@@ -235,7 +235,7 @@ def prepare(
     )
     budget = default_memory_budget(devices[0]) if memory_budget is None else int(memory_budget)
     # Integral floats (1e6) pass the checks as integers: from here on they are ints.
-    fast = isinstance(policy, _FAST_PATH_TYPES) and not (engine or record_arms)
+    fast = takes_fast_path(policy, engine, record_arms)
     num_seeds, first_seed, num_checkpoints = int(num_seeds), int(first_seed), int(num_checkpoints)
     seed_chunk, threads, pull_chunk = (None if v is None else int(v) for v in (seed_chunk, threads, pull_chunk))
     flat = _flatten(policy)
