@@ -304,6 +304,14 @@ def test_markdown_links_its_figures_relatively(written):
     assert all((directory / link).read_bytes().startswith(b"\x89PNG") for link in links)
 
 
+def test_markdown_escapes_with_backslashes(written):
+    """report.md (which the command prints to the terminal) escapes ``< > &`` with backslashes, which Markdown
+    renders as written and a terminal reads; catches ``&lt;script&gt;`` in the printed scorecard."""
+    _, directory, _ = written
+    text = (directory / "report.md").read_text()
+    assert "Robust\\<script\\>UCB \\& co" in text and "&lt;" not in text
+
+
 def test_latex_scorecard(written):
     """scorecard.tex: a booktabs tabular, one column per experiment, each cell the dict's score, rank and ratio,
     the user's name bold, names escaped and the suite in the caption; catches an unescaped % (which comments out
@@ -322,16 +330,16 @@ def test_latex_scorecard(written):
 
 def test_latex_escapes_every_special_character():
     r"""Each of \ _ % & # $ { } ~ ^ in a policy name is escaped, a name opening with [ is guarded and the caption's
-    suite escaped; catches a backslash escaped after the others (\_ would become \textbackslash{}_), a row read as
+    versions escaped; catches a backslash escaped after the others (\_ would become \textbackslash{}_), a row read as
     \\[...] and a raw _ in the caption."""
     results = _results()
     for e in results["experiments"]:
         for key in ("cells", "curves", "scores", "ratios", "ranks"):
             e[key]["[a]\\b_c%d&e#f$g{h}i~j^k"] = e[key].pop("UCB1")
     results["policies"][0]["name"] = "[a]\\b_c%d&e#f$g{h}i~j^k"
-    results["suite"] = "ht_v1"
+    results["versions"]["jax"] = "0.4.35_local"
     text = report._latex(results)
-    assert "benchmark ht\\_v1 (size cpu, key 0; htb\\_jax 0.1.0, jax 0.4.35, jaxlib 0.4.35)." in text
+    assert "benchmark ht-v1 (size cpu, key 0; htb\\_jax 0.1.0, jax 0.4.35\\_local, jaxlib 0.4.35)." in text
     first = _tex_rows(text)[0][0]
     assert first == ("{}[a]\\textbackslash{}b\\_c\\%d\\&e\\#f\\$g\\{h\\}i\\textasciitilde{}j"
                      "\\textasciicircum{}k")
@@ -375,6 +383,28 @@ def test_refuses_a_malformed_results_dict(tmp_path):
         report.write_report(results, tmp_path)
     with pytest.raises(TypeError, match="results must be a dict"):
         report.scorecard_rows([1, 2])
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("where, value, message", [
+    (("suite",), "ht-v0", r"results\['suite'\] must be 'ht-v1'.*got suite='ht-v0'"),
+    (("size",), "tpu", r"results\['size'\] must be one of 'cpu', 'gpu'; got size='tpu'"),
+    (("experiments", 0, "scores", "UCB1"), "0.47", r"\['scores'\]\['UCB1'\] must be a number or None.*'0.47' \(str\)"),
+    (("experiments", 0, "cells", "UCB1", 1, "mean"), [412.6], r"\['cells'\]\['UCB1'\]\[1\]\['mean'\] must be a number"),
+    (("experiments", 1, "ratios", "UCB1", "low"), True, r"\['ratios'\]\['UCB1'\]\['low'\] must be a number"),
+])
+def test_refuses_results_of_another_suite_or_with_a_value_that_is_not_a_number(tmp_path, where, value, message):
+    """Results of an unknown suite or size, or a score, cell or ratio that is not a number, are refused by name
+    before anything is written. Catches a report titled with a suite this htb_jax does not run, and a string
+    score failing deep inside the formatting after the figures were drawn."""
+    results = _results()
+    *path, last = where
+    target = results
+    for step in path:
+        target = target[step]
+    target[last] = value
+    with pytest.raises((ValueError, TypeError), match=message):
+        report.write_report(results, tmp_path)
     assert not list(tmp_path.iterdir())
 
 

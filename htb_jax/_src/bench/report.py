@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from htb_jax._src.bench import report_figures
+from htb_jax._src.bench.suite import SIZES, VERSION
 from htb_jax._src.frontier.measurement import _t
 from htb_jax._src.resumable import moved_into_place
 from htb_jax._src.validation import check_path, given
@@ -44,6 +45,12 @@ def _require(where: str, value, keys: tuple[str, ...]) -> None:
 def _check_results(results) -> None:
     """The keys of the results schema that the report reads, and one cell and curve per setting."""
     _require("results", results, _TOP)
+    if results["suite"] != VERSION:
+        raise ValueError(f"results['suite'] must be {VERSION!r}, the suite this htb_jax reports; "
+                         f"got {given('suite', results['suite'])}.")
+    if results["size"] not in SIZES:
+        raise ValueError(f"results['size'] must be one of {', '.join(map(repr, SIZES))}; "
+                         f"got {given('size', results['size'])}.")
     names = []
     for i, p in enumerate(results["policies"]):
         _require(f"results['policies'][{i}]", p, _POLICY)
@@ -65,8 +72,24 @@ def _check_results(results) -> None:
                 for j, cell in enumerate(entries):
                     if key == "cells" and cell is not None:
                         _require(f"{where}['cells'][{name!r}][{j}]", cell, _CELL)
+                        for field in _CELL:
+                            _number(f"{where}['cells'][{name!r}][{j}][{field!r}]", cell[field])
+        for name, score in e["scores"].items():
+            _number(f"{where}['scores'][{name!r}]", score)
+        for name, ratio in e["ratios"].items():
+            if ratio is not None:
+                _require(f"{where}['ratios'][{name!r}]", ratio, ("value", "low", "high", "best"))
+                for field in ("value", "low", "high"):
+                    _number(f"{where}['ratios'][{name!r}][{field!r}]", ratio[field])
     for i, r in enumerate(results["frontier"]):
         _require(f"results['frontier'][{i}]", r, _ROW)
+
+
+def _number(where: str, value) -> None:
+    """A number of the results: a real number, or None where JSON holds NaN or nothing was measured."""
+    if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                                            np.floating))):
+        raise TypeError(f"{where} must be a number or None; got {given(where, value)}.")
 
 
 def _plain(value):
@@ -267,10 +290,9 @@ def _blocks(results: dict, figures: dict[str, str]) -> list:
 
 
 def _md_text(text: str) -> str:
-    """Text that Markdown shows as written: its inline marks and table bars backslashed, ``& < >`` as
-    HTML entities, a leading ``#`` backslashed."""
-    text = re.sub(r"([\\`*_|])", r"\\\1", str(text))
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text that Markdown shows as written: its inline marks, table bars and ``& < >`` backslashed (read
+    as written in a terminal too: ``\\<lambda\\>``, not ``&lt;lambda&gt;``), a leading ``#`` backslashed."""
+    text = re.sub(r"([\\`*_|&<>])", r"\\\1", str(text))
     return "\\" + text if text.startswith("#") else text
 
 
