@@ -49,7 +49,8 @@ def add_bench_parser(sub) -> None:
                    + ", ".join((*NAMES, worst_case.NAME)) + ")")
     p.add_argument("--no-peers", action="store_true", help="run the policy alone, without the built-in peers")
     p.add_argument("--out", default="htb-jax-bench", help="output directory (default htb-jax-bench)")
-    add_restart_argument(p)
+    add_restart_argument(p, "the stored runs this command makes (its policy's and the peers', under --out/runs/; "
+                            "other policies' runs are kept)")
 
 
 def run_bench(args, argv: list[str]) -> int:

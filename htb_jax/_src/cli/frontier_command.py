@@ -168,7 +168,7 @@ def add_frontier_parser(sub) -> None:
         "declares in its class attribute anytime (True: it never reads T), per horizon where it declares "
         "nothing (default %(default)s)",
     )
-    add_restart_argument(p)
+    add_restart_argument(p, "the manifest and the chunks stored in --out")
     distributed.add_arguments(p)
 
 

@@ -27,14 +27,16 @@ def write_text(text: str) -> Callable[[str], None]:
     return write
 
 
-def add_restart_argument(parser) -> None:
-    """``--restart``: delete the chunks stored in ``--out`` and start again (see :mod:`htb_jax._src.chunk_store`)."""
+def add_restart_argument(parser, stored: str) -> None:
+    """``--restart``: delete the chunks stored in ``--out`` and start again (see :mod:`htb_jax._src.chunk_store`).
+
+    Args:
+      parser: the command's parser.
+      stored: what the command's ``--out`` stores of its runs, as the help names it.
+    """
     parser.add_argument(
         "--restart", action="store_true",
-        help="delete what --out stores of the runs this command makes, whatever run wrote it, and compute them "
-        "again: for sweep and frontier, the manifest and the chunks in --out; for bench, those of every run it "
-        "makes (its policy's and the peers', under --out/runs/), other policies' runs kept. Nothing else is "
-        "deleted. Without it a stored run of another configuration, or chunks another program computed (a "
-        "policy's, a law's or htb_jax's code changed, or htb_jax's, jax's or jaxlib's version), is refused and "
-        "nothing is deleted",
+        help=f"delete {stored}, whatever run wrote them, and compute them again; nothing else is deleted. Without it "
+        "a stored run of another configuration, or chunks another program computed (a policy's, a law's or "
+        "htb_jax's code changed, or htb_jax's, jax's or jaxlib's version), is refused and nothing is deleted",
     )

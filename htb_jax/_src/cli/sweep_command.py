@@ -113,7 +113,7 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--key", type=integer, default=unset, help=f"root random key (default {d.key})")
     p.add_argument("--memory-budget", type=byte_size, default=unset, help="bytes per device per call, e.g. 512MiB (default: 2GiB on CPU, half a GPU's memory)")
     p.add_argument("--out", default=unset, help="output directory (default htb-jax-sweep)")
-    add_restart_argument(p)
+    add_restart_argument(p, "the manifest and the chunks stored in --out")
     distributed.add_arguments(p)
 
 
