@@ -120,6 +120,11 @@ def test_differentiable_in_the_exponents():
         (lambda: htb.AdaRETC(eps=1.0, alpha=0.8, q=0.4), r"q must lie in \[0, 0.333333\] for eps=1; got q=0.4"),
         (lambda: htb.AdaRETC(eps=1.0, alpha=0.8, q=-0.1), r"q must lie in \[0, 0.333333\] for eps=1; got q=-0.1"),
         (lambda: htb.AdaRETC(eps=1.0, alpha=jnp.array([0.7, 0.5]), q=0.0), r"got alpha=0.5 \(entry \[1\]\)"),
+        # A grid of eps names the eps of the entry that fails (it said "for eps=(array)").
+        (lambda: htb.AdaRETC(eps=jnp.array([0.5, 1.0]), alpha=jnp.array([0.8, 0.6]), q=0.0),
+         r"alpha must lie in \[0.666667, 1\) for eps=1; got alpha=0.6 \(entry \[1\]\)\.$"),
+        (lambda: htb.theory.beta_alpha(jnp.array([0.9, 0.7]), jnp.array([[1.0], [0.5]])),
+         r"alpha must lie in \[0.75, 1\) for eps=0.5; got alpha=0.7 \(entry \[1, 1\]\)\.$"),
         (lambda: htb.AdaRETC.calibrated(1.2), r"eps_bar must lie in \[1e-09, 1\] \(below, float64 leaves beta_bar few "
                                                r"correct digits\); got eps_bar=1.2"),
         # At 1e-15 beta_bar came out 0.888 for 1: a tenth of the exploration.

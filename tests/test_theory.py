@@ -322,7 +322,7 @@ def test_eps_outside_0_1_raises(fn, eps, shown):
         (lambda: theory.beta_alpha(0.9, 2.0), r"eps must lie in \(0, 1\]; got eps=2"),
         (
             lambda: theory.free_exponents(0.7, 0.0, [1.0, 0.5]),
-            r"alpha must lie in \[0.75, 1\) for eps=\(array\)",
+            r"alpha must lie in \[0.75, 1\) for eps=0.5; got alpha=0.7 \(entry \[1\]\)",
         ),
         (
             lambda: theory.free_exponents(0.8, -0.1, 1.0),

@@ -89,20 +89,16 @@ def _check_finite(name: str, value: ArrayLike) -> np.ndarray:
     return np.asarray(value, np.float64)
 
 
-def _for_eps(eps: np.ndarray) -> str:
-    return "for eps=" + (f"{float(eps):.6g}" if eps.ndim == 0 else "(array)")
-
-
 def _check_alpha(alpha: ArrayLike, eps: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     lo, hi = alpha_range(eps)
     eps = np.asarray(eps, np.float64)
-    check_interval("alpha", alpha, lo, hi, low_closed=True, high_closed=False, where=_for_eps(eps))
+    check_interval("alpha", alpha, lo, hi, low_closed=True, high_closed=False, where={"eps": eps})
     return np.asarray(alpha, np.float64), eps
 
 
 def _check_q(q: ArrayLike, eps: ArrayLike) -> np.ndarray:
     lo, hi = q_range(eps)
-    check_interval("q", q, lo, hi, low_closed=True, high_closed=True, where=_for_eps(np.asarray(eps)))
+    check_interval("q", q, lo, hi, low_closed=True, high_closed=True, where={"eps": eps})
     return np.asarray(q, np.float64)
 
 

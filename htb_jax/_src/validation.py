@@ -328,7 +328,7 @@ def check_interval(
     *,
     low_closed: bool,
     high_closed: bool,
-    where: str = "",
+    where: str | dict = "",
     slack: float = 1e-12,
 ) -> None:
     """Raises ``ValueError`` unless every entry of ``value`` lies in the interval.
@@ -345,7 +345,8 @@ def check_interval(
       high: upper end of the interval.
       low_closed: whether ``low`` belongs to the interval.
       high_closed: whether ``high`` belongs to the interval.
-      where: context appended to the message, e.g. ``"for eps=0.5"``.
+      where: context appended to the message, e.g. ``"for eps=0.5"``; or a dict of the arrays the
+        bounds depend on (``{"eps": eps}``), shown as ``for eps=0.5`` at the entry that fails.
       slack: relative tolerance at closed ends.
 
     Raises:
@@ -359,7 +360,8 @@ def check_interval(
     lo, hi = concrete(low), concrete(high)
     if lo is None or hi is None:
         return
-    ctx = f" {where}" if where else ""
+    context = where if isinstance(where, dict) else {}
+    ctx = f" {where}" if where and not context else ""
     try:
         v_b, lo_b, hi_b = np.broadcast_arrays(
             np.asarray(v, np.float64), np.asarray(lo, np.float64), np.asarray(hi, np.float64)
@@ -378,6 +380,9 @@ def check_interval(
         return
     idx = tuple(int(i) for i in np.argwhere(~ok)[0]) if v_b.ndim else ()
     at = f" (entry {list(idx)})" if idx else ""
+    if context:
+        ctx = " for " + ", ".join(f"{k}={_fmt(np.broadcast_to(np.asarray(c, np.float64), v_b.shape)[idx])}"
+                                  for k, c in context.items())
     lo_s = "[" if low_closed else "("
     hi_s = "]" if high_closed else ")"
     value, ends = v_b[idx], (lo_b[idx], hi_b[idx])

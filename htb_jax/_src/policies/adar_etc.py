@@ -104,7 +104,7 @@ class ExploreThenCommit:
         if e is None:
             return
         e = e.astype(float)
-        at = "for eps=" + (f"{float(e):.6g}" if e.ndim == 0 else "(array)")
+        at = {"eps": e}
         check_interval(
             "alpha", self.alpha, (1 + e) / (1 + 2 * e), 1.0, low_closed=True, high_closed=False, where=at
         )
