@@ -185,6 +185,10 @@ LIBRARY = {
     # it printed "5/4 seeds" and a negative ETA
     "progress past the total": (ValueError, r"^done must be an integer in \[0, 4\]; got done=5\.$",
                                 lambda: htb.progress_bar(5, 4, 0.0, io.StringIO())),
+    # it printed "chunk 5/4"
+    "chunks past the total": (ValueError, r"^chunk\[0\] \(chunks done\) must be an integer in \[0, 4\]; "
+                              r"got chunk\[0\] \(chunks done\)=5\.$",
+                              lambda: htb.progress_bar(3, 4, 0.0, io.StringIO(), chunk=(5, 4))),
     "gaps of one arm": (ValueError, r"^an instance needs a trailing arm axis: its batch shape is \(\)",
                         lambda: htb.gaps(htb.Pareto(loc=0.0, shape=1.5))),
     "first_argmax of nothing": (ValueError, r"^values must hold at least one index to take the first maximum of; "

@@ -257,6 +257,9 @@ def progress_bar(
     check_integer("initial", initial, 0, maximum=int(done), one=True)
     if chunk is not None and not (isinstance(chunk, tuple) and len(chunk) == 2):
         raise TypeError(f"chunk must be None or a pair (chunks done, chunks in all); got {given('chunk', chunk)}.")
+    if chunk is not None:
+        check_integer("chunk[1] (chunks in all)", chunk[1], 1, one=True)
+        check_integer("chunk[0] (chunks done)", chunk[0], 0, maximum=int(chunk[1]), one=True)
     elapsed = time.perf_counter() - started
     computed = done - initial
     eta = elapsed / computed * (total - done) if computed > 0 else float("nan")
