@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from htb_jax._src import chunk_store, resumable
-from htb_jax._src.cli import main
+from htb_jax._src.cli import interrupted, main
 
 SWEEP = ["sweep", "--arms", "3", "--alphas", "0.8", "--qs", "0", "--horizons", "1000,3000", "--pareto-shape", "3",
          "--seeds", "6", "--seed-chunk", "2"]
@@ -195,3 +195,12 @@ def test_ctrl_c_while_the_outputs_are_written_leaves_the_earlier_ones_whole(tmp_
     assert status == 130 and err.splitlines()[-1].startswith("htb-jax: interrupted")
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["chunks"]
+
+
+def test_a_bench_stopped_inside_its_first_run_says_the_run_resumes():
+    """A benchmark stopped before any run finished may have stored chunks of that run (the worst case's
+    two-point part): the line says it resumes from them. Catches "before the first of 1 runs was stored",
+    which reads as if nothing were kept."""
+    line = interrupted(resumable.Interrupted(0, 1, "out", "runs"))
+    assert line == "interrupted before the first of 1 runs was finished; the same command resumes from what out stores"
+    assert interrupted(resumable.Interrupted(0, 3, "out")) == "interrupted before the first of 3 chunks was stored in out"

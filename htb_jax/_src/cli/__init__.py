@@ -112,6 +112,9 @@ def interrupted(error: KeyboardInterrupt, stopped: str = "interrupted") -> str:
     """The line a command prints when stopped (``stopped``: ``"interrupted"`` by Ctrl-C, ``"terminated"``
     by SIGTERM): how many chunks are stored, and how to resume."""
     if isinstance(error, resumable.Interrupted) and error.directory is not None:
+        if error.stored == 0 and error.unit == "runs":  # a run's own chunks may be stored
+            return (f"{stopped} before the first of {error.total} runs was finished; the same command resumes "
+                    f"from what {error.directory} stores")
         if error.stored == 0:
             return f"{stopped} before the first of {error.total} {error.unit} was stored in {error.directory}"
         return (
