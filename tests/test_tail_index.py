@@ -116,7 +116,13 @@ class _Labelled:
         (lambda: htb.tail_index(np.arange(10.0), k=10), r"k must be an integer in \[1, 9\]; got k=10"),
         (lambda: htb.tail_index(np.arange(10.0), k=0), r"k must be an integer in \[1, 9\]; got k=0"),
         (lambda: htb.tail_index([0.0, 0.0, 0.0, 5.0], k=2), r"at least k \+ 1 = 3 nonzero .*got 1"),
-        (lambda: htb.tail_index([1.0, 2.0, 2.0, 2.0], k=2), r"k \+ 1 = 3 largest absolute values equal"),
+        (lambda: htb.tail_index([1.0, 2.0, 2.0, 2.0], k=2),
+         r"k \+ 1 = 3 largest absolute values equal .*got all equal to 2: give k >= 3 \(the largest is repeated 3 "
+         r"times\)\.$"),
+        # 0/1 rewards: no k passes the ties (it said "give a larger k", and every k failed)
+        (lambda: htb.tail_index([0.0, 1.0, 1.0, 1.0, 1.0, 0.0]),
+         r"got all equal to 1: every nonzero observation has this absolute value, as 0/1 rewards have: such "
+         r"bounded data have every moment, so take eps = 1\.$"),
     ],
 )
 def test_bad_input_is_refused_by_name(call, message):

@@ -123,7 +123,9 @@ def tail_index(samples: Any, k: int | None = None) -> TailIndex:
     Raises:
       ValueError: for a wrong rank, fewer than two observations, a value
         that is not finite, ``k`` outside ``[1, n - 1]``, fewer than ``k + 1``
-        nonzero observations, or ``k + 1`` largest absolute values all equal.
+        nonzero observations, or ``k + 1`` largest absolute values all equal
+        (the message says which ``k`` passes the ties, or, where every
+        nonzero value is tied, as for 0/1 rewards, that the data's ``eps`` is 1).
 
     Examples:
       >>> import numpy as np, htb_jax as htb
@@ -159,9 +161,13 @@ def tail_index(samples: Any, k: int | None = None) -> TailIndex:
         )
     hill = float(np.mean(np.log(top[:k])) - np.log(top[k]))
     if not hill > 0.0:
+        ties, nonzero = int(np.count_nonzero(x == top[0])), int(np.count_nonzero(x))
+        remedy = (f"give k >= {ties} (the largest is repeated {ties} times)" if ties < nonzero else
+                  "every nonzero observation has this absolute value, as 0/1 rewards have: such bounded data "
+                  "have every moment, so take eps = 1")
         raise ValueError(
             f"samples must not have their k + 1 = {k + 1} largest absolute values equal (Hill's estimator "
-            f"1 / H_k would be infinite); got all equal to {top[k]:.6g}: give a larger k."
+            f"1 / H_k would be infinite); got all equal to {top[k]:.6g}: {remedy}."
         )
     alpha = 1.0 / hill
     return TailIndex(alpha=alpha, k=k, stderr=alpha / math.sqrt(k))
