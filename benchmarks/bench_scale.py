@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 
 import jax
@@ -47,14 +48,15 @@ def timed(call, repeats: int) -> tuple[float, float]:
     return first, best
 
 
-def seeds_table(max_seeds: int, repeats: int, horizon: int = 10**5) -> str:
+def seeds_table(max_seeds: int, repeats: int, horizon: int = 10**5, stream=None) -> str:
+    """Throughput against seeds; each row printed to ``stream`` (stdout by default) as it is measured."""
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=10, gap=0.5)
     policy = htb.AdaRETC.order_free()
     lines = [
         "| seeds | seed chunk x chunks (per device) | first call (s) | best (s) | seeds/s | simulated rounds/s |",
         "|---:|---:|---:|---:|---:|---:|",
     ]
-    print("\n".join(lines), flush=True)
+    print("\n".join(lines), file=stream or sys.stdout, flush=True)
     seeds = 1
     while seeds <= max_seeds:
         plan = htb.memory_plan(jax.random.key(0), policy, nu, horizon, seeds)
@@ -63,19 +65,20 @@ def seeds_table(max_seeds: int, repeats: int, horizon: int = 10**5) -> str:
             f"| {seeds} | {plan.seed_chunk} x {plan.num_chunks} | {first:.2f} | {best:.4f} | "
             f"{seeds / best:.3g} | {seeds * horizon / best:.3g} |"
         )
-        print(lines[-1], flush=True)
+        print(lines[-1], file=stream or sys.stdout, flush=True)
         seeds *= 10
     return "\n".join(lines)
 
 
-def horizons_table(seeds: int, repeats: int, max_exponent: int, min_exponent: int = 3) -> str:
+def horizons_table(seeds: int, repeats: int, max_exponent: int, min_exponent: int = 3, stream=None) -> str:
+    """Throughput against the horizon; rows printed to ``stream`` (stdout by default) as measured."""
     _, nu = htb.lower_bound_pair(num_arms=10, gap=0.1, spike_prob=1e-3)
     policy = htb.AdaRETC.order_free()
     lines = [
         f"| T | L_T | first call (s) | best (s) | seeds/s ({seeds} seeds) | simulated rounds/s |",
         "|---:|---:|---:|---:|---:|---:|",
     ]
-    print("\n".join(lines), flush=True)
+    print("\n".join(lines), file=stream or sys.stdout, flush=True)
     for e in range(min_exponent, max_exponent + 1):
         horizon = 10**e
         call = lambda h=horizon: htb.simulate(jax.random.key(1), policy, nu, h, seeds, sampler="block_sums")  # noqa: E731
@@ -84,12 +87,13 @@ def horizons_table(seeds: int, repeats: int, max_exponent: int, min_exponent: in
         lines.append(
             f"| 1e{e} | {length} | {first:.2f} | {best:.4f} | {seeds / best:.3g} | {seeds * horizon / best:.3g} |"
         )
-        print(lines[-1], flush=True)
+        print(lines[-1], file=stream or sys.stdout, flush=True)
     return "\n".join(lines)
 
 
 def budget_table(seeds: int, engine_seeds: int, *, horizon: int = 10**5, engine_horizon: int = 2000,
-                 budgets=(2 * MiB, 8 * MiB, 32 * MiB, 128 * MiB, None)) -> str:
+                 budgets=(2 * MiB, 8 * MiB, 32 * MiB, 128 * MiB, None), stream=None) -> str:
+    """Chunks and peaks against the memory budget; rows printed to ``stream`` (stdout by default) as measured."""
     pareto = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=10, gap=0.5)
     cases = [
         (f"fast path, AdaR-ETC, T={horizon:.0e}".replace("e+0", "e"), htb.AdaRETC.order_free(), pareto, horizon, seeds),
@@ -99,7 +103,7 @@ def budget_table(seeds: int, engine_seeds: int, *, horizon: int = 10**5, engine_
         "| program | seeds | budget | seed chunk x chunks | estimated peak | measured peak | measured / budget | wall (s) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    print("\n".join(lines), flush=True)
+    print("\n".join(lines), file=stream or sys.stdout, flush=True)
     one = jax.devices()[:1]
     for name, policy, nu, horizon, s in cases:
         reference = None
@@ -109,7 +113,7 @@ def budget_table(seeds: int, engine_seeds: int, *, horizon: int = 10**5, engine_
                                        memory_budget=budget, measure=True)
             except ValueError as e:
                 lines.append(f"| {name} | {s} | {budget / MiB:g} MiB | refused: {e} | | | | |")
-                print(lines[-1], flush=True)
+                print(lines[-1], file=stream or sys.stdout, flush=True)
                 continue
             start = time.perf_counter()
             out = htb.simulate(jax.random.key(0), policy, nu, horizon, s, devices=one, memory_budget=budget)
@@ -125,7 +129,7 @@ def budget_table(seeds: int, engine_seeds: int, *, horizon: int = 10**5, engine_
                 + (f"{measured / MiB:.2f} MiB | {measured / plan.memory_budget:.3f}" if measured else "n/a | n/a")
                 + f" | {wall:.2f} |"
             )
-            print(lines[-1], flush=True)
+            print(lines[-1], file=stream or sys.stdout, flush=True)
     return "\n".join(lines)
 
 

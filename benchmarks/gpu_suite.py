@@ -35,8 +35,9 @@ It prints a block (date, device, versions, every figure) ready to go at the
 top of the GPU suite's section of ``benchmarks/HISTORY.md``, the dated runs,
 its figures into the GPU row of ``BENCHMARKS.md``'s summary table, and exits
 with status 1 if a check fails.  ``--size auto`` (the
-default) is ``full`` on a GPU and ``toy`` elsewhere; the toy size runs in
-seconds on a CPU (``tests/test_gpu_suite.py``), so the suite cannot rot.
+default) is ``full`` on a GPU and ``toy`` elsewhere (``full`` is refused
+elsewhere); the toy size runs in about two minutes on two CPU cores, and
+``tests/test_gpu_suite.py`` runs it, so the suite cannot rot.
 
 ``--profile DIR`` runs one more call of the sweep (of at most
 ``bench_sweep.PROFILE_SEEDS`` seeds) and of the engine's UCB1 under the JAX
@@ -86,7 +87,7 @@ from gpu_size import Size  # noqa: E402
 from progress import note  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
-from htb_jax._src import frontier  # noqa: E402
+from htb_jax._src import distributed, frontier  # noqa: E402
 from htb_jax._src.chunk_store import ForeignStoreError
 from htb_jax._src.resumable import seed_chunks  # noqa: E402
 
@@ -200,10 +201,13 @@ def run_suite(size_name: str, frontier_seeds: int | None = None, parts: Sequence
         # The budgets table before the horizons' (a program per horizon, most of the part's time): two
         # H100 runs stopped at their limits within the horizons and never reached it.
         lo, hi = size.horizon_exponents
-        seeds = bench_scale.seeds_table(size.scale_max_seeds, size.repeats, size.scale_horizon)
+        # rows to stderr as they are measured (progress); stdout holds the block alone
+        seeds = bench_scale.seeds_table(size.scale_max_seeds, size.repeats, size.scale_horizon, stream=sys.stderr)
         budgets = bench_scale.budget_table(size.budget_seeds, size.budget_engine_seeds, horizon=size.budget_horizon,
-                                           engine_horizon=size.budget_engine_horizon, budgets=size.budgets)
-        return seeds, bench_scale.horizons_table(size.horizon_seeds, size.repeats, hi, lo), budgets
+                                           engine_horizon=size.budget_engine_horizon, budgets=size.budgets,
+                                           stream=sys.stderr)
+        horizons = bench_scale.horizons_table(size.horizon_seeds, size.repeats, hi, lo, stream=sys.stderr)
+        return seeds, horizons, budgets
 
     def frontier_part():
         return frontier.run_t_frontier(config, progress=False, out_dir=store_path(store_dir, "frontier"))
@@ -384,7 +388,25 @@ def main(argv=None) -> int:
             print(f"gpu_suite: --store must be a directory that exists or can be made; got {args.store!r} ({e.strerror})",
                   file=sys.stderr)
             return 2
-    size = args.size if args.size != "auto" else ("full" if jax.default_backend() == "gpu" else "toy")
+    if args.out is not None:
+        try:  # before any part runs: a block that cannot be written would lose the parts' figures at the end
+            with open(args.out, "a"):
+                pass
+        except OSError as e:
+            print(f"gpu_suite: --out must be a file that can be written; got {args.out!r} ({e.strerror})",
+                  file=sys.stderr)
+            return 2
+    try:
+        distributed.check_backend()  # JAX_PLATFORMS=cuda without jax's CUDA plugin: one line, not jax's assertion
+    except ValueError as e:
+        print(f"gpu_suite: {e}", file=sys.stderr)
+        return 2
+    backend = jax.default_backend()
+    if args.size == "full" and backend != "gpu":
+        print(f"gpu_suite: --size full fills a GPU's memory and time; jax runs on {backend}: use --size toy "
+              "(the default here)", file=sys.stderr)
+        return 2
+    size = args.size if args.size != "auto" else ("full" if backend == "gpu" else "toy")
 
     def write(block: str) -> None:
         with open(args.out, "w") as f:

@@ -189,6 +189,9 @@ LIBRARY = {
     "chunks past the total": (ValueError, r"^chunk\[0\] \(chunks done\) must be an integer in \[0, 4\]; "
                               r"got chunk\[0\] \(chunks done\)=5\.$",
                               lambda: htb.progress_bar(3, 4, 0.0, io.StringIO(), chunk=(5, 4))),
+    # a mesh of one device twice failed inside jax with a bare AssertionError
+    "a device twice": (ValueError, r"^devices must list each device once; got \S+ more than once in devices=\[",
+                       lambda: htb.simulate(KEY, htb.UCB1(), NU, 100, 4, devices=[jax.devices()[0]] * 2)),
     "gaps of one arm": (ValueError, r"^an instance needs a trailing arm axis: its batch shape is \(\)",
                         lambda: htb.gaps(htb.Pareto(loc=0.0, shape=1.5))),
     "first_argmax of nothing": (ValueError, r"^values must hold at least one index to take the first maximum of; "

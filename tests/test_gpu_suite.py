@@ -184,6 +184,20 @@ def test_an_error_inside_a_part_keeps_its_traceback(monkeypatch):
         gpu_suite.main(["--size", "toy", "--parts", "peers"])
 
 
+def test_an_unwritable_out_and_the_full_size_off_a_gpu_are_refused_before_any_part(tmp_path, capsys, monkeypatch):
+    # Before: the part ran to its end and writing the block failed with a traceback (its figures lost), and
+    # --size full on a CPU failed inside the sweep on a memory_budget the user never gave.
+    monkeypatch.setattr(gpu_suite, "run_suite", lambda *args, **kwargs: pytest.fail("a part ran"))
+    assert gpu_suite.main(["--size", "toy", "--out", str(tmp_path / "missing" / "block.md")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("gpu_suite: --out must be a file that can be written; got ")
+    if jax.default_backend() != "gpu":
+        assert gpu_suite.main(["--size", "full"]) == 2
+        assert capsys.readouterr().err.strip() == (
+            f"gpu_suite: --size full fills a GPU's memory and time; jax runs on {jax.default_backend()}: use --size "
+            "toy (the default here)")
+
+
 @pytest.mark.parametrize("parts", ["sweep,gpu", "", " , "])
 def test_bad_parts_are_refused_in_one_line(parts, capsys):
     assert gpu_suite.main(["--size", "toy", "--parts", parts]) == 2

@@ -70,3 +70,18 @@ def initialize(coordinator: str, num_processes: int, process_id: int) -> None:
         raise ValueError(
             f"process {process_id} of {num_processes} could not join the others through {coordinator}: {first}"
         ) from None
+
+
+def check_backend() -> None:
+    """``ValueError`` in one line where jax has no backend to run on, as under ``JAX_PLATFORMS=cuda`` without
+    jax's CUDA plugin (jax 0.10 raised a bare ``AssertionError`` from inside its backend set-up)."""
+    try:
+        jax.devices()
+    except (RuntimeError, AssertionError) as e:
+        platforms = jax.config.jax_platforms or ""
+        asked = f" for JAX_PLATFORMS={platforms}" if platforms else ""
+        detail = f" ({' '.join(str(e).split()[:40])})" if str(e) else ""
+        raise ValueError(
+            f"jax found no backend to run on{asked}{detail}: for an NVIDIA GPU install htb-jax[cuda] "
+            "(htb-jax[cuda12] under a driver older than 580); else unset JAX_PLATFORMS"
+        ) from None

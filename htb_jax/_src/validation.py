@@ -100,11 +100,16 @@ def check_path(name: str, value: Any, *, file_object: bool = False) -> None:
 
 
 def check_devices(name: str, value: Any) -> None:
-    """``TypeError`` unless ``value`` is ``None`` or a non-empty list, tuple or 1-D array of ``jax.Device`` objects."""
+    """``TypeError`` unless ``value`` is ``None`` or a non-empty list, tuple or 1-D array of ``jax.Device`` objects;
+    ``ValueError`` for a device listed twice."""
     if value is None:
         return
     listed = isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
     if listed and len(value) and all(isinstance(d, jax.Device) for d in value):
+        repeated = [d for i, d in enumerate(value) if d in list(value)[:i]]
+        if repeated:  # a mesh of one device twice: jax failed inside with a bare AssertionError
+            raise ValueError(f"{name} must list each device once; got {repeated[0]} more than once in "
+                             f"{given(name, list(value))}.")
         return
     raise TypeError(
         f"{name} must be None (every device) or a non-empty list of jax.Device, such as jax.devices()[:1]; "

@@ -71,6 +71,7 @@ def _run(argv) -> int:
             args.coordinator, args.num_processes, args.process_id
         ):
             distributed.initialize(args.coordinator, args.num_processes, args.process_id)
+        distributed.check_backend()
         if args.command == "bench":  # its report records the command line
             return run_bench(args, sys.argv[1:] if argv is None else argv)
         return run_frontier(args) if args.command == "frontier" else run_sweep(args)

@@ -143,6 +143,7 @@ def check_simulation(
             )
     _check_pull_chunk(pull_chunk)
     check_memory_budget(memory_budget)
+    check_devices("devices", devices)
     for name, flag in (("engine", engine), ("record_arms", record_arms), ("paired", paired)):
         check_flag(name, flag)
     if paired and tuple(policy.batch_shape) != tuple(instance.batch_shape[:-1]):
@@ -158,7 +159,6 @@ def check_simulation(
                              f"(batch shape {shape}).")
     check_float32_resolution(instance)
     instance_gaps(instance)  # refuses means that are not finite, at the instance's own indices
-    check_devices("devices", devices)
     devices = tuple(jax.devices() if devices is None else devices)
     if not devices:
         raise ValueError("devices must name at least one device.")

@@ -83,8 +83,10 @@ def simulate(
       devices: devices to shard the seeds over (default: all of
         ``jax.devices()``, after ``jax.distributed.initialize()`` those of
         every host; on a CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
-        set before importing jax makes N cores N devices).  The seed axis of
-        every output is sharded over a one-axis ``Mesh`` of them.
+        set before importing jax makes N cores N devices).  The program's seed
+        axis is sharded over a one-axis ``Mesh`` of them; the Outcome is
+        arranged from its outputs, on a CPU in host memory and placed on the
+        default device, elsewhere by small jitted programs.
       sampler: fast-path exploration rewards: ``"per_pull"`` (the reward
         table, at most ``2^32`` pulls per arm), ``"block_sums"`` (one exact
         draw per Median-of-Means block), ``"order_statistic"`` (each
