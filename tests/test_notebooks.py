@@ -112,9 +112,29 @@ def test_install_cell_defaults_to_the_checkout_above_else_the_projects_repositor
     assert chosen(ROOT / "notebooks") == ("..", None, "")
     (tmp_path / "content").mkdir()
     assert chosen(tmp_path / "content") == (f"git+{source}.git", None, "")
+    (tmp_path / "other" / "notebooks").mkdir(parents=True)  # a notebook copied into another project's folder
+    (tmp_path / "other" / "pyproject.toml").write_text('[project]\nname = "another"\n')
+    assert chosen(tmp_path / "other" / "notebooks")[0] == f"git+{source}.git"  # not that project's build
     monkeypatch.setenv("HTB_JAX_SOURCE", "/content/htb_jax-0.1.0-py3-none-any.whl")
     assert chosen(ROOT / "notebooks")[0] == "/content/htb_jax-0.1.0-py3-none-any.whl"
     assert COLAB == f"https://colab.research.google.com/github/{source.removeprefix('https://github.com/')}/blob/main/notebooks"
+
+
+def test_install_cell_says_when_htb_jax_is_installed_and_its_source_unused(monkeypatch, capsys, tmp_path):
+    # htb_jax importable (this process): nothing is installed, and a source set by the user is named as unused
+    # (it was ignored without a word).
+    cell = "".join(code_cells(nbformat.read(NOTEBOOKS[0], as_version=4))[0].source)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("HTB_JAX_SOURCE", "/content/htb_jax-0.1.0-py3-none-any.whl")
+    exec(cell, {})
+    out = capsys.readouterr().out
+    assert out.startswith("HTB_JAX_SOURCE = '/content/htb_jax-0.1.0-py3-none-any.whl' is not used: htb_jax is "
+                          "installed already"), out
+    assert "installing" not in out
+    monkeypatch.delenv("HTB_JAX_SOURCE")
+    monkeypatch.chdir(ROOT / "notebooks")
+    exec(cell, {})
+    assert capsys.readouterr().out.startswith("htb_jax ")  # the default source: no word about it
 
 
 def test_install_cell_picks_cuda_wheels_by_the_nvidia_driver(tmp_path, monkeypatch):
