@@ -62,7 +62,8 @@ class ExploreFirstGreedy:
 
         def summary(sums, ctx):
             means = (sums / jnp.maximum(ctx.pulls, 1)).astype(jnp.float32)
-            return PolicySummary(jnp.int32(-1), jnp.int64(0), means)
+            explored = jnp.minimum(k * self.m.astype(jnp.int64), ctx.horizon)  # an ETC's exploration, not AdaR-ETC's
+            return PolicySummary(jnp.int32(-1), explored, means)
 
         return htb.PolicyKernel(init, act, update, summary)
 
@@ -181,6 +182,9 @@ def test_a_user_policy_through_measure_resumes_from_its_store(tmp_path):
     store = tmp_path / "store"
     (m,) = htb.frontier.measure(policy, 1.0, horizons, 4, family=FAMILY, seed_chunk=2, store=str(store))
     assert not m.anytime and m.name == "ExploreFirstGreedy" and m.resumed_chunks == 0
+    # It explores (L_T = 3 K), but not on AdaR-ETC's schedule: no finite-T prediction, no K B_T share (they
+    # were AdaR-ETC's formulas applied to any exploration, "K B_T is 49% of L_T" for a schedule without B_T).
+    assert np.all(m.exploration == 6) and np.isnan(m.d_finite_t) and np.isnan(m.c_finite_t) and np.isnan(m.block_share)
     # simulate in measure's two chunks of 2 seeds (its compiled program), joined
     direct = [htb.simulate(jax.random.key(0), policy, FAMILY.instances(), horizons, 2, first_seed=first).regret
               for first in (0, 2)]

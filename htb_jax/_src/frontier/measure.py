@@ -47,6 +47,7 @@ from htb_jax._src.frontier.measurement import Measurement
 from htb_jax._src.frontier.runs import STORE_REMEDY
 from htb_jax._src.instances import check_instance, intrinsic_scale
 from htb_jax._src.memory import check_host_results
+from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.policy_protocol import EngineSpec, reads_horizon
 from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
 from htb_jax._src.resumable import (
@@ -456,20 +457,23 @@ def run_measure(plan: MeasurePlan, chunk_store: ChunkStore | None = None) -> tup
     seconds = math.nan if resumed == len(parts) else time.perf_counter() - started
     regret = np.concatenate([part["regret"] for part in parts], axis=-1)
     exploration = np.asarray(parts[-1]["exploration"], np.int64)
+    # AdaR-ETC's schedule, L_T with Median-of-Means blocks B_T, has finite-T predictions; another policy's
+    # exploration (a forced one, a user's ETC) has none known
+    schedule = all(isinstance(policy, AdaRETC) for policy, _, _ in plan.runs)
     return tuple(
         _fit(plan.name, plan.family_name, float(e), t, regret, plan.instances, scale, exploration, plan.anytime,
-             seconds, resumed, plan.key)
+             seconds, resumed, plan.key, schedule)
         for e, scale in zip(plan.eps_values, plan.scales, strict=True)
     )
 
 
 def _fit(name, family_name, eps, t, regret, instances, scale, exploration, anytime, seconds, resumed,
-         key) -> Measurement:
+         key, schedule) -> Measurement:
     x = t.astype(float)
     d = fit_worst_case_exponent(x, np.moveaxis(regret[:-1], 0, 1), scale[:-1], key=key)
     c = fit_exponent(x, regret[-1], key=key)
     d_finite = c_finite = share = math.nan
-    if np.all(exploration > 0):  # a schedule with L_T and Median-of-Means blocks B_T
+    if schedule and np.all(exploration > 0):
         k = instances.batch_shape[-1]
         d_finite, share = schedule_free_slope(k, t, exploration, eps)
         c_finite = _slope(x, exploration.astype(float))
