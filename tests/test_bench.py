@@ -176,6 +176,18 @@ def test_two_users_names_never_share_a_runs_folder():
     assert folder("Robust UCB", user=False) == os.path.join("out", "runs", "Robust_UCB")
 
 
+def test_a_users_policy_that_reads_t_is_said_to_know_it():
+    """The report's "knows" column: a user's policy that reads ctx.horizon knows T, as the peers that do are
+    said to (it said "nothing" of an explore-then-commit that sizes its exploration by T)."""
+    def knows(policy):
+        return runner.contenders(policy, name="mine", with_peers=False)[0].knows
+
+    assert knows(htb.UCB1()) == "nothing"
+    assert knows(htb.AdaRETC.order_free()) == "T"
+    assert knows(lambda eps, u: htb.RobustUCB(eps, u=u)) == "eps, u (told by the suite)"
+    assert knows(lambda eps, u: htb.AdaRETC.calibrated(eps)) == "eps, u, T (told by the suite)"
+
+
 def test_scores_ratios_and_the_worst_case_follow_their_definitions(tiny):
     """Scores from the cells' means, the ratio from the paired regrets, the worst case's score from its rows'
     d and c. Catches a score of the median, a ratio against a user's policy, a frontier score mixing d and c."""

@@ -302,6 +302,11 @@ def broken(member):
     return 1 / 0
 
 
+def told_eps_u(eps, u):
+    """htb-jax bench's form, (eps, u) -> policy: not what frontier calls."""
+    return htb.RobustUCB(eps, u=u)
+
+
 NOT_A_POLICY = 42
 '''
 
@@ -355,6 +360,9 @@ def test_a_policy_told_each_members_parameter_through_the_command_line(tmp_path,
         ("user_policies:broken", r"--policy: 'broken', a function member -> policy, failed on the family's members: "
                                  r"ZeroDivisionError: division by zero"),
         ("user_policies:Missing()", r"--policy: 'Missing\(\)' failed in user_policies: NameError"),
+        # named by its signature (it said "told_eps_u() missing 1 required positional argument: 'u'")
+        ("user_policies:told_eps_u", r"htb-jax frontier takes a policy or a function \(member\) -> policy for "
+                                     r"--policy; got --policy=<function told_eps_u .*, which takes \(eps, u\)\.$"),
         ("user_policies:NOT_A_POLICY", r"htb-jax frontier takes a policy instance .* for --policy; got --policy=.* lacks kernel and batch_shape"),
         ("user_policies", r"--policy takes MODULE:EXPRESSION"),
         # a malformed kernel, found when the store is opened (the program traced): before the banner, before --out

@@ -403,6 +403,39 @@ def test_an_arm_outside_the_range_is_refused_after_the_run():
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
+class _Reporting:
+    """EpsilonGreedy whose summary reports ``committed`` and ``exploration`` as given."""
+
+    committed: jax.Array = -1
+    exploration: jax.Array = 0
+
+    @property
+    def batch_shape(self):
+        return jnp.shape(self.committed)
+
+    def kernel(self, spec):
+        good = EpsilonGreedy().kernel(spec)
+
+        def summary(sums, ctx):
+            return good.summary(sums, ctx)._replace(committed=jnp.int32(self.committed),
+                                                    exploration=jnp.int64(self.exploration))
+
+        return good._replace(summary=summary)
+
+
+@pytest.mark.parametrize("committed, exploration, message", [
+    (jnp.array([2, 3]), 0, r"^_Reporting's kernel.summary must report committed in \[-1, 3\); it reported 3 in 2 of "
+                           r"4 runs \(the first: grid point 1, instance 0, T=100, seed 0\)\.$"),
+    (-1, 101, r"^_Reporting's kernel.summary must report exploration in \[0, T\]; it reported 101 in 2 of 2 runs"),
+])
+def test_a_summary_outside_its_range_is_refused_after_the_run(committed, exploration, message):
+    # Before, copied into the Outcome as they were: an arm K, an exploration past T (which measure read).
+    with pytest.raises(ValueError, match=message):
+        htb.simulate(KEY, _Reporting(committed, exploration), ARMS, 100, 2)
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
 class _NoMeanLomax(TwoSidedLomax):
     """TwoSidedLomax whose ``mean()`` is infinite where ``shape <= 1`` (it has no mean there)."""
 

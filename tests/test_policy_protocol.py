@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
-from htb_jax._src.policy_protocol import EngineSpec, reads_horizon
+from htb_jax._src.policy_protocol import EngineSpec, RoundContext, reads_horizon
+from htb_jax._src.reward_table import TableReader
 
 ARMS = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.5), num_arms=3, gap=0.5)
 BUILT_INS = {
@@ -146,3 +147,14 @@ def test_a_grid_given_as_a_list_is_the_array_grid(name):
     assert jax.tree.structure(listed) == jax.tree.structure(arrayed) and listed.batch_shape == (2,)
     for got, want in zip(jax.tree.leaves(listed), jax.tree.leaves(arrayed), strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("num", [0, -1, 2.0, True, jnp.int32(2)])
+def test_round_uniforms_take_a_positive_python_int(num):
+    # 0 and -1 gave empty arrays and 2.0 two uniforms; a traced count fails inside jax. The docs say a Python int.
+    nu = htb.equal_gap(htb.Gaussian(0.0, 1.0), 2, 0.5)
+    ctx = RoundContext(jnp.int64(1), jnp.zeros(2, jnp.int64), jnp.int64(10), TableReader.create(jax.random.key(0), nu))
+    assert ctx.uniforms(np.int64(2))[0].shape == (2,)
+    with pytest.raises(TypeError, match=r"^ctx.uniforms takes num, the count of uniforms, as a positive Python int; "
+                                        r"got num="):
+        ctx.uniforms(num)

@@ -528,7 +528,8 @@ def test_a_python_branch_is_explained_in_one_line_by_the_command(user_module, ca
     assert re.fullmatch(
         r"htb-jax: error: Attempted boolean conversion of traced array with shape bool\[\]\. \(raised by "
         r"BranchingGreedy's kernel.act, evaluated abstractly before the simulation\) BranchingGreedy's kernel "
-        r"functions are traced once, .* use jnp.where or jax.lax.cond \(docs/guides/own-code.md\)\.\n", err), err
+        r"functions are traced once, .* use jnp.where or jax.lax.cond, or make the parameter a static field "
+        r"\(docs/guides/own-code.md\)\.\n", err), err
 
 
 def test_htb_jaxs_laws_take_lists_as_arrays():

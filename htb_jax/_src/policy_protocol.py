@@ -45,7 +45,7 @@ from htb_jax._src.outcome import Summary as OutcomeSummary
 from htb_jax._src.protocol_checks import refusing_signature
 from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.reward_table import TableReader
-from htb_jax._src.validation import real_array
+from htb_jax._src.validation import given, real_array
 
 _FUNCTIONS = ("init", "act", "update", "summary")
 
@@ -97,7 +97,11 @@ class RoundContext(NamedTuple):
 
         A function of the seed's key and ``t`` alone: independent of the
         reward table and of the arms played, the same for every policy.
+        ``num``: a positive Python int (the arrays' static size).
         """
+        if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num < 1:
+            raise TypeError(f"ctx.uniforms takes num, the count of uniforms, as a positive Python int; got "
+                            f"{given('num', num)}.")
         return round_stream.uniforms(self.table.keys[0], self.t, num)
 
 
@@ -208,11 +212,19 @@ def _evaluated(name: str, function: str, call) -> Any:
         error.add_note(f"(raised by {name}'s kernel.{function}, evaluated abstractly before the simulation)")
         if isinstance(error, jax.errors.ConcretizationTypeError):
             error.add_note(
-                f"{name}'s kernel functions are traced once, with abstract values for every round: a Python if, "
-                f"while, bool() or int() on ctx or the state cannot decide round by round; use jnp.where or "
-                f"jax.lax.cond (docs/guides/own-code.md)."
+                f"{name}'s kernel functions are traced once, with abstract values for every round and parameter: "
+                f"a Python if, while, bool() or int() on ctx, the state or a parameter cannot decide; use "
+                f"jnp.where or jax.lax.cond, or make the parameter a static field (docs/guides/own-code.md)."
             )
         raise
+
+
+# What a Python decision on a policy's parameter meets: they are traced (a grid of them is one program)
+_TRACED_PARAMETERS = (
+    "{name}'s parameters (its fields that are leaves) are traced too: one that sets a size or a Python branch "
+    "(an int() of it, an if on it) must be a static field, dataclasses.field(metadata=dict(static=True)), part "
+    "of the class's structure (docs/guides/own-code.md)."
+)
 
 
 # Checked kernels by abstract signature: simulate calls the engine once per chunk of seeds (measure,
@@ -246,8 +258,26 @@ def check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[Any
     if key not in _CHECKED:
         if len(_CHECKED) >= _MAX_CHECKED:
             _CHECKED.clear()
-        _CHECKED[key] = _check_kernel(policy, arms, spec)
+        _CHECKED[key] = _check_traced(policy, arms, spec)
     return _CHECKED[key]
+
+
+def _check_traced(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[Any, int]:
+    """:func:`_check_kernel` with the policy's parameters traced, as the engine's program has them: a Python
+    decision on one in ``kernel`` (``int(self.window)``, ``if self.c > 1``) fails here, named, not inside the
+    program's trace.  A refusal is raised outside the trace, without JAX's note on its filtered frames."""
+    outcome = []
+
+    def check(traced):
+        try:
+            outcome.append(_check_kernel(traced, arms, spec))
+        except Exception as error:  # re-raised below, outside the trace
+            outcome.append(error)
+
+    jax.eval_shape(check, policy)
+    if isinstance(outcome[0], Exception):
+        raise outcome[0]
+    return outcome[0]
 
 
 def _check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[Any, int]:
@@ -260,6 +290,8 @@ def _check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[An
         kernel = policy.kernel(spec)
     except Exception as error:
         error.add_note(f"(raised by {name}.kernel(spec), called before the simulation)")
+        if isinstance(error, jax.errors.ConcretizationTypeError):
+            error.add_note(_TRACED_PARAMETERS.format(name=name))
         raise
     if not isinstance(kernel, PolicyKernel):
         raise TypeError(

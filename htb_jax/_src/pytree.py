@@ -14,7 +14,9 @@ hash a structure by its class but compare it without, can then hand one
 class's program to another class of the same layout: an edited policy
 re-imported in a notebook, or two laws with the same fields.  Every program that takes a user's tree is
 therefore compiled by :func:`class_keyed_jit`, whose cache key holds the
-classes of every node (:func:`node_classes`).
+classes of every node (:func:`node_classes`), and, for a class defined outside
+htb_jax, the digest of the code it runs (:mod:`htb_jax._src.code_digest`): an
+edited method, helper function or global value traces the program again.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from htb_jax._src.code_digest import class_digest, is_users
 
 
 def static_field(**kwargs):
@@ -71,6 +75,13 @@ def node_classes(tree: Any) -> tuple[type, ...]:
     return _classes_of(jax.tree_util.tree_structure(tree))
 
 
+def code_keyed_classes(tree: Any) -> tuple:
+    """:func:`node_classes`, each class defined outside htb_jax and the libraries paired with the digest
+    of the code it runs now (:func:`~htb_jax._src.code_digest.class_digest`): a key of compiled programs
+    and of checks that an edited method, helper or global value changes."""
+    return tuple((c, class_digest(c)) if is_users(c) else c for c in node_classes(tree))
+
+
 def _classes_of(treedef) -> tuple[type, ...]:
     data = treedef.node_data()
     own = () if data is None else (data[0],)
@@ -81,9 +92,10 @@ def abstract_signature(tree: Any) -> tuple:
     """The classes, tree structure and leaf shapes and dtypes of ``tree``: all that an abstract evaluation
     sees (a program traced with abstract parameters cannot depend on their values), so a check that
     passed for one value passes for every value of the same signature.  The classes are explicit: tree
-    structures of different classes may compare equal."""
+    structures of different classes may compare equal; a user's class comes with the digest of its code
+    (:func:`code_keyed_classes`), so an edited one is checked again."""
     leaves, treedef = jax.tree_util.tree_flatten(tree)
-    return _classes_of(treedef), treedef, tuple((np.shape(x), jnp.result_type(x).name) for x in leaves)
+    return code_keyed_classes(tree), treedef, tuple((np.shape(x), jnp.result_type(x).name) for x in leaves)
 
 
 def class_keyed_jit(
@@ -121,7 +133,7 @@ def class_keyed_jit(
 
     def classes(args, kwargs):
         traced = [a for i, a in enumerate(args) if i not in nums], {k: v for k, v in kwargs.items() if k not in names}
-        return node_classes(traced)
+        return code_keyed_classes(traced)
 
     def call(*args, **kwargs):
         return jitted(classes(args, kwargs), *args, **kwargs)

@@ -38,6 +38,7 @@ from htb_jax._src.bench.suite import (
 )
 from htb_jax._src.chunk_store import ChunkStore, FolderRemedy, run_chunks
 from htb_jax._src.fingerprint import Program, versions
+from htb_jax._src.frontier.measure import policy_reads_horizon
 from htb_jax._src.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
 from htb_jax._src.resumable import Interrupted, check_interrupt, root_key_data
@@ -177,7 +178,8 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
     if policy is not None:
         told = is_policy_factory(policy)
         label = name or (getattr(policy, "__qualname__", "policy") if told else repr(policy))
-        knows = "eps, u (told by the suite)" if told else "nothing"
+        knows = ", ".join([*(["eps, u"] if told else []), *(["T"] if _reads_horizon(policy) else [])]) or "nothing"
+        knows += " (told by the suite)" if told else ""
         user = Contender(label, policy, knows, "O(K)", user=True)
         for peer in peers():  # with peers=False too: their runs may be stored in the same out
             if label == peer.name:
@@ -190,6 +192,18 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
                 )
         out.append(user)
     return out + list(field)
+
+
+def _reads_horizon(policy) -> bool:
+    """Whether the user's policy (a factory's, at the first setting) reads ``T`` as it plays: the report says
+    it knows ``T``, as it says of the peers that do.  Traced, nothing compiled; a policy that breaks the
+    protocol reads nothing here (:func:`check_arguments` refuses it by name)."""
+    first = experiments("cpu")[0].settings[0]
+    try:
+        one = policy(*first.told()) if is_policy_factory(policy) else policy
+        return policy_reads_horizon(one, first.instance, first.horizon)
+    except Exception:  # refused by name in check_arguments, after this
+        return False
 
 
 def told_policies(contender: Contender, settings: Sequence[Setting], function: str = "htb.bench.run") -> list:

@@ -20,7 +20,7 @@ from htb_jax._src.frontier.measure import (
     run_measure,
 )
 from htb_jax._src.output_dir import check_output_dir, make_output_dir
-from htb_jax._src.protocol_checks import check_policy_instance, is_policy_factory
+from htb_jax._src.protocol_checks import check_policy_factory, check_policy_instance, is_policy_factory
 from htb_jax._src.simulate.fast_path import SAMPLERS
 
 _POLICY_SEEDS = 32
@@ -48,6 +48,10 @@ def load_policy(spec: str):
     """
     policy = user_code.load(spec, "--policy", "mypolicies:MyUCB()")
     if is_policy_factory(policy):
+        try:  # a function of (eps, u), htb-jax bench's form, named by its signature before it is called
+            check_policy_factory("--policy", policy, "htb-jax frontier", "member")
+        except TypeError as e:
+            raise ValueError(str(e)) from None
         try:
             per_member_runs(policy, frontier_lib.SpikeFamily().instances())
         except Exception as e:  # noqa: BLE001  (any failure of a user's function is one line)

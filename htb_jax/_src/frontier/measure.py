@@ -92,18 +92,24 @@ def declared_anytime(policy: Any) -> bool:
     return bool(value)
 
 
+def policy_reads_horizon(policy: Any, arms: Distribution, horizon: int) -> bool:
+    """Whether ``policy`` (its first grid point) reads ``T`` as it plays on ``arms`` (one instance,
+    parameters [K]) in a run to ``horizon`` (:func:`~htb_jax._src.policy_protocol.reads_horizon`)."""
+    one = jax.tree.map(lambda leaf: leaf[0], _flatten(policy))  # the first grid point, as the engine checks it
+    k = arms.batch_shape[-1]
+    spec = EngineSpec(k, horizon, default_pull_chunk(k, horizon), max_blocks(k, np.asarray([horizon])))
+    return reads_horizon(one, arms, spec)
+
+
 def _check_anytime(runs, horizon: int, why: str) -> None:
     """``ValueError`` where a policy read at checkpoints of one run reads ``T`` (the horizon) as it plays."""
     seen = set()
     for policy, instances, _ in runs:
-        one = jax.tree.map(lambda leaf: leaf[0], _flatten(policy))  # the first grid point, as the engine checks it
+        one = jax.tree.map(lambda leaf: leaf[0], _flatten(policy))
         if type(one) in seen:
             continue
         seen.add(type(one))
-        arms = instances[0]  # the first instance, parameters [K]
-        k = arms.batch_shape[-1]
-        spec = EngineSpec(k, horizon, default_pull_chunk(k, horizon), max_blocks(k, np.asarray([horizon])))
-        if reads_horizon(one, arms, spec):
+        if policy_reads_horizon(policy, instances[0], horizon):
             name = type(one).__name__
             raise ValueError(
                 f"measure reads one run to T={horizon} at checkpoints ({why}), but {name}'s init, act or update "

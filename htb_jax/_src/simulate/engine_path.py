@@ -62,6 +62,34 @@ def check_arms_in_range(name: str, pulls: Any, num_seeds: int, horizons: np.ndar
     )
 
 
+def check_summaries(name: str, committed: Any, exploration: Any, num_seeds: int, horizons: np.ndarray,
+                    num_arms: int) -> None:
+    """``ValueError`` where a run's :class:`~htb_jax._src.policy_protocol.PolicySummary` lies outside its
+    range: ``committed`` in ``[-1, K)``, ``exploration`` in ``[0, T]`` (the Outcome documents them so, and
+    ``htb.frontier.measure`` reads the exploration).
+
+    Args:
+      name: the policy's class name, for the message.
+      committed: i32[G, F, H, S_padded] the summaries' committed arms.
+      exploration: i64[G, F, H, S_padded] their exploration rounds.
+      num_seeds: ``S``, the seeds before padding.
+      horizons: i64[H] the horizons.
+      num_arms: ``K``.
+    """
+    committed = np.asarray(committed)[..., :num_seeds]
+    exploration = np.asarray(exploration)[..., :num_seeds]
+    t = np.asarray(horizons)[:, None]
+    for field, bad, bounds in (("committed", (committed < -1) | (committed >= num_arms), f"[-1, {num_arms})"),
+                               ("exploration", (exploration < 0) | (exploration > t), "[0, T]")):
+        if bad.any():
+            g, f, h, s = (int(i) for i in np.argwhere(bad)[0])
+            value = int((committed if field == "committed" else exploration)[g, f, h, s])
+            raise ValueError(
+                f"{name}'s kernel.summary must report {field} in {bounds}; it reported {value} in {int(bad.sum())} "
+                f"of {bad.size} runs (the first: grid point {g}, instance {f}, T={int(horizons[h])}, seed {s})."
+            )
+
+
 def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan, Any]:
     """The engine's program for a validated simulation (see
     :func:`~htb_jax._src.simulate.program.prepare`).
@@ -90,6 +118,7 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
         outputs = gather(program(*args))
         if not isinstance(outputs[1], jax.core.Tracer):  # a concrete run: its counts are checked
             check_arms_in_range(type(r.flat).__name__, outputs[1], r.num_seeds, r.horizons, k)
+            check_summaries(type(r.flat).__name__, outputs[2], outputs[3], r.num_seeds, r.horizons, k)
         return _arrange_engine(outputs, r.output_shape, record_arms)
 
     run_engine.lower = lambda: program.lower(*args)

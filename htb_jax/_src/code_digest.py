@@ -1,0 +1,139 @@
+"""A digest of the Python code a user's class runs, in the keys of htb_jax's compiled programs.
+
+``jax.jit`` traces a function once per key and reuses the program: a helper function or a
+global value that a policy's kernel reads is read when the program is traced, and an edit of
+it later in the same process (a notebook cell run again) is not seen.  Every program that
+takes a user's tree is keyed by :func:`class_digest` of each class defined outside htb_jax
+(:func:`~htb_jax._src.pytree.class_keyed_jit`), so an edited method, helper or global value
+traces the program again, and a store's fingerprint, traced through the same key, sees it.
+
+The digest covers, for each function of the class (its methods, properties, static and class
+methods, its bases' outside htb_jax), the bytecode, constants and names of the function and
+of the functions nested in it, and what those names and its closure denote now:
+
+* functions and classes defined outside the libraries (jax, NumPy, htb_jax, the standard
+  library...), followed the same way;
+* plain values: numbers, strings, bytes, ``None``, NumPy and jax arrays (by their bytes),
+  and tuples, lists and dicts of them;
+* anything else by its type alone.
+
+Not followed: attributes of modules (``mymodule.helper``: ``import`` it into the policy's
+module by name, or re-create the policy's class).  The digest is used within one process; a
+store's fingerprint across processes is the traced program itself
+(:mod:`htb_jax._src.fingerprint`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import types
+from typing import Any
+
+import jax
+import numpy as np
+
+# Libraries whose code is a version of theirs, not a user's (their own checks key htb_jax's stores)
+_LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "htb_jax", "optax", "scipy", "matplotlib", "ml_dtypes",
+                        "opt_einsum", "equinox", "flax", "chex", "__future__"})
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, np.generic)
+_DEPTH = 4  # containers nested deeper are keyed by their type
+
+
+def is_users(value: Any) -> bool:
+    """Whether a class or function is defined outside the libraries and the standard library."""
+    root = (getattr(value, "__module__", None) or "").split(".")[0]
+    return bool(root) and root not in _LIBRARIES and root not in sys.stdlib_module_names and root != "builtins"
+
+
+def class_digest(cls: type) -> str:
+    """SHA-256 of the code ``cls`` runs now (see the module's docstring)."""
+    h = hashlib.sha256()
+    _update_class(h, cls, set())
+    return h.hexdigest()
+
+
+def _update_class(h, cls: type, seen: set) -> None:
+    h.update(f"class {cls.__module__}.{cls.__qualname__}|".encode())
+    if id(cls) in seen:
+        return
+    seen.add(id(cls))
+    for klass in cls.__mro__:
+        if not is_users(klass):
+            continue
+        for name, attribute in sorted(vars(klass).items()):
+            functions = [attribute.fget, attribute.fset, attribute.fdel] if isinstance(attribute, property) else [
+                getattr(attribute, "__func__", attribute)]  # staticmethod, classmethod
+            for function in functions:
+                if isinstance(function, types.FunctionType):
+                    h.update(f"{name}:".encode())
+                    _update_function(h, function, seen)
+            if isinstance(attribute, _PLAIN):
+                h.update(f"{name}={attribute!r}|".encode())
+
+
+def _update_function(h, function: types.FunctionType, seen: set) -> None:
+    h.update(f"def {function.__qualname__}|".encode())
+    if id(function) in seen:
+        return
+    seen.add(id(function))
+    names: set[str] = set()
+    _update_code(h, function.__code__, names)
+    scope = function.__globals__
+    for name in sorted(names):
+        if name in scope:
+            h.update(f"{name}=".encode())
+            _update_value(h, scope[name], seen, 0)
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or (), strict=True):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # a cell not yet filled
+            continue
+        h.update(f"{name}~".encode())
+        _update_value(h, value, seen, 0)
+    for defaults in (function.__defaults__, function.__kwdefaults__):
+        if defaults:
+            _update_value(h, defaults, seen, 0)
+
+
+def _update_code(h, code: types.CodeType, names: set[str]) -> None:
+    """The bytecode, constants and names of ``code`` and of the code nested in it; collects the global
+    names it reads."""
+    h.update(code.co_code)
+    h.update(repr(code.co_names).encode())
+    names.update(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _update_code(h, const, names)
+        elif isinstance(const, frozenset):
+            h.update(repr(sorted(map(repr, const))).encode())
+        else:
+            h.update(f"{type(const).__name__}:{const!r}|".encode())
+
+
+def _update_value(h, value: Any, seen: set, depth: int) -> None:
+    if isinstance(value, _PLAIN):
+        h.update(f"{type(value).__name__}:{value!r}|".encode())
+    elif isinstance(value, (np.ndarray, jax.Array)) and not isinstance(value, jax.core.Tracer):
+        if isinstance(value, jax.Array) and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
+            value = jax.random.key_data(value)
+        a = np.ascontiguousarray(np.asarray(value))
+        h.update(f"{a.dtype.str}{a.shape}|".encode())
+        h.update(a.tobytes())
+    elif isinstance(value, types.FunctionType) and is_users(value):
+        _update_function(h, value, seen)
+    elif isinstance(value, type) and is_users(value):
+        _update_class(h, value, seen)
+    elif isinstance(value, (tuple, list)) and depth < _DEPTH:
+        h.update(f"{type(value).__name__}[{len(value)}]|".encode())
+        for item in value:
+            _update_value(h, item, seen, depth + 1)
+    elif isinstance(value, dict) and depth < _DEPTH:
+        h.update(f"dict[{len(value)}]|".encode())
+        for key in sorted(value, key=repr):
+            h.update(f"{key!r}:".encode())
+            _update_value(h, value[key], seen, depth + 1)
+    else:
+        kind = type(value)
+        h.update(f"<{kind.__module__}.{kind.__qualname__}>|".encode())
+

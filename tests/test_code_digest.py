@@ -1,0 +1,145 @@
+"""A user's class is keyed by the code it runs now: an edited helper or global value is a new program.
+
+``jax.jit`` reads a helper function or a global value when it traces, and reuses the program after:
+in a notebook whose cell redefines a helper the policy calls, ``simulate`` returned the old regrets
+and a store resumed with them.  :func:`~htb_jax._src.code_digest.class_digest` is part of every
+compiled program's key and every protocol check's key; these tests edit the code a class reaches
+each way it can (helper, global value, closure, class constant, inherited method) and check the
+digest moves, and that an edit of layout or comments leaves it.
+"""
+
+import dataclasses
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import htb_jax as htb
+from htb_jax._src.code_digest import class_digest, is_users
+from htb_jax._src.pytree import code_keyed_classes
+
+SOURCE = '''
+import dataclasses
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+WIDTH = {"c": 1.0}
+TABLE = np.arange(3.0)
+
+
+def bonus(n, t):
+    return jnp.sqrt(2.0 * jnp.log(t) / n)
+
+
+def scaled(n, t):
+    return WIDTH["c"] * bonus(n, t)  # a helper of a helper
+
+
+def make_shift(shift):
+    def shifted(x):
+        return x + shift
+    return shifted
+
+
+SHIFT = make_shift(0.5)
+
+
+class Base:
+    def offset(self):
+        return TABLE[1]
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class Policy(Base):
+    c: jax.Array = 1.0
+    LIMIT = 3
+
+    def index(self, means, n, t):
+        return SHIFT(means + self.c * scaled(n, t)) + self.offset() * self.LIMIT
+'''
+
+
+def _module(source=SOURCE):
+    module = types.ModuleType("users_module")
+    exec(compile(source, "users_module.py", "exec"), module.__dict__)
+    for value in vars(module).values():
+        if isinstance(value, type) or isinstance(value, types.FunctionType):
+            value.__module__ = "users_module"
+    return module
+
+
+def test_each_edit_of_the_code_a_class_reaches_changes_its_digest():
+    module = _module()
+    first = class_digest(module.Policy)
+    assert class_digest(module.Policy) == first  # the same code, the same digest
+    edits = {
+        "a helper of a helper redefined": lambda m: setattr(m, "bonus", lambda n, t: 0.0 * n),
+        "a global dict's value": lambda m: m.WIDTH.__setitem__("c", 2.0),
+        "a global array's entry": lambda m: m.TABLE.__setitem__(1, 7.0),
+        "a closure's value": lambda m: setattr(m, "SHIFT", m.make_shift(0.25)),
+        "a class constant": lambda m: setattr(m.Policy, "LIMIT", 4),
+        "an inherited method": lambda m: setattr(m.Base, "offset", lambda self: 0.0),
+    }
+    for name, edit in edits.items():
+        module = _module()
+        edit(module)
+        assert class_digest(module.Policy) != first, name
+
+
+def test_layout_and_comments_leave_the_digest_and_library_classes_have_none():
+    # Line numbers are not part of the digest: a comment above a method moves no program.
+    commented = SOURCE.replace("    def index(", "    # a comment, and a blank line\n\n    def index(")
+    assert class_digest(_module(commented).Policy) == class_digest(_module().Policy)
+    assert not is_users(htb.UCB1) and not is_users(tuple) and not is_users(jnp.ndarray)
+    keys = code_keyed_classes((htb.UCB1(), _module().Policy()))
+    assert keys[1] is htb.UCB1 and keys[2][0].__name__ == "Policy" and len(keys[2][1]) == 64
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _HelperGreedy:
+    """Greedy on the running means plus ``_width() sqrt(2 log t / n)``, with ``_width`` a module helper."""
+
+    @property
+    def batch_shape(self):
+        return ()
+
+    def kernel(self, spec):
+        k = spec.num_arms
+
+        def init(ctx):
+            return jnp.zeros(k)
+
+        def act(sums, ctx):
+            n = jnp.maximum(ctx.pulls, 1)
+            index = sums / n + _width() * jnp.sqrt(2.0 * jnp.log(ctx.t) / n)
+            return htb.first_argmax(jnp.where(ctx.pulls > 0, index, jnp.inf))
+
+        def update(sums, ctx, arm, reward):
+            return sums.at[arm].add(reward.astype(jnp.float64))
+
+        def summary(sums, ctx):
+            return htb.PolicySummary(jnp.int32(-1), jnp.int64(0), jnp.full(k, jnp.nan, jnp.float32))
+
+        return htb.PolicyKernel(init, act, update, summary)
+
+
+def _width():
+    return 1.0
+
+
+def test_simulate_and_a_store_see_an_edited_helper_in_the_same_process(tmp_path, monkeypatch):
+    """The helper redefined, the class not (a notebook's cell run again): simulate runs the new code and the
+    store made with the old one is refused. Catches jax.jit's trace reused for the class (regrets unchanged,
+    the store resumed, and a new store's fingerprint the old program's)."""
+    store = tmp_path / "store"
+    (before,) = htb.frontier.measure(_HelperGreedy(), 1.0, [100, 200], 4, seed_chunk=4, store=str(store))
+    monkeypatch.setitem(globals(), "_width", lambda: 0.0)  # pure greedy now
+    with pytest.raises(htb.StaleStoreError):
+        htb.frontier.measure(_HelperGreedy(), 1.0, [100, 200], 4, seed_chunk=4, store=str(store))
+    (after,) = htb.frontier.measure(_HelperGreedy(), 1.0, [100, 200], 4, seed_chunk=4)
+    assert not np.array_equal(after.regret, before.regret)
