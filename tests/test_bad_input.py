@@ -627,10 +627,15 @@ CLI = [
     (["--arms", "1e19"], "--arms must be an integer in [2, 100000]; got --arms=10000000000000000000."),
     (["--horizons", "1500.7"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=1500.7."),
     (["--horizons", "inf"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=inf."),
-    (["--horizons", ","], "argument --horizons: expected comma-separated numbers, at least one; got ','"),
+    (["--horizons", ","], "argument --horizons: expected comma-separated numbers, at least one, none empty; got ','"),
+    # an empty item was dropped ("0.8,,0.9" ran two alphas), and repeats ran twice, shown as two rows
+    (["--alphas", "0.8,,0.9"], "argument --alphas: expected comma-separated numbers, at least one, none empty; got "
+     "'0.8,,0.9'"),
+    (["--alphas", "0.8,0.8"], "--alphas must not repeat a value; got --alphas=[0.8, 0.8], with 0.8 2 times."),
+    (["--horizons", "1e4,1e3"], "--horizons must be increasing; got --horizons=[10000, 1000]."),
     (["--horizons", "True"], "argument --horizons: not a number: 'True'"),
     (["--alphas", "2/0"], "argument --alphas: division by zero in '2/0'"),
-    (["--alphas", ""], "argument --alphas: expected comma-separated numbers, at least one; got ''"),
+    (["--alphas", ""], "argument --alphas: expected comma-separated numbers, at least one, none empty; got ''"),
     (["--alphas", "abc"], "argument --alphas: not a number: 'abc'"),
     (["--key", "-1"], "--key must be an integer in [0, 4294967295]; got --key=-1."),
     (["--seeds", "1000000000000"], "--seeds must be an integer in [2, 4294967296]; got --seeds=1000000000000."),
@@ -683,6 +688,7 @@ def _assert_refused(argv, out, capsys, message):
         (["--seeds", "1000000000000"], "--seeds must be an integer in [2, 4294967296]; got --seeds=1000000000000."),
         (["--fit-from", "1e9.5"], "argument --fit-from: not a number: '1e9.5'"),
         (["--eps", ","], "argument --eps: expected comma-separated numbers, at least one"),
+        (["--eps", "1,1"], "--eps must not repeat a value; got --eps=[1, 1], with 1 2 times."),
         (["--stable-alpha", "1.8"], "--stable-alpha is for --family stable."),
         # single numbers read as the lists are, fractions included ("2/3" was refused as float's "invalid float value")
         (["--max-alpha", "1/2"], "--max-alpha must lie in (0.5, 1); got --max-alpha=0.5."),

@@ -174,6 +174,13 @@ def test_two_users_names_never_share_a_runs_folder():
                for f in folders), folders
     assert folder("my_pol") == os.path.join("out", "runs", "my_pol")  # a name that is a file name stays itself
     assert folder("Robust UCB", user=False) == os.path.join("out", "runs", "Robust_UCB")
+    # One label (--name) given to two policies: two folders (they shared one, the second refused as a changed
+    # program, and --restart replaced the first's runs with its own); the same policy and label: one folder.
+    def labelled(policy):
+        return runner.contenders(policy, name="mine", with_peers=False)[0].runs_folder("out")
+
+    assert labelled(htb.UCB1()) != labelled(htb.AdaRETC.order_free())
+    assert labelled(htb.UCB1()) == labelled(htb.UCB1()) != folder("mine")
 
 
 def test_a_users_policy_that_reads_t_is_said_to_know_it():

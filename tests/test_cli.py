@@ -210,8 +210,8 @@ def test_a_read_only_file_system_is_refused_before_the_banner_and_left_as_it_was
 @pytest.mark.parametrize(
     "command, on_cpu, off_cpu",
     [
-        (["sweep", "--seeds", "200"], "200 seeds in 4 chunks", "200 seeds in 1 chunks"),
-        (["frontier", "--seeds", "64"], "64 seeds in 4 chunks", "64 seeds in 1 chunks"),
+        (["sweep", "--seeds", "200"], "200 seeds in 4 chunks", "200 seeds in 1 chunk;"),
+        (["frontier", "--seeds", "64"], "64 seeds in 4 chunks", "64 seeds in 1 chunk;"),
         (["frontier", "--policy", "htb_jax:UCB1()", "--seeds", "16"], "16 seeds in chunks of 8",
          "16 seeds in chunks of 16"),
     ],

@@ -21,6 +21,7 @@ import pytest
 
 import htb_jax as htb
 from htb_jax._src import resumable
+from htb_jax._src.cli import frontier_command
 
 # the htb-jax command as installed (its console-script entry point), called in-process
 (CLI,) = entry_points(group="console_scripts", name="htb-jax")
@@ -379,3 +380,21 @@ def test_a_bad_policy_is_one_line_and_status_2(tmp_path, capsys, monkeypatch, sp
     assert err.count("\n") == 1 and err.startswith("htb-jax: error: "), err
     assert re.search(message, err), err
     assert not (tmp_path / "out").exists()
+
+
+def test_fit_from_with_policy_and_horizons_keeps_the_horizons_it_fits(tmp_path, capsys, monkeypatch):
+    # --fit-from was ignored where --horizons was given (every horizon fitted, exit 0, even --fit-from 1e9);
+    # without --policy the same flags fit from --fit-from on. Now the horizons below it are not run.
+    given = []
+
+    def plan(policy, eps, horizons, *args, **kwargs):
+        given.append(horizons)
+        raise ValueError("planned")
+
+    monkeypatch.setattr(frontier_command, "plan_measure", plan)
+    argv = ["frontier", "--policy", "htb_jax:UCB1()", "--horizons", "1e3,1e4,1e5", "--out", str(tmp_path / "out")]
+    assert CLI.load()([*argv, "--fit-from", "1e4"]) == 2
+    assert given == [[10000, 100000]] and "planned" in capsys.readouterr().err
+    assert CLI.load()([*argv, "--fit-from", "1e5"]) == 2
+    assert capsys.readouterr().err == ("htb-jax: error: --fit-from=100000 leaves fewer than two distinct horizons in "
+                                       "--horizons=[1000, 10000, 100000].\n")

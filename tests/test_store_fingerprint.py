@@ -102,8 +102,8 @@ EDITS = {
     "mean twice the location": dict(MEAN="2.0 * self.loc"),  # the gaps, computed outside the program, change
     "comments only": dict(COMMENT="# a comment, and the lines below it moved\n\n        # another one\n"),
 }
-STALE = ("holds chunks computed by another program (the simulation program changed: the code of its policy, its "
-         "reward law or htb_jax)")
+STALE = ("holds chunks computed by another program (the simulation program changed: the code of its policy or its "
+         "reward law, a parameter's value, or htb_jax)")
 
 
 @pytest.fixture

@@ -126,7 +126,7 @@ def _program_change(old: dict, program: dict | fingerprint_lib.Program) -> str |
     if stored.get("program_sha256") != program.get("program_sha256"):
         backend = jax.default_backend()
         where = "" if old.get("backend") in (None, backend) else f"; computed on {old['backend']}, this is {backend}"
-        return f"the simulation program changed: the code of its policy, its reward law or htb_jax{where}"
+        return f"the simulation program changed: the code of its policy or its reward law, a parameter's value, or htb_jax{where}"
     return None
 
 

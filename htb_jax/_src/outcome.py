@@ -168,5 +168,6 @@ def summarize(outcome: Outcome) -> Summary:
     if num_seeds < 2:
         stderr = jnp.full(mean.shape, jnp.nan)
     else:
-        stderr = jnp.std(regret, axis=-1, ddof=1) / jnp.sqrt(num_seeds)
+        # about the first seed's regret: equal regrets give 0 exactly (about their mean, rounded, 5e-15)
+        stderr = jnp.std(regret - regret[..., :1], axis=-1, ddof=1) / jnp.sqrt(num_seeds)
     return Summary(mean=mean, stderr=stderr, num_seeds=num_seeds)

@@ -41,6 +41,8 @@ from htb_jax._src.resumable import (
 from htb_jax._src.simulate.program import memory_plan, simulate
 from htb_jax._src.validation import (
     FLOAT32_MAX,
+    check_distinct,
+    check_increasing,
     check_integer,
     check_interval,
     check_nonempty,
@@ -156,6 +158,9 @@ class SweepConfig:
                        high_closed=False, where=at)
         check_interval("qs", list(self.qs), *theory.q_range(self.eps), low_closed=True, high_closed=True, where=at)
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
+        check_increasing("horizons", list(self.horizons))  # a horizon repeated would be a row twice
+        check_distinct("alphas", list(self.alphas))
+        check_distinct("qs", list(self.qs))
         check_memory_budget(self.memory_budget)
         policy = self.policy()  # refuses an (alpha, q) outside the admissible range for eps
         memory_plan(
@@ -384,7 +389,7 @@ def table_rows(result: SweepResult) -> list[dict]:
                         horizon=int(horizon),
                         exploration=explored,
                         mean_regret=float(np.mean(r)),
-                        stderr=float(np.std(r, ddof=1) / math.sqrt(r.size)),
+                        stderr=float(np.std(r - r.flat[0], ddof=1) / math.sqrt(r.size)),  # equal regrets: 0
                         best_arm_rate=float(result.best_arm_rate[a, b, h]) if explored < horizon else math.nan,
                     )
                 )

@@ -248,6 +248,15 @@ def check_increasing(name: str, values: Any, least: int = 1) -> None:
         raise ValueError(f"{name} must be {at_least}increasing; got {name}={shown(listed, 100)}.")
 
 
+def check_distinct(name: str, values: Any) -> None:
+    """``ValueError`` where a list of (checked) numbers repeats one: each would be run, and shown, twice."""
+    listed = [int(x) if float(x).is_integer() else float(x) for x in np.asarray(values, np.float64).ravel()]
+    repeated = next((x for i, x in enumerate(listed) if x in listed[:i]), None)
+    if repeated is not None:
+        raise ValueError(f"{name} must not repeat a value; got {name}={shown(listed, 100)}, with {repeated} "
+                         f"{listed.count(repeated)} times.")
+
+
 def check_real(name: str, value: Any, what: str = "a real number or an array of real numbers") -> None:
     """``TypeError`` unless ``value`` holds real numbers, as :func:`real_array` decides, without
     copying an array (a ``jax.Array`` or NumPy array is judged by its dtype)."""

@@ -46,6 +46,9 @@ class Contender:
       round_cost: ``"fast path"`` or ``"O(K)"`` (runs to every horizon of a size) or ``"O(t)"``
         (runs to the size's ``reach``: its whole run costs ``O(T^2)``).
       user: whether it is the user's policy (not a peer: never the best peer of a ratio).
+      identity: what the user's policy is, where ``name`` is a label given to it (its ``repr``, or a
+        function's module and name; empty otherwise): part of its runs folder, so that two policies
+        given one label never share stored runs.
     """
 
     name: str
@@ -53,6 +56,7 @@ class Contender:
     knows: str
     round_cost: str
     user: bool = False
+    identity: str = ""
 
     @property
     def slug(self) -> str:
@@ -60,11 +64,14 @@ class Contender:
 
         A user's name that this changes (or that starts with a dot) gets the start of its SHA-256 too,
         so that two names never share a folder (``my pol`` and ``my_pol``) and none is hidden or
-        reaches outside ``runs/`` (``../x``)."""
+        reaches outside ``runs/`` (``../x``); a label given to a policy (``--name``) gets that of the
+        label and the policy's identity, so that two policies given one label never share one."""
         slug = re.sub(r"[^A-Za-z0-9.=-]+", "_", self.name).strip("_")
-        if not self.user or slug == self.name and not slug.startswith("."):
+        labelled = bool(self.identity) and self.identity != self.name
+        if not self.user or slug == self.name and not slug.startswith(".") and not labelled:
             return slug
-        return f"{slug.lstrip('.') or 'policy'}-{hashlib.sha256(self.name.encode()).hexdigest()[:8]}"
+        key = f"{self.name}\n{self.identity}" if labelled else self.name
+        return f"{slug.lstrip('.') or 'policy'}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
     def runs_folder(self, out: str) -> str:
         """Where the benchmark stores this contender's runs in the output directory ``out``."""

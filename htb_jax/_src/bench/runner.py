@@ -180,7 +180,10 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
         label = name or (getattr(policy, "__qualname__", "policy") if told else repr(policy))
         knows = ", ".join([*(["eps, u"] if told else []), *(["T"] if _reads_horizon(policy) else [])]) or "nothing"
         knows += " (told by the suite)" if told else ""
-        user = Contender(label, policy, knows, "O(K)", user=True)
+        # a label given (name) keys the runs folder with the policy it labels: two policies, one label, two folders
+        identity = "" if name is None else (
+            f"{getattr(policy, '__module__', '')}:{getattr(policy, '__qualname__', '')}" if told else repr(policy))
+        user = Contender(label, policy, knows, "O(K)", user=True, identity=identity)
         for peer in peers():  # with peers=False too: their runs may be stored in the same out
             if label == peer.name:
                 raise ValueError(f"name must differ from every built-in peer's name; got name={label!r} (give "

@@ -29,9 +29,9 @@ def number(token: str) -> float | int:
 
 def numbers(text: str) -> tuple[float | int, ...]:
     """Comma-separated numbers, at least one; ranges are checked by the configuration's ``validate``."""
-    tokens = [t for t in text.split(",") if t.strip()]
-    if not tokens:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, at least one; got {text!r}")
+    tokens = text.split(",")
+    if not text.strip() or not all(t.strip() for t in tokens):  # "0.8,,0.9" or "0.8,": an item left out
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, at least one, none empty; got {text!r}")
     return tuple(number(t) for t in tokens)
 
 

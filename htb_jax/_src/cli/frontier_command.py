@@ -76,6 +76,12 @@ def run_policy(args) -> int:
         list(frontier_lib.checkpoint_horizons(_POLICY_HORIZON, fit_from)) if args.horizons is None
         else list(args.horizons)
     )
+    if args.horizons is not None and args.fit_from is not None:  # the fits from --fit-from on, as without --policy
+        fitted = [h for h in horizons if h >= fit_from]
+        if len(set(fitted)) < 2:
+            raise ValueError(f"--fit-from={fit_from} leaves fewer than two distinct horizons in --horizons="
+                             f"{[int(h) for h in horizons]}.")
+        horizons = fitted
     seeds = _POLICY_SEEDS if args.seeds is None else args.seeds
     check_output_dir(args.out)
     anytime = {"auto": None, "yes": True, "no": False}[args.anytime]
@@ -137,7 +143,8 @@ def add_frontier_parser(sub) -> None:
     p.add_argument("--alphas-per-eps", type=integer, default=None, help=f"alpha grid size per eps, from alpha*(eps) to --max-alpha (default {d.alphas_per_eps}; not with --policy)")
     p.add_argument("--max-alpha", type=real, default=None, help=f"largest alpha (default {d.max_alpha}; not with --policy)")
     p.add_argument("--horizons", type=ints, default=None, help="comma-separated horizons (default 1e3,1e4,...,1e15; with --policy the checkpoints of a run to 1e4, ten per decade)")
-    p.add_argument("--fit-from", type=integer, default=None, help="smallest horizon in the fits (default 1e9; with --policy 1e3)")
+    p.add_argument("--fit-from", type=integer, default=None, help="smallest horizon in the fits (default 1e9; with --policy 1e3, where the "
+                   "checkpoints start; with --policy and --horizons, the horizons below it are not run)")
     p.add_argument("--seeds", type=integer, default=None, help=f"seeds (default {d.num_seeds}; with --policy {_POLICY_SEEDS})")
     p.add_argument("--seed-chunk", type=integer, default=None, help=f"seeds per compiled call, the resume unit (default "
                    f"{t_frontier.CPU_SEED_CHUNK} on a CPU, {resumable.CPU_SEED_CHUNK} with --policy; every seed up to "
@@ -229,7 +236,7 @@ def _run_frontier(args) -> int:
     print(
         f"AdaR-ETC T-frontier: eps in {list(config.eps_values)}, {config.alphas_per_eps} alphas each; "
         f"worst case over {members}; T = {min(config.horizons):.0e}..{max(config.horizons):.0e}; "
-        f"{config.num_seeds} seeds in {len(layout)} chunks; output in {args.out}",
+        f"{config.num_seeds} seeds in {len(layout)} chunk{'s' * (len(layout) > 1)}; output in {args.out}",
         file=sys.stderr,
     )
     if jax.process_index() == 0:  # under jax.distributed, process 0 writes

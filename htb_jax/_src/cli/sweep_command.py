@@ -92,7 +92,9 @@ def add_sweep_parser(sub) -> None:
         epilog=_SWEEP_EPILOG,
     )
     unset = argparse.SUPPRESS
-    p.add_argument("--config", metavar="FILE.toml", default=None, help="read settings from a TOML file (keys below; flags win)")
+    p.add_argument("--config", metavar="FILE.toml", default=None,
+                   help="read settings from a TOML file (keys below; flags win, and --family takes the file's "
+                        "parameters of another family out)")
     p.add_argument("--family", default=unset, help=(
         f"arm distribution: {', '.join(sweep_lib.FAMILIES)}, or MODULE:EXPRESSION, one arm's law of one's own "
         f"(e.g. 'mylaws:TwoSidedLomax(0.0, 1.0, 1.8)' with --eps 0.5 --alphas 0.8 --qs 0, MODULE from the current "
@@ -207,6 +209,13 @@ def run_sweep(args) -> int:
 
 def _run_sweep(args, flags: dict) -> int:
     settings = _read_toml(args.config) if args.config else {}
+    if "family" in flags and settings.get("family", flags["family"]) != flags["family"]:
+        # --family wins over the file's family, and the file's parameters of its family go with it (said here)
+        left = [f"{name} = {settings.pop(name):g}" for name, owner in _FAMILY_PARAMETERS.items()
+                if name in settings and owner != flags["family"]]
+        if left:
+            print(f"--family {flags['family']} overrides family = {settings['family']!r} in {args.config}: its "
+                  f"{', '.join(left)} left out", file=sys.stderr)
     settings.update(flags)  # flags win over the file
     out = settings.pop("out", "htb-jax-sweep")
     if "seed_chunk" not in settings:  # off a CPU, every seed up to 4096 a chunk: a call costs about its latency
@@ -222,7 +231,7 @@ def _run_sweep(args, flags: dict) -> int:
     print(
         f"AdaR-ETC sweep: {config.describe()}; eps={config.eps:g}; {len(config.alphas)}x{len(config.qs)} "
         f"(alpha, q) grid; T in {list(config.horizons)}; {config.num_seeds} seeds in "
-        f"{len(config.chunks())} chunks; output in {out}",
+        f"{len(config.chunks())} chunk{'s' * (len(config.chunks()) > 1)}; output in {out}",
         file=sys.stderr,
     )
     if jax.process_index() == 0:  # under jax.distributed, process 0 writes

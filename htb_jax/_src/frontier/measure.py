@@ -62,6 +62,7 @@ from htb_jax._src.simulate.program import simulate
 from htb_jax._src.simulate.schedule import _flatten, default_pull_chunk, max_blocks
 from htb_jax._src.sweep import progress_bar
 from htb_jax._src.validation import (
+    check_distinct,
     check_flag,
     check_increasing,
     check_integer,
@@ -358,6 +359,7 @@ def _plan(
     eps_values = (eps,) if np.ndim(eps) == 0 and not isinstance(eps, (list, tuple)) else tuple(eps)
     check_nonempty("eps", eps_values)
     check_interval("eps", list(eps_values), 0.0, 1.0, low_closed=False, high_closed=True)
+    check_distinct("eps", list(eps_values))
     if isinstance(horizons, (np.ndarray, jax.Array)) and not has_tracer(horizons) and np.ndim(horizons) == 1:
         horizons = np.asarray(horizons).tolist()  # a NumPy or jax array of horizons, as simulate takes
     check_nonempty("horizons", horizons)

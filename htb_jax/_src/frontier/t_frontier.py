@@ -24,6 +24,7 @@ from htb_jax._src.simulate.fast_path import SAMPLERS
 from htb_jax._src.simulate.program import memory_plan
 from htb_jax._src.validation import (
     check_choice,
+    check_distinct,
     check_flag,
     check_increasing,
     check_instance_type,
@@ -75,6 +76,7 @@ class TFrontierConfig:
             if np.ndim(getattr(self, name)) != 1:
                 raise ValueError(f"{name} must be a flat list of numbers; got {name}={getattr(self, name)!r}.")
         check_interval("eps_values", list(self.eps_values), 0.0, 1.0, low_closed=False, high_closed=True)
+        check_distinct("eps_values", list(self.eps_values))
         check_integer("alphas_per_eps", self.alphas_per_eps, 1, one=True)
         if np.ndim(self.max_alpha) != 0:
             raise TypeError(f"max_alpha must be one number; got max_alpha={self.max_alpha!r}.")
