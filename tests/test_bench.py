@@ -315,11 +315,11 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, capsys):
                                          r"for me$"):  # misspecification's eps told x 0.1
         htb.bench.run(picky, only=["gaps", "misspecification"], out=str(tmp_path / "z"), progress=False)
     assert not (tmp_path / "z" / "runs").exists()
-    # A name whose folder is a peer's (runs/Robust_UCB, runs/UCB1 on a case-blind file system), with the
-    # peers or without: the two would share their stored runs (before: refused on every later run).
+    # A name that reads as a peer's in file names (runs/Robust_UCB, runs/UCB1 on a case-blind file system),
+    # with the peers or without (its runs once shared the peer's folder, refused on every later run).
     with pytest.raises(ValueError, match=r"^name must differ from every built-in peer's name, also as a folder name; "
-                                         r"got name='Robust_UCB', whose runs would share runs/Robust_UCB with "
-                                         r"'Robust UCB' \(give another name\)$"):
+                                         r"got name='Robust_UCB', which reads as 'Robust UCB''s runs/Robust_UCB "
+                                         r"\(give another name\)$"):
         htb.bench.run(htb.UCB1(), name="Robust_UCB", out=str(tmp_path / "z"))
     for name in ("UCB1", "ucb1"):
         with pytest.raises(ValueError, match=r"^name must differ from every built-in peer's name"):
@@ -452,7 +452,7 @@ def test_a_stale_stored_run_names_its_policys_folder(tiny, tmp_path, monkeypatch
     monkeypatch.setitem(suite.SIZES, "tiny", TINY)
     monkeypatch.setattr(runner, "peers", lambda: tuple(p for p in peers_lib.peers() if p.name in FIELD))
     monkeypatch.setattr(version_module, "__version__", "0.1.0.dev9")
-    folder = re.escape(str(tmp_path / "copy" / "runs" / "mine"))
+    folder = re.escape(str(tmp_path / "copy" / "runs" / "mine")) + "-[0-9a-f]{8}"  # the label and the policy it labels
     with pytest.raises(StaleStoreError, match=rf"another program \(htb_jax .* there, 0\.1\.0\.dev9 here\); delete "
                                               rf"{folder} to compute its runs again \(the other runs stored there are "
                                               r"kept\), give another --out, or --restart to compute every run of this "

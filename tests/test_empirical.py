@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_engine import _hash_reference, _HashReads
+from test_engine import _hash_reference, _HashReads, _reported_hashes
 
 import htb_jax as htb
 from htb_jax._src.bits import threefry_words
@@ -71,7 +71,7 @@ def test_simulate_reads_the_reward_table_on_the_fast_path_and_in_the_engine(nu):
         _hash_reference(np.asarray(htb.reward_table(keys[s], nu, horizon)), horizon) for s in range(seeds)
     ]
     out = htb.simulate(key, _HashReads(), nu, horizon, seeds, seed_chunk=2)
-    assert np.asarray(out.exploration).tolist() == want
+    assert _reported_hashes(out).tolist() == want
 
 
 def test_draws_follow_the_empirical_cdf():

@@ -83,7 +83,9 @@ _FNV_PRIME = 1099511628211
 class _HashReads:
     """A test policy: hashes every reward it reads (FNV-1a over the float32 bits) and picks the next
     arm from the hash, so that the seeds of a batch pull different arms at different counts and a
-    one-bit difference in any reward read changes the hash and every later arm."""
+    one-bit difference in any reward read changes the hash and every later arm.  Its summary reports
+    the hash in its estimates (three arms or more: 22, 22 and 20 bits, each exact in a float32);
+    :func:`_reported_hashes` reads it back."""
 
     @property
     def batch_shape(self):
@@ -101,10 +103,18 @@ class _HashReads:
             return (h ^ bits) * jnp.uint64(_FNV_PRIME)
 
         def summary(h, ctx):
-            hashed = jax.lax.bitcast_convert_type(h, jnp.int64)
-            return htb.PolicySummary(jnp.int32(-1), hashed, jnp.full(spec.num_arms, jnp.nan, jnp.float32))
+            parts = jnp.stack([h >> 42, (h >> 20) & jnp.uint64(2**22 - 1), h & jnp.uint64(2**20 - 1)])
+            estimates = jnp.full(spec.num_arms, jnp.nan, jnp.float32).at[:3].set(parts.astype(jnp.float32))
+            return htb.PolicySummary(jnp.int32(-1), jnp.int64(0), estimates)
 
         return htb.PolicyKernel(init, act, update, summary)
+
+
+def _reported_hashes(out):
+    """The hashes :class:`_HashReads` reported, as signed int64 (``_hash_reference``'s form), shape ``out``'s."""
+    parts = np.asarray(out.estimates)[..., :3].astype(np.int64).astype(np.uint64)
+    hashes = (parts[..., 0] << np.uint64(42)) | (parts[..., 1] << np.uint64(20)) | parts[..., 2]
+    return hashes.view(np.int64)
 
 
 def _hash_reference(table, horizon):
@@ -133,7 +143,7 @@ def _engine_reads(family, horizon, seeds, chunk, key):
     """The bits of every reward the engine read, round by round, recovered from the hash after each
     round (one program with the horizons 1..T), with the arm and pull index of each read."""
     out = htb.simulate(key, _HashReads(), family, list(range(1, horizon + 1)), seeds, seed_chunk=chunk)
-    hashes = np.asarray(out.exploration).astype(np.int64).view(np.uint64)  # [T, S]
+    hashes = _reported_hashes(out).view(np.uint64)  # [T, S]
     inverse, k = pow(_FNV_PRIME, -1, 2**64), family.batch_shape[-1]
     reads = []
     for s in range(seeds):
@@ -164,7 +174,7 @@ def test_the_engine_reads_the_reward_table_bit_for_bit_at_every_seed_chunk(famil
     want = [_hash_reference(t, horizon) for t in tables]
     for chunk in (1, 16) if student else (1, 2, 8):
         out = htb.simulate(key, _HashReads(), family, horizon, seeds, seed_chunk=chunk)
-        assert np.asarray(out.exploration).tolist() == want, chunk
+        assert _reported_hashes(out).tolist() == want, chunk
     # The hash steers the arms apart: the seeds pull the arms unevenly, most of them each its own
     # way (a hash of anything but the rewards pulls alike).  Every seed on a CPU; on an H200, whose
     # rewards differ from a CPU's in the last bit, two seeds of 16 (Student-t) and of 8 (Frechet)

@@ -66,12 +66,18 @@ class Contender:
         so that two names never share a folder (``my pol`` and ``my_pol``) and none is hidden or
         reaches outside ``runs/`` (``../x``); a label given to a policy (``--name``) gets that of the
         label and the policy's identity, so that two policies given one label never share one."""
-        slug = re.sub(r"[^A-Za-z0-9.=-]+", "_", self.name).strip("_")
+        slug = self.name_as_file
         labelled = bool(self.identity) and self.identity != self.name
         if not self.user or slug == self.name and not slug.startswith(".") and not labelled:
             return slug
         key = f"{self.name}\n{self.identity}" if labelled else self.name
         return f"{slug.lstrip('.') or 'policy'}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+    @property
+    def name_as_file(self) -> str:
+        """The name with characters other than letters, digits, ``.``, ``=`` and ``-`` as ``_`` (a peer's
+        :attr:`slug`)."""
+        return re.sub(r"[^A-Za-z0-9.=-]+", "_", self.name).strip("_")
 
     def runs_folder(self, out: str) -> str:
         """Where the benchmark stores this contender's runs in the output directory ``out``."""

@@ -188,10 +188,10 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
             if label == peer.name:
                 raise ValueError(f"name must differ from every built-in peer's name; got name={label!r} (give "
                                  "another name)")
-            if user.slug.casefold() == peer.slug.casefold():
+            if user.name_as_file.casefold() == peer.slug.casefold():  # as written in file names, or case-blind
                 raise ValueError(
                     f"name must differ from every built-in peer's name, also as a folder name; got name={label!r}, "
-                    f"whose runs would share runs/{peer.slug} with {peer.name!r} (give another name)"
+                    f"which reads as {peer.name!r}'s runs/{peer.slug} (give another name)"
                 )
         out.append(user)
     return out + list(field)
