@@ -326,12 +326,14 @@ def test_a_user_policy_through_the_command_line_resumes(tmp_path, capsys, monkey
     # a round robin on two arms pays Delta every other round: c = 1 exactly
     assert "| 1.000 [1.000, 1.000] | +" in first.stdout
     assert {"measure.png", "measure.csv", "table.md"} <= {p.name for p in out.iterdir()}
+    # its time said as the other commands say theirs (it said nothing of it)
+    assert re.search(r"\n\d+\.\d s \(compilation included\); wrote .*measure\.png", first.stderr), first.stderr
     # Started again (here, in this process: nothing is computed anew), it reads both chunks back.
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(root)
     assert CLI.load()(argv[3:]) == 0
     second = capsys.readouterr()
-    assert "resumed: 2 of 2 chunks" in second.err
+    assert "resumed: 2 of 2 chunks" in second.err and "\nevery chunk read back; wrote " in second.err
     assert second.out == first.stdout
 
 

@@ -415,7 +415,9 @@ def test_sampler_choice_and_errors(pareto_instance):
     for sampler in ("block_sums", "order_statistic"):
         with pytest.raises(ValueError, match=rf"sampler='{sampler}' needs a family .*; got Pareto"):
             htb.simulate(jax.random.key(24), policy, pareto_instance, 5000, 3, sampler=sampler)
-    with pytest.raises(ValueError, match=r"per-sample simulation supports at most"):
+    # named by the sampler chosen and the horizon (it named neither, through the command line neither flag)
+    with pytest.raises(ValueError, match=r"pulls per arm at horizon=1000000000000000; per-sample simulation "
+                                         r"\(sampler='auto', per pull for Pareto\) supports at most \d+: lower"):
         htb.simulate(jax.random.key(24), policy, pareto_instance, 10**15, 1)
 
 

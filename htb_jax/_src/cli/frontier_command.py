@@ -3,6 +3,7 @@ alpha-stable family), or one policy's ``(d, c)`` with ``--policy``; resumable in
 
 from __future__ import annotations
 
+import math
 import sys
 
 import jax
@@ -117,7 +118,9 @@ def run_policy(args) -> int:
         "measure.csv": lambda path: frontier_lib.write_csv([m.row() for m in measurements], path),
         "table.md": write_text(table + "\n"),
     })
-    print(f"\nwrote {', '.join(paths.values())}", file=sys.stderr)
+    seconds = measurements[0].seconds  # NaN where every chunk was read back
+    spent = "every chunk read back" if math.isnan(seconds) else f"{seconds:.1f} s (compilation included)"
+    print(f"\n{spent}; wrote {', '.join(paths.values())}", file=sys.stderr)
     return 0
 
 

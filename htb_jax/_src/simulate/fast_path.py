@@ -297,10 +297,11 @@ def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
         int(m) for m in _schedule_maxima(flat, jnp.asarray(horizons), k)
     )
     if math.ceil(needed / pull_chunk) * pull_chunk > MAX_PULLS:
+        how = f"sampler={sampler!r}" + ("" if sampler == "per_pull" else f", per pull for {type(r.instance).__name__}")
         raise ValueError(
-            f"the schedule needs {needed} pulls per arm; per-sample simulation supports at most "
-            f"{MAX_PULLS - pull_chunk} (TwoPoint, Dirac, Gaussian and Stable arms take exact block sums "
-            "instead, with no limit)."
+            f"the schedule needs {needed} pulls per arm at horizon={int(max(horizons))}; per-sample simulation "
+            f"({how}) supports at most {MAX_PULLS - pull_chunk}: lower the horizon, or take a sampler of block "
+            "laws where the arms have one (TwoPoint, Dirac, Gaussian and Stable arms, with no limit)."
         )
     configs = flat.eps.shape[0] * horizons.shape[0]
     instances = r.flat_instance.batch_shape[0]
