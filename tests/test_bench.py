@@ -192,7 +192,7 @@ def test_a_users_policy_that_reads_t_is_said_to_know_it():
     assert knows(htb.UCB1()) == "nothing"
     assert knows(htb.AdaRETC.order_free()) == "T"
     assert knows(lambda eps, u: htb.RobustUCB(eps, u=u)) == "eps, u (told by the suite)"
-    assert knows(lambda eps, u: htb.AdaRETC.calibrated(eps)) == "eps, u, T (told by the suite)"
+    assert knows(lambda eps, u: htb.AdaRETC.calibrated(eps)) == "eps, u (told by the suite), T"
 
 
 def test_scores_ratios_and_the_worst_case_follow_their_definitions(tiny):

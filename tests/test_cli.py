@@ -299,3 +299,18 @@ def test_matplotlib_is_imported_in_the_background_with_agg(monkeypatch):
     monkeypatch.setattr(background_import.importlib, "import_module", missing)
     background_import.import_matplotlib_meanwhile().join()
     assert uncaught == []
+
+
+@pytest.mark.parametrize("file_family", ['family = "pareto"\n', ""], ids=["named", "default"])
+def test_family_over_a_config_file_leaves_the_files_other_family_parameters_out(tmp_path, capsys, file_family):
+    # "flags win": --family over a file of another family refused the file's pareto_shape, which no flag could
+    # unset, also where the file named no family (the default, pareto). The note names what is left out; the
+    # run then stops on --seeds 1, before anything is computed.
+    config = tmp_path / "sweep.toml"
+    config.write_text(file_family + "pareto_shape = 2.5\n")
+    argv = ["sweep", "--config", str(config), "--family", "student-t", "--df", "3", "--seeds", "1",
+            "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"--family student-t overrides family = 'pareto' of {config}: its pareto_shape = 2.5 left out"
+    assert err[1].startswith("htb-jax: error: --seeds must be an integer in [2, ") and len(err) == 2

@@ -9,6 +9,7 @@ digest moves, and that an edit of layout or comments leaves it.
 """
 
 import dataclasses
+import functools
 import types
 
 import jax
@@ -88,6 +89,34 @@ def test_each_edit_of_the_code_a_class_reaches_changes_its_digest():
         module = _module()
         edit(module)
         assert class_digest(module.Policy) != first, name
+
+
+def test_a_global_named_as_an_attribute_leaves_the_digest():
+    # A notebook's loop variable c (or t, horizon, num_arms) shares a name with self.c (ctx.t, ...): the
+    # attribute reads no global, so the digest stays and the program is not compiled again each iteration.
+    module = _module()
+    first = class_digest(module.Policy)
+    for c in (0.5, 2.0):
+        module.c = c
+        module.n = c
+        assert class_digest(module.Policy) == first
+
+
+def test_partials_decorated_helpers_and_large_arrays():
+    source = SOURCE.replace("WIDTH = {\"c\": 1.0}", "import functools\nWIDTH = {\"c\": 1.0}\nBIG = np.zeros(2**18)")
+    source = source.replace("return WIDTH[\"c\"] * bonus(n, t)", "return WIDTH[\"c\"] * PARTIAL(n, t) + BIG[0]")
+    source = source.replace("def make_shift(", "PARTIAL = functools.partial(lambda a, n, t: a * bonus(n, t), 1.0)\n\n\n"
+                                                "def make_shift(")
+    module = _module(source)
+    first = class_digest(module.Policy)
+    module.PARTIAL = functools.partial(module.PARTIAL.func, 2.0)  # a partial's argument
+    assert class_digest(module.Policy) != first
+    module = _module(source)
+    first = class_digest(module.Policy)
+    module.BIG[0] = 1.0  # above 1 MiB: keyed by identity, not copied on every call (said in the docstring)
+    assert class_digest(module.Policy) == first
+    module.BIG = np.ones(2**18)
+    assert class_digest(module.Policy) != first
 
 
 def test_layout_and_comments_leave_the_digest_and_library_classes_have_none():

@@ -13,18 +13,25 @@ of the functions nested in it, and what those names and its closure denote now:
 
 * functions and classes defined outside the libraries (jax, NumPy, htb_jax, the standard
   library...), followed the same way;
-* plain values: numbers, strings, bytes, ``None``, NumPy and jax arrays (by their bytes),
-  and tuples, lists and dicts of them;
+* plain values: numbers, strings, bytes, ``None``, NumPy and jax arrays (up to 1 MiB by
+  their bytes, larger ones by their identity), and tuples, lists and dicts of them;
+* ``functools.partial`` objects and decorated functions (``__wrapped__``), followed to what
+  they wrap;
 * anything else by its type alone.
 
-Not followed: attributes of modules (``mymodule.helper``: ``import`` it into the policy's
-module by name, or re-create the policy's class).  The digest is used within one process; a
+The names followed are those the code reads as globals (``LOAD_GLOBAL``), not its attributes'
+(``self.c`` reads no global ``c``: a loop variable ``c`` in a notebook changes nothing).  Not
+followed: attributes of modules (``mymodule.helper``: ``import`` it into the policy's module
+by name, or re-create the policy's class), an array edited in place beyond 1 MiB, code in a
+module named as one of the standard library's.  The digest is used within one process; a
 store's fingerprint across processes is the traced program itself
 (:mod:`htb_jax._src.fingerprint`).
 """
 
 from __future__ import annotations
 
+import dis
+import functools
 import hashlib
 import sys
 import types
@@ -38,6 +45,8 @@ _LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "htb_jax", "optax", "scipy", "
                         "opt_einsum", "equinox", "flax", "chex", "__future__"})
 _PLAIN = (type(None), bool, int, float, complex, str, bytes, np.generic)
 _DEPTH = 4  # containers nested deeper are keyed by their type
+_GLOBAL_READS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+_ARRAY_BYTES = 2**20  # arrays up to this size are keyed by their bytes, larger ones by their identity
 
 
 def is_users(value: Any) -> bool:
@@ -98,10 +107,10 @@ def _update_function(h, function: types.FunctionType, seen: set) -> None:
 
 def _update_code(h, code: types.CodeType, names: set[str]) -> None:
     """The bytecode, constants and names of ``code`` and of the code nested in it; collects the global
-    names it reads."""
+    names it reads (not its attributes' names: ``self.c`` reads no global ``c``)."""
     h.update(code.co_code)
     h.update(repr(code.co_names).encode())
-    names.update(code.co_names)
+    names.update(i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_READS)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             _update_code(h, const, names)
@@ -112,14 +121,33 @@ def _update_code(h, code: types.CodeType, names: set[str]) -> None:
 
 
 def _update_value(h, value: Any, seen: set, depth: int) -> None:
+    """``value`` as the module's docstring says; one that cannot be read (a deleted array, a failing
+    ``repr``) by its type and identity."""
+    try:
+        _update_readable(h, value, seen, depth)
+    except Exception:  # noqa: BLE001  (a value the digest cannot read is keyed as an object)
+        h.update(f"<{type(value).__qualname__} {id(value)}>|".encode())
+
+
+def _update_readable(h, value: Any, seen: set, depth: int) -> None:
     if isinstance(value, _PLAIN):
         h.update(f"{type(value).__name__}:{value!r}|".encode())
     elif isinstance(value, (np.ndarray, jax.Array)) and not isinstance(value, jax.core.Tracer):
+        h.update(f"{value.dtype}{value.shape}|".encode())
+        if value.nbytes > _ARRAY_BYTES:  # not copied to the host on every call: an edit in place is not seen
+            h.update(f"id {id(value)}|".encode())
+            return
         if isinstance(value, jax.Array) and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
             value = jax.random.key_data(value)
-        a = np.ascontiguousarray(np.asarray(value))
-        h.update(f"{a.dtype.str}{a.shape}|".encode())
-        h.update(a.tobytes())
+        h.update(np.ascontiguousarray(np.asarray(value)).tobytes())
+    elif isinstance(value, functools.partial):
+        h.update(b"partial|")
+        for part in (value.func, value.args, value.keywords):
+            _update_value(h, part, seen, depth + 1)
+    elif not isinstance(value, types.FunctionType) and isinstance(getattr(value, "__wrapped__", None),
+                                                                types.FunctionType):
+        h.update(f"<{type(value).__qualname__}>|".encode())  # a decorated function (jax.jit, functools.cache)
+        _update_value(h, value.__wrapped__, seen, depth)
     elif isinstance(value, types.FunctionType) and is_users(value):
         _update_function(h, value, seen)
     elif isinstance(value, type) and is_users(value):

@@ -210,7 +210,7 @@ def _evaluated(name: str, function: str, call) -> Any:
         return jax.eval_shape(call)
     except Exception as error:
         error.add_note(f"(raised by {name}'s kernel.{function}, evaluated abstractly before the simulation)")
-        if isinstance(error, jax.errors.ConcretizationTypeError):
+        if isinstance(error, _TRACER_ERRORS):
             error.add_note(
                 f"{name}'s kernel functions are traced once, with abstract values for every round and parameter: "
                 f"a Python if, while, bool() or int() on ctx, the state or a parameter cannot decide; use "
@@ -219,6 +219,9 @@ def _evaluated(name: str, function: str, call) -> Any:
         raise
 
 
+# A Python value asked of a traced one: a decision, an int() or float(), a NumPy conversion
+_TRACER_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
+                  jax.errors.TracerIntegerConversionError)
 # What a Python decision on a policy's parameter meets: they are traced (a grid of them is one program)
 _TRACED_PARAMETERS = (
     "{name}'s parameters (its fields that are leaves) are traced too: one that sets a size or a Python branch "
@@ -253,6 +256,9 @@ def check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[Any
         an integer scalar, ``update`` changes the state's structure, shapes or
         dtypes, or ``summary`` does not return a :class:`PolicySummary` of
         i32[], i64[] and f32[K].
+      jax.errors.ConcretizationTypeError: and the other errors of a Python value
+        asked of a traced one, raised by ``kernel`` or its functions (the policy's
+        parameters are traced, as in the program), with a note saying what to do.
     """
     key = (abstract_signature(policy), abstract_signature(arms), spec)
     if key not in _CHECKED:
@@ -290,7 +296,7 @@ def _check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[An
         kernel = policy.kernel(spec)
     except Exception as error:
         error.add_note(f"(raised by {name}.kernel(spec), called before the simulation)")
-        if isinstance(error, jax.errors.ConcretizationTypeError):
+        if isinstance(error, _TRACER_ERRORS):
             error.add_note(_TRACED_PARAMETERS.format(name=name))
         raise
     if not isinstance(kernel, PolicyKernel):

@@ -101,7 +101,8 @@ def abstract_signature(tree: Any) -> tuple:
 def class_keyed_jit(
     fun: Callable, *, static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = (), **jit_kwargs
 ) -> Callable:
-    """``jax.jit(fun, ...)`` whose compiled programs are keyed by the classes of its arguments' nodes too.
+    """``jax.jit(fun, ...)`` whose compiled programs are keyed by the classes of its arguments' nodes too, a
+    user's class with the digest of the code it runs (:func:`code_keyed_classes`).
 
     A program traced for one class is never reused for another whose tree structure compares equal
     (see the module's docstring).  The returned callable takes ``fun``'s arguments; its ``lower``

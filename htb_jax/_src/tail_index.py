@@ -162,9 +162,13 @@ def tail_index(samples: Any, k: int | None = None) -> TailIndex:
     hill = float(np.mean(np.log(top[:k])) - np.log(top[k]))
     if not hill > 0.0:
         ties, nonzero = int(np.count_nonzero(x == top[0])), int(np.count_nonzero(x))
-        remedy = (f"give k >= {ties} (the largest is repeated {ties} times)" if ties < nonzero else
-                  "every nonzero observation has this absolute value, as 0/1 rewards have: such bounded data "
-                  "have every moment, so take eps = 1")
+        if ties >= nonzero:
+            remedy = ("every nonzero observation has this absolute value, as 0/1 rewards have: such bounded data "
+                      "have every moment, so take eps = 1")
+        elif ties > k:
+            remedy = f"give k >= {ties} (the largest is repeated {ties} times)"
+        else:  # values a rounding apart, not equal
+            remedy = "give a larger k"
         raise ValueError(
             f"samples must not have their k + 1 = {k + 1} largest absolute values equal (Hill's estimator "
             f"1 / H_k would be infinite); got all equal to {top[k]:.6g}: {remedy}."

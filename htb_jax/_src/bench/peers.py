@@ -46,9 +46,9 @@ class Contender:
       round_cost: ``"fast path"`` or ``"O(K)"`` (runs to every horizon of a size) or ``"O(t)"``
         (runs to the size's ``reach``: its whole run costs ``O(T^2)``).
       user: whether it is the user's policy (not a peer: never the best peer of a ratio).
-      identity: what the user's policy is, where ``name`` is a label given to it (its ``repr``, or a
-        function's module and name; empty otherwise): part of its runs folder, so that two policies
-        given one label never share stored runs.
+      identity: what the user's policy is, where ``name`` is a label given to it (its ``repr`` without
+        addresses, or a function's module and name; empty otherwise): part of its runs folder, so that
+        another policy given the same label gets runs of its own.
     """
 
     name: str
@@ -65,7 +65,7 @@ class Contender:
         A user's name that this changes (or that starts with a dot) gets the start of its SHA-256 too,
         so that two names never share a folder (``my pol`` and ``my_pol``) and none is hidden or
         reaches outside ``runs/`` (``../x``); a label given to a policy (``--name``) gets that of the
-        label and the policy's identity, so that two policies given one label never share one."""
+        label and :attr:`identity`."""
         slug = self.name_as_file
         labelled = bool(self.identity) and self.identity != self.name
         if not self.user or slug == self.name and not slug.startswith(".") and not labelled:

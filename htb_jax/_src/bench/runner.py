@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -178,11 +179,12 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
     if policy is not None:
         told = is_policy_factory(policy)
         label = name or (getattr(policy, "__qualname__", "policy") if told else repr(policy))
-        knows = ", ".join([*(["eps, u"] if told else []), *(["T"] if _reads_horizon(policy) else [])]) or "nothing"
-        knows += " (told by the suite)" if told else ""
+        knows = ", ".join([*(["eps, u (told by the suite)"] if told else []), *(["T"] if _reads_horizon(policy) else [])])
+        knows = knows or "nothing"
         # a label given (name) keys the runs folder with the policy it labels: two policies, one label, two folders
-        identity = "" if name is None else (
-            f"{getattr(policy, '__module__', '')}:{getattr(policy, '__qualname__', '')}" if told else repr(policy))
+        identity = "" if name is None else (  # a repr without addresses, the same in every process
+            f"{getattr(policy, '__module__', '')}:{getattr(policy, '__qualname__', '')}" if told
+            else re.sub(r" at 0x[0-9a-fA-F]+", "", repr(policy)))
         user = Contender(label, policy, knows, "O(K)", user=True, identity=identity)
         for peer in peers():  # with peers=False too: their runs may be stored in the same out
             if label == peer.name:
@@ -205,7 +207,7 @@ def _reads_horizon(policy) -> bool:
     try:
         one = policy(*first.told()) if is_policy_factory(policy) else policy
         return policy_reads_horizon(one, first.instance, first.horizon)
-    except Exception:  # refused by name in check_arguments, after this
+    except (TypeError, ValueError, AttributeError, jax.errors.JAXTypeError):  # refused by name in check_arguments
         return False
 
 

@@ -209,12 +209,13 @@ def run_sweep(args) -> int:
 
 def _run_sweep(args, flags: dict) -> int:
     settings = _read_toml(args.config) if args.config else {}
-    if "family" in flags and settings.get("family", flags["family"]) != flags["family"]:
+    file_family = settings.get("family", sweep_lib.SweepConfig().family)  # the default where the file names none
+    if "family" in flags and args.config and file_family != flags["family"]:
         # --family wins over the file's family, and the file's parameters of its family go with it (said here)
         left = [f"{name} = {settings.pop(name):g}" for name, owner in _FAMILY_PARAMETERS.items()
                 if name in settings and owner != flags["family"]]
         if left:
-            print(f"--family {flags['family']} overrides family = {settings['family']!r} in {args.config}: its "
+            print(f"--family {flags['family']} overrides family = {file_family!r} of {args.config}: its "
                   f"{', '.join(left)} left out", file=sys.stderr)
     settings.update(flags)  # flags win over the file
     out = settings.pop("out", "htb-jax-sweep")
