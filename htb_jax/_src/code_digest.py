@@ -108,16 +108,28 @@ def _update_function(h, function: types.FunctionType, seen: set) -> None:
 def _update_code(h, code: types.CodeType, names: set[str]) -> None:
     """The bytecode, constants and names of ``code`` and of the code nested in it; collects the global
     names it reads (not its attributes' names: ``self.c`` reads no global ``c``)."""
-    h.update(code.co_code)
+    digest, read = _code(code)
+    h.update(digest)
+    names.update(read)
+
+
+@functools.lru_cache(maxsize=4096)
+def _code(code: types.CodeType) -> tuple[bytes, frozenset]:
+    """:func:`_update_code`'s part of one code object, which never changes: the digest of its bytecode,
+    constants and names (nested code included) and the global names it reads."""
+    h = hashlib.sha256(code.co_code)
     h.update(repr(code.co_names).encode())
-    names.update(i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_READS)
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_READS}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            _update_code(h, const, names)
+            digest, read = _code(const)
+            h.update(digest)
+            names.update(read)
         elif isinstance(const, frozenset):
             h.update(repr(sorted(map(repr, const))).encode())
         else:
             h.update(f"{type(const).__name__}:{const!r}|".encode())
+    return h.digest(), frozenset(names)
 
 
 def _update_value(h, value: Any, seen: set, depth: int) -> None:
