@@ -187,7 +187,8 @@ def test_a_users_policy_that_reads_t_is_said_to_know_it():
     """The report's "knows" column: a user's policy that reads ctx.horizon knows T, as the peers that do are
     said to (it said "nothing" of an explore-then-commit that sizes its exploration by T)."""
     def knows(policy):
-        return runner.contenders(policy, name="mine", with_peers=False)[0].knows
+        contender = runner.contenders(policy, name="mine", with_peers=False)[0]
+        return runner.knowing_horizon(contender, suite.experiments("cpu")[0].settings[0]).knows
 
     assert knows(htb.UCB1()) == "nothing"
     assert knows(htb.AdaRETC.order_free()) == "T"

@@ -399,4 +399,4 @@ def test_fit_from_with_policy_and_horizons_keeps_the_horizons_it_fits(tmp_path, 
     assert given == [[10000, 100000]] and "planned" in capsys.readouterr().err
     assert CLI.load()([*argv, "--fit-from", "1e5"]) == 2
     assert capsys.readouterr().err == ("htb-jax: error: --fit-from=100000 leaves fewer than two distinct horizons in "
-                                       "--horizons=[1000, 10000, 100000].\n")
+                                       "[1000, 10000, 100000].\n")  # as without --policy

@@ -179,8 +179,7 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
     if policy is not None:
         told = is_policy_factory(policy)
         label = name or (getattr(policy, "__qualname__", "policy") if told else repr(policy))
-        knows = ", ".join([*(["eps, u (told by the suite)"] if told else []), *(["T"] if _reads_horizon(policy) else [])])
-        knows = knows or "nothing"
+        knows = "eps, u (told by the suite)" if told else "nothing"  # and T where it reads it: knowing_horizon
         # a label given (name) keys the runs folder with the policy it labels: two policies, one label, two folders
         identity = "" if name is None else (  # a repr without addresses, the same in every process
             f"{getattr(policy, '__module__', '')}:{getattr(policy, '__qualname__', '')}" if told
@@ -199,16 +198,13 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
     return out + list(field)
 
 
-def _reads_horizon(policy) -> bool:
-    """Whether the user's policy (a factory's, at the first setting) reads ``T`` as it plays: the report says
-    it knows ``T``, as it says of the peers that do.  Traced, nothing compiled; a policy that breaks the
-    protocol reads nothing here (:func:`check_arguments` refuses it by name)."""
-    first = experiments("cpu")[0].settings[0]
-    try:
-        one = policy(*first.told()) if is_policy_factory(policy) else policy
-        return policy_reads_horizon(one, first.instance, first.horizon)
-    except (TypeError, ValueError, AttributeError, jax.errors.JAXTypeError):  # refused by name in check_arguments
-        return False
+def knowing_horizon(contender: Contender, setting: Setting) -> Contender:
+    """``contender`` said to know ``T`` too where its policy (at ``setting``) reads it as it plays, as the
+    report says of the peers that do.  Traced, nothing compiled: called once the policy is checked
+    (:func:`check_arguments`)."""
+    if not policy_reads_horizon(contender.policy(*setting.told()), setting.instance, setting.horizon):
+        return contender
+    return dataclasses.replace(contender, knows="T" if contender.knows == "nothing" else f"{contender.knows}, T")
 
 
 def told_policies(contender: Contender, settings: Sequence[Setting], function: str = "htb.bench.run") -> list:
@@ -299,6 +295,8 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
     size_experiments = tuple(e for e in experiments(size) if only is None or e.name in only)
     worst = only is None or worst_case.NAME in only
     field = contenders(policy, name, peers)
+    if policy is not None:
+        field[0] = knowing_horizon(field[0], experiments(size)[0].settings[0])
     grouped = {(c.name, e.name): groups(e, c) for c in field for e in size_experiments}  # stacked once
     plan = [(c, e, g) for c in field for e in size_experiments for g in grouped[c.name, e.name]]
     total = len(plan) + (len(field) if worst else 0)

@@ -7,6 +7,7 @@ import math
 import sys
 
 import jax
+import numpy as np
 
 from htb_jax._src import chunk_store, distributed, resumable, user_code
 from htb_jax._src import frontier as frontier_lib
@@ -14,6 +15,7 @@ from htb_jax._src.cli.arguments import flag_names, floats, integer, ints, real
 from htb_jax._src.cli.background_import import import_matplotlib_meanwhile
 from htb_jax._src.cli.output_files import add_restart_argument, write_text, write_together
 from htb_jax._src.frontier import t_frontier
+from htb_jax._src.frontier.fits import _fit_mask
 from htb_jax._src.frontier.measure import (
     open_measure_store,
     per_member_runs,
@@ -78,11 +80,8 @@ def run_policy(args) -> int:
         else list(args.horizons)
     )
     if args.horizons is not None and args.fit_from is not None:  # the fits from --fit-from on, as without --policy
-        fitted = [h for h in horizons if h >= fit_from]
-        if len(set(fitted)) < 2:
-            raise ValueError(f"--fit-from={fit_from} leaves fewer than two distinct horizons in --horizons="
-                             f"{[int(h) for h in horizons]}.")
-        horizons = fitted
+        given = np.asarray(horizons)
+        horizons = given[_fit_mask(given, fit_from)].tolist()
     seeds = _POLICY_SEEDS if args.seeds is None else args.seeds
     check_output_dir(args.out)
     anytime = {"auto": None, "yes": True, "no": False}[args.anytime]

@@ -106,12 +106,11 @@ def _check_anytime(runs, horizon: int, why: str) -> None:
     """``ValueError`` where a policy read at checkpoints of one run reads ``T`` (the horizon) as it plays."""
     seen = set()
     for policy, instances, _ in runs:
-        one = jax.tree.map(lambda leaf: leaf[0], _flatten(policy))
-        if type(one) in seen:
+        if type(policy) in seen:
             continue
-        seen.add(type(one))
+        seen.add(type(policy))
         if policy_reads_horizon(policy, instances[0], horizon):
-            name = type(one).__name__
+            name = type(policy).__name__
             raise ValueError(
                 f"measure reads one run to T={horizon} at checkpoints ({why}), but {name}'s init, act or update "
                 f"reads ctx.horizon (T), so its regret at a checkpoint t < T is not that of a run to t: run it per "

@@ -52,14 +52,19 @@ def check_arms_in_range(name: str, pulls: Any, num_seeds: int, horizons: np.ndar
     """
     totals = np.sum(np.asarray(pulls), axis=-1) if _on_host([pulls]) else np.asarray(jnp.sum(pulls, axis=-1))
     short = totals[..., :num_seeds] != np.asarray(horizons)[:, None]  # bool[G, F, H, S]
-    if not short.any():
-        return
-    g, f, h, s = (int(i) for i in np.argwhere(short)[0])
-    raise ValueError(
-        f"{name}'s kernel.act must return an arm in [0, {num_arms}); it returned another in "
-        f"{int(short.sum())} of {short.size} runs (the first: grid point {g}, instance {f}, T={int(horizons[h])}, "
-        f"seed {s}), whose pulls the engine could not count: its regret would be wrong, so none is returned."
-    )
+    if short.any():
+        raise ValueError(
+            f"{name}'s kernel.act must return an arm in [0, {num_arms}); it returned another in "
+            f"{_runs(short, horizons)}, whose pulls the engine could not count: its regret would be wrong, so none "
+            f"is returned."
+        )
+
+
+def _runs(bad: np.ndarray, horizons: np.ndarray) -> str:
+    """The runs ``bad`` (bool[G, F, H, S]) flags, for a message: how many, and where the first is."""
+    g, f, h, s = (int(i) for i in np.argwhere(bad)[0])
+    return (f"{int(bad.sum())} of {bad.size} runs (the first: grid point {g}, instance {f}, T={int(horizons[h])}, "
+            f"seed {s})")
 
 
 def check_summaries(name: str, committed: Any, exploration: Any, num_seeds: int, horizons: np.ndarray,
@@ -76,18 +81,14 @@ def check_summaries(name: str, committed: Any, exploration: Any, num_seeds: int,
       horizons: i64[H] the horizons.
       num_arms: ``K``.
     """
-    committed = np.asarray(committed)[..., :num_seeds]
-    exploration = np.asarray(exploration)[..., :num_seeds]
     t = np.asarray(horizons)[:, None]
-    for field, bad, bounds in (("committed", (committed < -1) | (committed >= num_arms), f"[-1, {num_arms})"),
-                               ("exploration", (exploration < 0) | (exploration > t), "[0, T]")):
+    for field, values, low, high, bounds in (("committed", committed, -1, num_arms - 1, f"[-1, {num_arms})"),
+                                             ("exploration", exploration, 0, t, "[0, T]")):
+        values = np.asarray(values)[..., :num_seeds]
+        bad = (values < low) | (values > high)
         if bad.any():
-            g, f, h, s = (int(i) for i in np.argwhere(bad)[0])
-            value = int((committed if field == "committed" else exploration)[g, f, h, s])
-            raise ValueError(
-                f"{name}'s kernel.summary must report {field} in {bounds}; it reported {value} in {int(bad.sum())} "
-                f"of {bad.size} runs (the first: grid point {g}, instance {f}, T={int(horizons[h])}, seed {s})."
-            )
+            raise ValueError(f"{name}'s kernel.summary must report {field} in {bounds}; it reported "
+                             f"{int(values[bad][0])} in {_runs(bad, horizons)}.")
 
 
 def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan, Any]:
