@@ -56,6 +56,9 @@ LIBRARY = {
     # Six digits would print a value just outside the range as its end ("[0.666667, 1) ...; got alpha=0.666667").
     "alpha near its end": (ValueError, r"alpha must lie in \[0\.6666666666666666, 1\) for eps=1; got alpha=0\.6666666\.$",
                            lambda: htb.AdaRETC(eps=1.0, alpha=0.6666666, q=0.0)),
+    # alpha*(eps) rounds to 1: "alpha must lie in [1, 1)" whatever alpha
+    "adaretc tiny eps": (ValueError, r"eps must be at least 1.6653e-16: below it alpha\*\(eps\)",
+                         lambda: htb.AdaRETC(eps=1e-17, alpha=0.99, q=0.0)),
     "alpha ragged": (ValueError, r"alpha must be .*equal lengths.*got alpha=\[\[0.8\], \[0.8, 0.9\]\]",
                      lambda: htb.AdaRETC(eps=1.0, alpha=[[0.8], [0.8, 0.9]], q=0.0)),
     "shape str": (TypeError, r"Pareto shape must be a real number.*got Pareto shape='1.5' \(str\)",
@@ -691,7 +694,8 @@ def _assert_refused(argv, out, capsys, message):
         (["--eps", "1,1"], "--eps must not repeat a value; got --eps=[1, 1], with 1 2 times."),
         (["--stable-alpha", "1.8"], "--stable-alpha is for --family stable."),
         # single numbers read as the lists are, fractions included ("2/3" was refused as float's "invalid float value")
-        (["--max-alpha", "1/2"], "--max-alpha must lie in (0.5, 1); got --max-alpha=0.5."),
+        (["--max-alpha", "1/2"], "--max-alpha must lie in (0.833333, 1) for --eps=0.25 with --alphas-per-eps=3 > 1; "
+         "got --max-alpha=0.5."),
         (["--max-alpha", "x"], "argument --max-alpha: not a number: 'x' (e.g. 0.8, 2/3 or 1e6)"),
         # one horizon given twice: the run ran, then the fit of two equal abscissae failed
         (["--horizons", "1e9,1e9"], "--horizons must be increasing; got --horizons=[1000000000, 1000000000]."),

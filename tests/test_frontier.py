@@ -191,8 +191,9 @@ def test_frontier_command_writes_table_csv_figure_and_runs(tmp_path, capsys):
     np.testing.assert_array_equal(frontier.load_runs(tmp_path / "runs.npz", runs.family).regret, runs.regret)
 
     # Another --fit-from refits the stored runs: every chunk read back, only the fits' range changes.
+    # 2e3 is no horizon: the header names the smallest horizon fitted (it printed 2e+03).
     refit = [*SMALL, "--out", str(tmp_path)]
-    refit[refit.index("--fit-from") + 1] = "1e5"
+    refit[refit.index("--fit-from") + 1] = "2e3"
     assert main(refit) == 0
     refitted, err = capsys.readouterr()
     assert "resumed: 2 of 2 chunks read back" in err and "/4 seeds" not in err  # nothing computed
@@ -210,7 +211,14 @@ def test_frontier_command_writes_table_csv_figure_and_runs(tmp_path, capsys):
     "extra,message",
     [
         (["--eps", "0"], "--eps must lie in (0, 1]; got --eps=0"),
-        (["--max-alpha", "0.7", "--eps", "0.5"], "--max-alpha must lie in [0.75, 1) for --eps=0.5; got --max-alpha=0.7"),
+        (["--max-alpha", "0.7", "--eps", "0.5", "--alphas-per-eps", "1"],
+         "--max-alpha must lie in [0.75, 1) for --eps=0.5; got --max-alpha=0.7"),
+        # the largest alpha*(eps) binds, whatever the order (a pre-check said (0.5, 1) for 0.5)
+        (["--max-alpha", "0.7", "--eps", "1,0.5"], "--max-alpha must lie in (0.75, 1) for --eps=0.5 with "
+         "--alphas-per-eps=2 > 1; got --max-alpha=0.7"),
+        # max_alpha = alpha*(eps) with several alphas: the same schedule three times, simulated and shown three times
+        (["--max-alpha", "5/6", "--eps", "0.25"], "--max-alpha must lie in (0.833333, 1) for --eps=0.25 with "
+         "--alphas-per-eps=2 > 1; got --max-alpha=0.833333"),
         (["--fit-from", "1e8"], "--fit-from=100000000 leaves fewer than two distinct horizons"),
         (["--seeds", "1"], "--seeds must be an integer in [2, 4294967296]; got --seeds=1"),
     ],

@@ -176,7 +176,8 @@ def test_the_users_moment_against_quadpack(loc, scale, eps):
 
 
 def test_intrinsic_scale_of_the_users_instance():
-    # U_eps = max_i (E|X_i|^(1+eps))^(1/(1+eps)), eq. (13), from the family's own moments.
+    # U_eps = max_i (E|X_i|^(1+eps))^(1/(1+eps)), eq. (intrinsic_scale_unknown_parameters),
+    # from the family's own moments.
     moments = [float(ARMS[i].abs_moment(0.5)) for i in range(3)]
     np.testing.assert_allclose(float(htb.intrinsic_scale(ARMS, 0.5)), max(moments) ** (1 / 1.5), rtol=1e-12)
 

@@ -295,6 +295,15 @@ def test_closed_ends_accept_typed_fractions():
     theory.pairwise_lower_bound(-2.0, [0.0, 1.0], 1.0)
 
 
+def test_values_within_the_slack_of_an_end_are_that_end():
+    # The checks accept a closed end missed by a rounding (relative 1e-12); the formulas then take the end
+    # itself, so the documented bounds of the results hold (the price was -2.8e-14, beta_alpha above alpha*).
+    assert theory.price_of_order_freedom(1 + 5e-13) == 0.0
+    assert theory.alpha_range(1 + 1e-13)[0] == 2 / 3
+    assert theory.beta_alpha(2 / 3 * (1 - 5e-13), 1.0) == theory.beta_alpha(2 / 3, 1.0)
+    assert theory.free_exponents(0.8, 1 / 3 + 1e-13, 1.0).k == theory.free_exponents(0.8, 1 / 3, 1.0).k
+
+
 EPS_ONLY = [
     theory.alpha_range,
     theory.q_range,
@@ -344,6 +353,19 @@ def test_eps_outside_0_1_raises(fn, eps, shown):
         (lambda: theory.force_mom_exponents(0.0, 1.0), r"rho must lie in \(0, 1\); got rho=0"),
         (lambda: theory.force_mom_exponents(1.0, 1.0), r"rho must lie in \(0, 1\); got rho=1"),
         (lambda: theory.force_mom_exponents(0.5, 0.0), r"eps must lie in \(0, 1\]; got eps=0"),
+        # shapes that do not broadcast, named (NumPy's "operands could not be broadcast" named nothing)
+        (lambda: theory.t_frontier([0.6, 0.7], [1.0, 0.5, 0.25]),
+         r"the arguments of t_frontier must broadcast to one shape; got d of shape \(2,\), eps of shape \(3,\)\."),
+        (lambda: theory.k_frontier([0.1, 0.2], [1.0, 0.5, 0.25]), r"k_frontier .* b of shape \(2,\), eps of shape"),
+        (lambda: theory.calibrated_profile([0.5, 0.6], [1.0, 1.0, 1.0]), r"calibrated_profile .* eps_bar of shape"),
+        (lambda: theory.pairwise_lower_bound([0.1, 0.2], 0.5, [1.0, 0.5, 0.25]), r"pairwise_lower_bound .* k of"),
+        (lambda: theory.force_mom_exponents([0.5, 0.6], [1.0, 0.5, 0.25]), r"force_mom_exponents .* rho of"),
+        # below 1.67e-16, alpha*(eps) rounds to 1: the range of alpha was [1, 1), refused for every alpha
+        (lambda: theory.alpha_range(1e-17), r"eps must be at least 1.6653e-16: below it alpha\*\(eps\) = "
+         r"\(1\+eps\)/\(1\+2eps\) rounds to 1 in float64 and no alpha lies in \[alpha\*\(eps\), 1\); got eps=1e-17\."),
+        (lambda: theory.beta_alpha(0.99, [0.5, 1e-17]), r"eps must be at least 1.6653e-16"),
+        # a narrow range shown with every digit ([0.9999999999999998, 1.0), not [1, 1))
+        (lambda: theory.beta_alpha(0.9999, 2e-16), r"alpha must lie in \[0.9999999999999998, 1.0\) for eps=2e-16"),
     ],
 )
 def test_out_of_range_raises(call, message):

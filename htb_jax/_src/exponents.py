@@ -172,7 +172,7 @@ def fit_worst_case_exponent(
     """Slope of the worst normalised mean regret over an instance family, with a seed-bootstrap interval.
 
     At each point the statistic is ``max_f mean_s(regret[p, f, s]) / scale[p, f]``,
-    an empirical ``sup_nu R(nu) / U_eps(nu)`` (Section 5, eq. (13), for
+    an empirical ``sup_nu R(nu) / U_eps(nu)`` (Section 5, eq. (intrinsic_scale_unknown_parameters), for
     ``scale = intrinsic_scale``).  The slope and intercept fit its logarithm on
     ``log x`` by least squares.  Each bootstrap draw resamples ``S`` seed
     indices with replacement, applies the same indices at every point and to

@@ -372,10 +372,11 @@ def lower_bound_pair(
 
 
 def intrinsic_scale(instance: Distribution, eps: Any) -> jax.Array:
-    """``U_eps(nu) = max_i (E|X_i|^(1+eps))^(1/(1+eps))``, eq. (13) of Section 5.
+    """``U_eps(nu) = max_i (E|X_i|^(1+eps))^(1/(1+eps))``, Section 5's intrinsic scale.
 
-    Normalised regret ``R_T / U_eps(nu)`` makes distribution-free rates scale
-    free: ``Phi_eps(K, T) = sup_nu R_T(nu) / U_eps(nu)``.
+    Eq. (intrinsic_scale_unknown_parameters).  Normalised regret
+    ``R_T / U_eps(nu)`` makes distribution-free rates scale free:
+    ``Phi_eps(K, T) = sup_nu R_T(nu) / U_eps(nu)``.
 
     Args:
       instance: batch shape ``(..., K)``.

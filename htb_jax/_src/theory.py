@@ -24,6 +24,9 @@ from htb_jax._src.validation import check_interval, has_tracer
 
 Float = float | np.ndarray
 
+# About the least eps whose alpha*(eps) = (1+eps)/(1+2eps) is below 1 in float64.
+SMALLEST_EPS_WITH_ALPHA = 1.6653345369377348e-16
+
 
 class Exponents(NamedTuple):
     """Exponents of a rate ``K^k T^t``."""
@@ -79,9 +82,20 @@ def _broadcast(*values: ArrayLike) -> tuple[Float, ...]:
     return tuple(np.array(v, np.float64)[()] for v in np.broadcast_arrays(*values))
 
 
+def _check_shapes(function: str, **values: ArrayLike) -> None:
+    """``ValueError`` naming every argument's shape unless they broadcast (values checked as numbers first)."""
+    shapes = {name: np.shape(value) for name, value in values.items()}
+    try:
+        np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        listed = ", ".join(f"{name} of shape {shape}" for name, shape in shapes.items())
+        raise ValueError(f"the arguments of {function} must broadcast to one shape; got {listed}.") from None
+
+
 def _check_eps(eps: ArrayLike, name: str = "eps") -> np.ndarray:
+    """``eps`` as f64, an ``eps`` the check took within its slack above 1 being 1 (the formulas' bounds hold)."""
     check_interval(name, eps, 0.0, 1.0, low_closed=False, high_closed=True)
-    return np.asarray(eps, np.float64)
+    return np.minimum(np.asarray(eps, np.float64), 1.0)
 
 
 def _check_finite(name: str, value: ArrayLike) -> np.ndarray:
@@ -89,17 +103,29 @@ def _check_finite(name: str, value: ArrayLike) -> np.ndarray:
     return np.asarray(value, np.float64)
 
 
+def check_alpha_room(eps: ArrayLike) -> None:
+    """``ValueError`` for an ``eps`` so small that ``alpha*(eps) = (1+eps)/(1+2eps)`` rounds to 1 in float64,
+    leaving no ``alpha`` in ``[alpha*(eps), 1)`` (every eps from ``SMALLEST_EPS_WITH_ALPHA`` on has one)."""
+    eps = np.asarray(eps, np.float64)
+    small = (1.0 + eps) / (1.0 + 2.0 * eps) >= 1.0
+    if np.any(small):
+        raise ValueError(
+            f"eps must be at least {SMALLEST_EPS_WITH_ALPHA:.5g}: below it alpha*(eps) = (1+eps)/(1+2eps) rounds "
+            f"to 1 in float64 and no alpha lies in [alpha*(eps), 1); got eps={eps[small].flat[0]:g}."
+        )
+
+
 def _check_alpha(alpha: ArrayLike, eps: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     lo, hi = alpha_range(eps)
     eps = np.asarray(eps, np.float64)
     check_interval("alpha", alpha, lo, hi, low_closed=True, high_closed=False, where={"eps": eps})
-    return np.asarray(alpha, np.float64), eps
+    return np.maximum(np.asarray(alpha, np.float64), lo), eps  # an alpha within the slack below lo is lo
 
 
 def _check_q(q: ArrayLike, eps: ArrayLike) -> np.ndarray:
     lo, hi = q_range(eps)
     check_interval("q", q, lo, hi, low_closed=True, high_closed=True, where={"eps": eps})
-    return np.asarray(q, np.float64)
+    return np.clip(np.asarray(q, np.float64), lo, hi)  # a q within the slack outside its ends is that end
 
 
 @_concrete
@@ -120,6 +146,7 @@ def alpha_range(eps: ArrayLike) -> tuple[Float, Float]:
       [0.75, 1.0]
     """
     eps = _check_eps(eps)
+    check_alpha_room(eps)
     return _broadcast((1.0 + eps) / (1.0 + 2.0 * eps), 1.0)
 
 
@@ -230,6 +257,7 @@ def t_frontier(d: ArrayLike, eps: ArrayLike) -> Float:
     """
     check_interval("d", d, 0.0, 1.0, low_closed=True, high_closed=True)
     eps = _check_eps(eps)
+    _check_shapes("t_frontier", d=d, eps=eps)
     d = np.clip(np.asarray(d, np.float64), 0.0, 1.0)  # a d the check took within its slack of an end is that end
     return np.minimum(1.0, (1.0 - d) * (1.0 + eps) / eps)
 
@@ -251,6 +279,7 @@ def k_frontier(b: ArrayLike, eps: ArrayLike) -> Float:
     """
     b = _check_finite("b", b)
     eps = _check_eps(eps)
+    _check_shapes("k_frontier", b=b, eps=eps)
     return -b * (1.0 + eps) / eps
 
 
@@ -384,6 +413,7 @@ def calibrated_profile(eps: ArrayLike, eps_bar: ArrayLike) -> CalibratedProfile:
       ([0.2222222222222222, 0.7777777777777778], [-0.6666666666666666, 0.6666666666666666])
     """
     eps, eps_bar = _check_eps(eps), _check_eps(eps_bar, "eps_bar")
+    _check_shapes("calibrated_profile", eps=eps, eps_bar=eps_bar)
     scale = (1.0 + eps) * (1.0 + 2.0 * eps_bar)
     q_bar, beta_bar = eps_bar / (1.0 + 2.0 * eps_bar), (1.0 + eps_bar) / (1.0 + 2.0 * eps_bar)
     under = eps <= eps_bar
@@ -414,6 +444,7 @@ def pairwise_lower_bound(k: ArrayLike, t: ArrayLike, eps: ArrayLike) -> Exponent
     k = _check_finite("k", k)
     check_interval("t", t, 0.0, 1.0, low_closed=True, high_closed=True)
     eps = _check_eps(eps)
+    _check_shapes("pairwise_lower_bound", k=k, t=t, eps=eps)
     ratio = eps / (1.0 + eps)
     return Exponents(*_broadcast(ratio * (1.0 - k), 1.0 - np.asarray(t, np.float64) * ratio))
 
@@ -451,5 +482,6 @@ def force_mom_exponents(rho: ArrayLike, eps: ArrayLike) -> ForceMoMExponents:
     """
     check_interval("rho", rho, 0.0, 1.0, low_closed=False, high_closed=False)
     eps = _check_eps(eps)
+    _check_shapes("force_mom_exponents", rho=rho, eps=eps)
     rho = np.asarray(rho, np.float64)
     return ForceMoMExponents(*_broadcast(rho, 1.0 - rho * eps / (1.0 + eps)))

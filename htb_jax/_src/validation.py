@@ -403,6 +403,8 @@ def check_interval(
     got, low_shown, high_shown = _fmt(value), _fmt(ends[0]), _fmt(ends[1])
     if any(_fmt(end) == got and end != value for end in ends):  # 6 digits would show it as the end it misses
         got, low_shown, high_shown = (repr(float(x)) if _fmt(x) == got else _fmt(x) for x in (value, *ends))
+    if low_shown == high_shown and ends[0] != ends[1]:  # a narrow range, [0.9999999999999998, 1) shown as [1, 1)
+        low_shown, high_shown = repr(float(ends[0])), repr(float(ends[1]))
     raise ValueError(f"{name} must lie in {lo_s}{low_shown}, {high_shown}{hi_s}{ctx}; got {name}={got}{at}.")
 
 

@@ -177,7 +177,7 @@ class Distribution:
         raise NotImplementedError(_undefined(self, "eps_sup"))
 
     def abs_moment(self, eps: Any) -> jax.Array:
-        """Raw absolute moment ``E|X|^(1+eps)`` (Section 2), f64[broadcast(eps, batch)].
+        """Raw absolute moment ``E|X|^(1+eps)`` ("Heavy-Tailed Bandits"), f64[broadcast(eps, batch)].
 
         Any order ``1 + eps > 0``, so ``eps`` in ``(-1, inf)`` (the paper's ``eps`` lies in ``(0, 1]``).
         Closed form for :class:`TwoPoint`, an exact finite sum for :class:`Empirical`; tanh-sinh quadrature otherwise

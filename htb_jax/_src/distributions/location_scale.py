@@ -29,7 +29,7 @@ def abs_moment_by_quadrature(
     tail_index: Any,
     lower: float | None = None,
 ) -> jax.Array:
-    """``E|loc + scale W|^(1+eps)`` by tanh-sinh quadrature (Section 2's raw moment, for ``U_eps``).
+    """``E|loc + scale W|^(1+eps)`` by tanh-sinh quadrature (the paper's raw moment, for ``U_eps``).
 
     The integral is split at ``w = 0`` (where a two-sided law built from a
     one-sided one has a kink), at the kink ``w = -loc / scale`` and at ``w = +-1``;

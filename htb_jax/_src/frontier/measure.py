@@ -2,7 +2,7 @@
 
 :func:`measure` runs one policy (a built-in or a user's: any object with
 ``kernel(spec)`` and ``batch_shape``) on a family of instances, and fits the
-two exponents of Section 5 with seed-bootstrap intervals: ``d`` the slope in
+two exponents of Theorem 1 with seed-bootstrap intervals: ``d`` the slope in
 ``T`` of the worst case over the family of ``R_T / U_eps``, ``c`` the slope of
 the regret on the family's fixed instance.
 

@@ -12,7 +12,7 @@ import numpy as np
 from htb_jax._src import theory
 from htb_jax._src.frontier.families import StableFamily
 from htb_jax._src.frontier.measurement import _ABOVE_ONE, Measurement, _check_keyed, _check_measurements
-from htb_jax._src.frontier.t_frontier import TFrontierResult
+from htb_jax._src.frontier.t_frontier import TFrontierResult, fitted_horizons
 from htb_jax._src.validation import check_instance_type, check_interval, check_path, given
 
 
@@ -120,7 +120,7 @@ def plot_t_frontier(result: TFrontierResult, path) -> None:
         ax.legend(fontsize=7, loc="lower left")
     fig.suptitle(
         f"AdaR-ETC T-frontier over {f'symmetric {family.index:g}-stable arms' if stable else 'Theorem 1 two-point family'}"
-        f": T in [{result.config.fit_from:.0e}, {max(result.config.horizons):.0e}], {result.config.num_seeds} seeds",
+        f": T in [{fitted_horizons(result.config)}], {result.config.num_seeds} seeds",
         fontsize=10,
     )
     # Margins in inches, those tight_layout finds for these labels: laying out by drawing the figure

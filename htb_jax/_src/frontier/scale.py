@@ -1,4 +1,5 @@
-"""``U_eps`` of a family's members (eq. (13) of Section 5), the normalization of the worst-case search, cached."""
+"""``U_eps`` of a family's members (eq. (intrinsic_scale_unknown_parameters), Section 5), the normalization of the
+worst-case search, cached."""
 
 from __future__ import annotations
 

@@ -80,12 +80,15 @@ class TFrontierConfig:
         check_integer("alphas_per_eps", self.alphas_per_eps, 1, one=True)
         if np.ndim(self.max_alpha) != 0:
             raise TypeError(f"max_alpha must be one number; got max_alpha={self.max_alpha!r}.")
-        check_interval("max_alpha", self.max_alpha, 0.5, 1.0, low_closed=False, high_closed=False)
-        for e in self.eps_values:
-            check_interval(
-                "max_alpha", self.max_alpha, theory.balanced_alpha(e), 1.0,
-                low_closed=True, high_closed=False, where=f"for eps={e:g}",
-            )
+        # The grid of each eps runs from alpha*(eps) up to max_alpha: with several alphas, max_alpha above
+        # every alpha*(eps), else the grid would repeat one schedule (simulated, fitted and shown again).
+        lowest = {e: theory.balanced_alpha(e) for e in self.eps_values}
+        binding = max(lowest, key=lowest.get)
+        several = self.alphas_per_eps > 1
+        check_interval(
+            "max_alpha", self.max_alpha, lowest[binding], 1.0, low_closed=not several, high_closed=False,
+            where=f"for eps={binding:g}" + (f" with alphas_per_eps={self.alphas_per_eps} > 1" if several else ""),
+        )
         check_integer("horizons", list(self.horizons), 1, maximum=10**18)
         check_increasing("horizons", list(self.horizons))  # a horizon repeated would weigh twice in the fits
         check_integer("fit_from", self.fit_from, 1, maximum=10**18, one=True)
@@ -125,6 +128,25 @@ class TFrontierConfig:
 
 @dataclasses.dataclass(frozen=True)
 class TFrontierResult:
+    """A T-frontier run and its fits, from :func:`run_t_frontier` or :func:`fit_t_frontier`.
+
+    Attributes:
+      config: the experiment.
+      runs: the regrets, one schedule per entry of ``config.grid()``.
+      rows: one dict per schedule, in the grid's order, with keys
+
+        * ``eps``, ``alpha``: the schedule (``q = 0``);
+        * ``d_theory``, ``c_theory``: Theorem 1's exponents of the schedule, ``alpha`` and ``beta_alpha``
+          (on a :class:`StableFamily`, ``d_theory`` is that family's own, ``StableFamily.free_theory``);
+        * ``d``, ``d_low``, ``d_high``: the measured worst-case slope of ``R_T / U_eps`` over
+          horizons from ``fit_from`` on, with its 95% seed-bootstrap interval;
+        * ``c``, ``c_low``, ``c_high``: the same for the regret on the family's fixed instance;
+        * ``d_finite_t``, ``c_finite_t``: the slopes the schedule itself implies over the same horizons;
+        * ``block_share``: ``K B_T / L_T`` at the largest horizon;
+        * ``d_verdict``, ``c_verdict``: how the measured slope compares with theory (the main-job
+          page lists the verdicts).
+    """
+
     config: TFrontierConfig
     runs: FamilyRuns
     rows: list
@@ -254,6 +276,13 @@ def _check_runs_of(config: TFrontierConfig, runs: FamilyRuns) -> None:
                              f"config: {shown(here, 200)}): fit them with the config that ran them.")
 
 
+def fitted_horizons(config: TFrontierConfig) -> str:
+    """``"1e+03, 1e+07"``: the smallest and largest horizons the fits use (``fit_from`` itself need not be one)."""
+    horizons = np.asarray(config.horizons)
+    fitted = horizons[_fit_mask(horizons, config.fit_from)]
+    return f"{fitted[0]:.0e}, {fitted[-1]:.0e}"
+
+
 def _fixed_errors(result: TFrontierResult) -> str:
     """The range of the fixed stable instance's predicted wrong-commit probability over schedules and fitted T."""
     mask = _fit_mask(result.runs.horizons, result.config.fit_from)
@@ -267,7 +296,7 @@ def t_frontier_table(result: TFrontierResult) -> str:
     check_instance_type("result", result, TFrontierResult, "a TFrontierResult (from run_t_frontier)")
     c = result.config
     head = (
-        f"Fits over T in [{c.fit_from:.0e}, {max(c.horizons):.0e}], {c.num_seeds} seeds, 95% bootstrap "
+        f"Fits over T in [{fitted_horizons(c)}], {c.num_seeds} seeds, 95% bootstrap "
         "intervals; 'finite T' is the slope the schedule itself implies over the same horizons; "
         "K B_T / L_T at the largest T.\n"
         + (f"Stable family: S_a arms, a = {c.family.index:g}, {c.family.num_members} gaps on a log grid; "

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from htb_jax._src import mom, pytree
+from htb_jax._src import mom, pytree, theory
 from htb_jax._src.policy_protocol import PolicyKernel, PolicySummary, first_argmax
 from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.validation import (
@@ -104,6 +104,7 @@ class ExploreThenCommit:
         if e is None:
             return
         e = e.astype(float)
+        theory.check_alpha_room(e)
         at = {"eps": e}
         check_interval(
             "alpha", self.alpha, (1 + e) / (1 + 2 * e), 1.0, low_closed=True, high_closed=False, where=at

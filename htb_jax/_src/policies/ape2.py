@@ -27,7 +27,7 @@ class APE2:
     ``scale``).
 
     Needs the moment order ``p = 1 + eps`` (assumed) and no moment bound
-    ``u``: the paper's Section 2 counts this line among the algorithms that
+    ``u``: the paper's section "Heavy-Tailed Bandits" counts this line among the algorithms that
     need ``u``, but the authors' code does not use it, and neither does this.
 
     Choices where the source is silent: the perturbations come from the

@@ -27,7 +27,7 @@ class MRAPE:
     (``"rademacher"``).  Once ``n_a >= T / K`` the bonus is 0.
 
     Needs the moment order ``p = 1 + eps`` (assumed) and the horizon ``T``
-    (the engine's); no moment bound ``u`` (the paper's Section 2 counts this
+    (the engine's); no moment bound ``u`` (the paper's section "Heavy-Tailed Bandits" counts this
     line among the algorithms that need ``u``; the authors' code does not
     use it, and neither does this).  Choices where the source is silent: the
     perturbations come from the engine's per-round stream (``ctx.uniforms(K)``,
