@@ -96,7 +96,12 @@ def _status(argv) -> int:
         (["--family", "student-t", "--df", "1.5"],
          "--df must lie in (2, inf) (the arms need a finite (1+eps)-moment for eps=1); got --df=1.5."),
         (["--family", "two-point", "--spike-prob", "0"], "--spike-prob must lie in (0, 1]; got --spike-prob=0."),
-        (["--memory-budget", "0"], "--memory-budget must be an integer >= 1; got --memory-budget=0."),
+        (["--memory-budget", "0"], "argument --memory-budget: not a positive number of bytes: '0' (e.g. 512MiB, 2GiB)"),
+        # a negative size was read, then refused as "--memory-budget=-1073741824"
+        (["--memory-budget=-1GiB"], "argument --memory-budget: not a positive number of bytes: '-1GiB'"),
+        # argparse takes "-1GiB" for a flag: its message says how to write the value
+        (["--memory-budget", "-1GiB"], "argument --memory-budget: expected one argument (a value beginning with '-' "
+         "is written --memory-budget=VALUE)"),
         (["--memory-budget", "lots"], "argument --memory-budget: not a number of bytes: 'lots' (e.g. 512MiB, 2GiB)"),
         (["--seeds", "many"], "argument --seeds: not a number: 'many' (e.g. 0.8, 2/3 or 1e6)"),
         (["--seeds", "2.5"], "--seeds must be an integer in [2, 4294967296]; got --seeds=2.5."),  # never truncated

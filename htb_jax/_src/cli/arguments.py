@@ -81,6 +81,8 @@ def byte_size(text) -> int:
             raise argparse.ArgumentTypeError(f"not a number of bytes: {text!r} (e.g. 512MiB, 2GiB)") from None
     if not math.isfinite(value) or value != math.floor(value):
         raise argparse.ArgumentTypeError(f"not a whole number of bytes: {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive number of bytes: {text!r} (e.g. 512MiB, 2GiB)")
     return int(value)
 
 
@@ -88,6 +90,9 @@ class Parser(argparse.ArgumentParser):
     """Usage errors as one line (and exit status 2), like every other input error."""
 
     def error(self, message):
+        flag = re.fullmatch(r"argument (--[\w-]+)(?:/-\w)?: expected one argument", message)
+        if flag:  # argparse reads "--memory-budget -1GiB" as a flag without its value
+            message += f" (a value beginning with '-' is written {flag[1]}=VALUE)"
         self.exit(2, f"htb-jax: error: {message} (see '{self.prog} --help')\n")
 
 
