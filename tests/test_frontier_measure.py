@@ -177,7 +177,10 @@ def test_a_policy_is_told_each_member_of_a_law_whose_parameters_broadcast():
             np.testing.assert_array_equal(np.broadcast_to(got, (1, 2)), np.broadcast_to(want, (1, 2)))
 
 
-def test_a_user_policy_through_measure_resumes_from_its_store(tmp_path):
+def test_a_user_policy_through_measure_resumes_from_its_store(tmp_path, monkeypatch):
+    # Any pytree is a policy, one without a repr of its own too: the store's identity held its address
+    # ("<Policy object at 0x7f9d...>"), another in every process, and a store never resumed.
+    monkeypatch.setattr(ExploreFirstGreedy, "__repr__", object.__repr__)
     policy = ExploreFirstGreedy(m=jnp.float64(3.0))
     horizons = [100, 200, 400]
     store = tmp_path / "store"
@@ -190,6 +193,7 @@ def test_a_user_policy_through_measure_resumes_from_its_store(tmp_path):
     direct = [htb.simulate(jax.random.key(0), policy, FAMILY.instances(), horizons, 2, first_seed=first).regret
               for first in (0, 2)]
     np.testing.assert_array_equal(m.regret, np.concatenate(direct, axis=-1))
+    policy = ExploreFirstGreedy(m=jnp.float64(3.0))  # another object, at another address
     (again,) = htb.frontier.measure(policy, 1.0, horizons, 4, family=FAMILY, seed_chunk=2, store=str(store))
     assert again.resumed_chunks == 2
     np.testing.assert_array_equal(again.regret, m.regret)

@@ -271,3 +271,68 @@ def test_sigterm_mid_run_prints_one_line_exits_143_and_the_command_resumes(tmp_p
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _stopped_then_resumed(first, signal.SIGTERM, 143, "terminated", out, command, env, uninterrupted)
+
+
+def _store(directory, config=None):
+    return chunk_store.ChunkStore(str(directory), config or {"a": 1}, [0, 0], [(0, 1), (1, 1)], {"program_sha256": "0"})
+
+
+def test_a_directory_another_running_command_writes_is_refused(tmp_path):
+    # Two commands with one --out both ended "successfully", one run's manifest and chunks written over the
+    # other's.  The writer holds flock on .htb-jax.lock; a plain process holds it here, as a second command would.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a+'); fcntl.flock(f, fcntl.LOCK_EX); "
+         "f.write('4242\\n'); f.flush(); print('held', flush=True); time.sleep(60)", str(tmp_path / ".htb-jax.lock")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(chunk_store.ForeignStoreError, match=r"^the output directory '.*' is being written by "
+                           r"another running command \(process 4242\); wait for it to end, or give another --out$"):
+            _store(tmp_path)
+        # A store opened before its directory existed takes the lock with its first chunk, and is refused then.
+        late = _store(tmp_path / "new")
+        (tmp_path / "new").mkdir()
+        os.rename(tmp_path / ".htb-jax.lock", tmp_path / "new" / ".htb-jax.lock")
+        with pytest.raises(chunk_store.ForeignStoreError, match=r"being written by another running command"):
+            late.save(0, {"x": np.zeros(1)})
+        assert not (tmp_path / "new" / "manifest.json").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    _store(tmp_path / "new").save(0, {"x": np.zeros(1)})  # the lock ends with its process, however it ends
+
+
+def test_a_manifest_another_command_wrote_meanwhile_is_never_overwritten(tmp_path):
+    # Opened before any manifest existed; another command's manifest appeared before this one's first chunk.
+    store = _store(tmp_path / "out")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "manifest.json").write_text("{}")
+    with pytest.raises(chunk_store.ForeignStoreError, match=r"got a manifest.json from another command while this "
+                       r"one computed its first chunk; give another --out, or --restart"):
+        store.save(0, {"x": np.zeros(1)})
+    assert (tmp_path / "out" / "manifest.json").read_text() == "{}"
+
+
+def test_a_store_opened_again_in_one_process_takes_its_lock_over(tmp_path):
+    # A notebook cell run again while a traceback still holds the first store must not refuse itself.
+    first = _store(tmp_path)
+    again = _store(tmp_path)
+    again.save(0, {"x": np.zeros(1)})
+    del first
+    gc.collect()
+    with pytest.raises(chunk_store.ForeignStoreError, match=r"another configuration"):
+        _store(tmp_path, {"a": 2})  # the lock is still this process's: the refusal is the configuration's
+
+
+def test_a_manifest_left_without_its_chunks_folder_resumes_and_killed_outputs_are_removed(tmp_path):
+    # chunks/ deleted by hand: every command failed on a temporary file in the missing folder.
+    _store(tmp_path).save(0, {"x": np.zeros(1)})
+    shutil.rmtree(tmp_path / "chunks")
+    # A command killed (kill -9) while it moved its outputs into place left a full copy of them behind.
+    (tmp_path / ".htb-jax-outputs-abc123").mkdir()
+    (tmp_path / ".htb-jax-outputs-abc123" / "sweep.npz").write_bytes(b"x")
+    store = _store(tmp_path)
+    assert not (tmp_path / ".htb-jax-outputs-abc123").exists()
+    assert store.load(0) is None
+    store.save(0, {"x": np.ones(1)})
+    np.testing.assert_array_equal(_store(tmp_path).load(0)["x"], np.ones(1))

@@ -41,9 +41,10 @@ from collections.abc import Callable, Mapping
 import jax
 import numpy as np
 
+from htb_jax._src import directory_lock
 from htb_jax._src import fingerprint as fingerprint_lib
 from htb_jax._src.output_dir import check_output_dir, described
-from htb_jax._src.resumable import Interrupted, atomic_write, check_interrupt, digest
+from htb_jax._src.resumable import Interrupted, atomic_write, check_interrupt, digest, remove_unmoved_outputs
 
 MANIFEST = "manifest.json"
 CHUNK_DIR = "chunks"
@@ -64,8 +65,8 @@ def environment() -> dict:
 
 class ForeignStoreError(ValueError):
     """A store that holds another run (another configuration, chunk layout or root key), chunk files
-    without a manifest, or a manifest that cannot be read: one line, naming the directory, what
-    differs and the way out. Nothing stored is deleted.
+    without a manifest, or a manifest that cannot be read, or that another running command is
+    writing: one line, naming the directory, what differs and the way out. Nothing stored is deleted.
 
     A ``ValueError``, so that whatever refuses bad input refuses it too; its own class, so that a
     caller can catch it alone and let any other error show its traceback::
@@ -297,7 +298,12 @@ class ChunkStore:
         self.config = json.loads(json.dumps(config))
         root_key = [int(x) for x in np.asarray(root_key).ravel()]
         self.writer = jax.process_index() == 0
+        self.remedy = remedy
+        self._lock = None
         check_store_dir(directory, remedy)
+        if self.writer and os.path.isdir(directory):  # else taken once the first chunk makes the directory
+            self._hold()
+            remove_unmoved_outputs(directory)
         if restart:
             old = None  # every process ignores what is there; process 0 deletes it
             if self.writer:
@@ -339,6 +345,20 @@ class ChunkStore:
                 **environment(),
                 "chunk_sha256": {},
             }
+
+    def _hold(self) -> None:
+        """Takes the directory's lock (:mod:`~htb_jax._src.directory_lock`), or refuses a directory that another
+        running command writes into."""
+        try:
+            self._lock = directory_lock.hold(self.directory)
+        except directory_lock.InUseError as in_use:
+            raise ForeignStoreError(
+                f"the output directory {self.directory!r} is being written by another running command"
+                f"{in_use.owner}; wait for it to end, or give another {self.remedy.directory}"
+            ) from None
+
+    def __del__(self):
+        directory_lock.release(self.directory, getattr(self, "_lock", None))
 
     def _chunk_files(self) -> list[str]:
         """The paths of the chunk files in the directory, of whatever run."""
@@ -406,8 +426,15 @@ class ChunkStore:
         """Writes chunk ``index`` atomically, then records its digest in the manifest (process 0 only)."""
         if not self.writer:
             return
+        os.makedirs(self.chunk_dir, exist_ok=True)  # also where a manifest was left without its chunks
         if not self.written:  # the manifest before any chunk: a chunk file never lies outside one
-            os.makedirs(self.chunk_dir, exist_ok=True)
+            if self._lock is None:
+                self._hold()
+            if os.path.exists(os.path.join(self.directory, MANIFEST)):
+                raise ForeignStoreError(
+                    f"the output directory {self.directory!r} got a {MANIFEST} from another command while this "
+                    f"one computed its first chunk; {self.remedy}"
+                )
             self._write_manifest()
             self.written = True
         first, count = self.layout[index]

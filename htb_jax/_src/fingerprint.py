@@ -53,6 +53,12 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _PLACEMENT = ("memory_budget", "seed_chunk", "threads", "devices")
 
 
+def identity_repr(value: Any) -> str:
+    """``repr(value)`` without memory addresses (``<mymodule.Wrapped object>``): the same in every process, for
+    the identities that stores compare (an address differed in each run, and the store never resumed)."""
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
+
+
 def versions() -> dict[str, str | None]:
     """The versions a stored result depends on: htb_jax's, jax's and jaxlib's."""
     return {"htb_jax": version.__version__, "jax": jax.__version__, "jaxlib": _jaxlib_version()}

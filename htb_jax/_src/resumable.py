@@ -17,6 +17,7 @@ import contextlib
 import gc
 import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 
@@ -201,13 +202,25 @@ def atomic_write(path: str, write) -> None:
     _fsync_dir(directory)
 
 
+OUTPUTS_PREFIX = ".htb-jax-outputs-"
+
+
+def remove_unmoved_outputs(directory: str) -> None:
+    """Deletes the folders :func:`moved_into_place` left in ``directory`` when a command was killed (``kill -9``)
+    while it wrote its outputs (a store calls it holding the directory's lock: no other command writes there)."""
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        if name.startswith(OUTPUTS_PREFIX) and os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def moved_into_place(directory) -> Iterator[str]:
     """A temporary folder inside ``directory`` for a command's output files: once the ``with`` block
     has written them all, they are moved into ``directory`` together, so that a command interrupted
     while writing leaves the earlier outputs whole, never a mix of two runs' files (an exception
     inside the block moves nothing)."""
-    with tempfile.TemporaryDirectory(dir=directory, prefix=".htb-jax-outputs-") as scratch:
+    with tempfile.TemporaryDirectory(dir=directory, prefix=OUTPUTS_PREFIX) as scratch:
         yield scratch
         for name in sorted(os.listdir(scratch)):
             os.replace(os.path.join(scratch, name), os.path.join(directory, name))

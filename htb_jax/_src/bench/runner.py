@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -38,7 +37,7 @@ from htb_jax._src.bench.suite import (
     setting_score,
 )
 from htb_jax._src.chunk_store import ChunkStore, FolderRemedy, run_chunks
-from htb_jax._src.fingerprint import Program, versions
+from htb_jax._src.fingerprint import Program, identity_repr, versions
 from htb_jax._src.frontier.measure import policy_reads_horizon
 from htb_jax._src.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
@@ -183,7 +182,7 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
         # a label given (name) keys the runs folder with the policy it labels: two policies, one label, two folders
         identity = "" if name is None else (  # a repr without addresses, the same in every process
             f"{getattr(policy, '__module__', '')}:{getattr(policy, '__qualname__', '')}" if told
-            else re.sub(r" at 0x[0-9a-fA-F]+", "", repr(policy)))
+            else identity_repr(policy))
         user = Contender(label, policy, knows, "O(K)", user=True, identity=identity)
         for peer in peers():  # with peers=False too: their runs may be stored in the same out
             if label == peer.name:

@@ -40,7 +40,7 @@ import numpy as np
 from htb_jax._src.chunk_store import ChunkStore, Remedy, check_store_dir, run_chunks
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.exponents import fit_exponent, fit_worst_case_exponent
-from htb_jax._src.fingerprint import Program
+from htb_jax._src.fingerprint import Program, identity_repr
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily
 from htb_jax._src.frontier.fits import _slope, schedule_free_slope
 from htb_jax._src.frontier.measurement import Measurement
@@ -410,7 +410,8 @@ def _plan(
         columns = np.searchsorted(rounds, t)
     name = name or (getattr(factory, "__name__", "policy") if factory is not None else type(policy).__name__)
     identity = {
-        "experiment": "measure", "policy": repr(policy) if factory is None else f"{name}: {getattr(factory, '__qualname__', '')}", "family": repr(family), "horizons": t.tolist(),
+        "experiment": "measure", "family": identity_repr(family), "horizons": t.tolist(),
+        "policy": identity_repr(policy) if factory is None else f"{name}: {getattr(factory, '__qualname__', '')}",
         "num_seeds": int(num_seeds), "anytime": bool(anytime), "per_decade": int(per_decade),
     }
     return MeasurePlan(

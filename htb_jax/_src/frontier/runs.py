@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from htb_jax._src.chunk_store import ChunkStore, Remedy, check_store_dir, run_chunks
-from htb_jax._src.fingerprint import Program
+from htb_jax._src.fingerprint import Program, identity_repr
 from htb_jax._src.frontier.families import ParetoFamily, SpikeFamily, StableFamily, check_family
 from htb_jax._src.frontier.scale import family_scale
 from htb_jax._src.memory import check_host_results
@@ -130,7 +130,7 @@ def run_family(
         check_path("store", store)
         check_store_dir(store, STORE_REMEDY)
         identity = {
-            "experiment": "run_family", "policy": repr(policy), "family": repr(family),
+            "experiment": "run_family", "policy": identity_repr(policy), "family": identity_repr(family),
             "horizons": [int(h) for h in horizons], "num_seeds": int(num_seeds), "sampler": sampler,
         }
         chunk_store = open_family_store(policy, family, horizons, key, sampler, store, identity, layout, restart,
