@@ -65,7 +65,8 @@ AUDITED_CLI = textwrap.dedent(
                 os.write(log, (json.dumps([event, os.fsdecode(path)]) + "\\n").encode())
     sys.addaudithook(hook)
     from htb_jax._src import cli
-    sys.exit(cli.main(sys.argv[3:]))
+    sys.argv = ["htb-jax", *sys.argv[3:]]
+    cli.main()  # as the command line runs it: its Ctrl-C and SIGTERM handlers set
     """
 )
 
@@ -153,14 +154,19 @@ def test_sweep_in_two_processes_killed_then_resumed_equals_one(tmp_path, capsys)
     capsys.readouterr()
     out = tmp_path / "two"
 
-    # Run 1: both processes start; once process 0 reports its first chunk, process 1 is killed (-9),
-    # and process 0, left waiting for it, too.
+    # Run 1: both processes start; once process 0 reports its first chunk, it gets SIGTERM (a scheduler's
+    # time limit), stops after its chunk with status 143, and process 1, left waiting for it, is killed (-9).
+    # Joining the processes installed jax's preemption notifier over the command's SIGTERM handler: process 0
+    # went on to the last chunk and ended with status 0.
     commands = _sweep_commands(out, tmp_path, f"127.0.0.1:{_free_port()}", "killed")
     with _two_processes(commands, tmp_path) as (procs, logs):
         deadline = time.monotonic() + TIMEOUT_S
         while f"chunk 1/{CHUNKS}" not in logs[0].read_text(errors="replace"):
             assert time.monotonic() < deadline and procs[0].poll() is None, _tails(logs)
             time.sleep(0.01)
+        os.kill(procs[0].pid, signal.SIGTERM)
+        assert procs[0].wait(timeout=TIMEOUT_S) == 143, _tails(logs)
+        assert "htb-jax: terminated" in logs[0].read_text(errors="replace"), _tails(logs)
         os.killpg(procs[1].pid, signal.SIGKILL)
         procs[1].wait()
     manifest = json.loads((out / "manifest.json").read_text())

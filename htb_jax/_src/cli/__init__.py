@@ -71,6 +71,8 @@ def _run(argv) -> int:
             args.coordinator, args.num_processes, args.process_id
         ):
             distributed.initialize(args.coordinator, args.num_processes, args.process_id)
+            if signal.getsignal(signal.SIGTERM) is resumable.stop_handler:  # jax's preemption notifier took it
+                signal.signal(signal.SIGTERM, resumable.stop_handler)
         distributed.check_backend()
         if args.command == "bench":  # its report records the command line
             return run_bench(args, sys.argv[1:] if argv is None else argv)
