@@ -138,6 +138,14 @@ def test_budget_errors_name_the_range_and_the_value():
     with pytest.raises(ValueError, match=r"memory_budget must be at least \d+ bytes for this simulation .*"
                                          r"got memory_budget=1000\."):
         htb.simulate(key, policy, instance, 500, 4, memory_budget=1000)
+    # A seed_chunk given with a budget must fit it (the budget was ignored: a plan "within" 2 MiB needed 86 MB);
+    # given alone, it overrides the default budget.
+    plan = htb.memory_plan(key, policy, instance, 500, 4, seed_chunk=4, threads=1)
+    with pytest.raises(ValueError, match=rf"^seed_chunk=4 needs about {plan.estimated_peak} bytes per device for this "
+                                         rf"simulation, more than memory_budget={plan.estimated_peak - 1}; give a "
+                                         "smaller seed_chunk, a larger memory_budget, or one of the two alone$"):
+        htb.memory_plan(key, policy, instance, 500, 4, seed_chunk=4, threads=1, memory_budget=plan.estimated_peak - 1)
+    htb.memory_plan(key, policy, instance, 500, 4, seed_chunk=4, threads=1, memory_budget=plan.estimated_peak)
 
 
 def test_default_budget_per_backend():

@@ -336,3 +336,12 @@ def test_a_manifest_left_without_its_chunks_folder_resumes_and_killed_outputs_ar
     assert store.load(0) is None
     store.save(0, {"x": np.ones(1)})
     np.testing.assert_array_equal(_store(tmp_path).load(0)["x"], np.ones(1))
+
+
+def test_the_default_seed_chunk_never_makes_too_many_chunks():
+    # 2^32 seeds in the sweep's default chunks of 50 were refused as "seed_chunk must be at least 42950 ...;
+    # got seed_chunk=50", a value the user never gave.
+    chunk = resumable.default_seed_chunk(2**32, 50)
+    assert chunk == 42950 == -(-(2**32) // resumable.MAX_CHUNKS)
+    resumable.check_layout(2**32, chunk)
+    assert resumable.default_seed_chunk(10**6, 50) == 50

@@ -205,7 +205,8 @@ def plan_seed_chunk(
       output_bytes_per_seed: results of one seed.
       memory_budget: bytes per device.
       preferred_bytes: chunk working memory beyond which throughput stops growing.
-      seed_chunk: a chunk given by the caller (overrides the budget), at most the seeds per
+      seed_chunk: a chunk given by the caller (overrides the budget; ``simulate`` refuses one that
+        exceeds a budget given with it), at most the seeds per
         execution (a larger one held them all and padded the rest: 10^7 for 4 seeds asked for
         160 GB).
       threads: concurrent executions per device (at most one per seed), or

@@ -81,11 +81,14 @@ def default_seed_chunk(num_seeds: int, cpu_chunk: int = CPU_SEED_CHUNK) -> int:
       cpu_chunk: the chunk on a CPU (the caller's own default).
 
     Returns:
-      The chunk size, at most ``num_seeds`` off a CPU.
+      The chunk size, at most ``num_seeds`` off a CPU, and never so small that the seeds take more than
+      :data:`MAX_CHUNKS` chunks (a default that :func:`check_layout` refused named a ``seed_chunk`` the
+      user never gave).
     """
+    least = -(-int(num_seeds) // MAX_CHUNKS)
     if jax.default_backend() == "cpu":
-        return cpu_chunk
-    return min(int(num_seeds), ACCELERATOR_SEED_CHUNK)
+        return max(cpu_chunk, least)
+    return max(min(int(num_seeds), ACCELERATOR_SEED_CHUNK), least)
 
 
 def seed_chunks(num_seeds: int, seed_chunk: int) -> list[tuple[int, int]]:

@@ -78,8 +78,9 @@ def simulate(
       pull_chunk: static streaming step (pulls per arm per step).
       seed_chunk: seeds processed together inside the program; by default
         the largest chunk that fits ``memory_budget`` (see :func:`memory_plan`).
-        A given ``seed_chunk`` takes precedence over the budget; one above the seeds an
-        execution runs is lowered to them.
+        A ``seed_chunk`` given alone takes precedence over the default budget; given
+        with ``memory_budget``, it must fit it (else ``ValueError``).  One above the
+        seeds an execution runs is lowered to them.
       devices: devices to shard the seeds over (default: all of
         ``jax.devices()``, after ``jax.distributed.initialize()`` those of
         every host; on a CPU, ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
@@ -257,6 +258,11 @@ def prepare(
         )
     request = Request(key, policy, instance, horizons, horizon_shape, num_seeds, flat, flat_instance, chunk, blocks,
                       num_checkpoints, first_seed, seed_chunk, devices, budget, threads, paired)
-    if fast:
-        return prepare_fast_path(request, sampler)
-    return prepare_engine_path(request, record_arms)
+    plan, run = prepare_fast_path(request, sampler) if fast else prepare_engine_path(request, record_arms)
+    if memory_budget is not None and seed_chunk is not None and plan.estimated_peak > budget:
+        # Given alone, a seed_chunk overrides the default budget; given with it, the budget holds.
+        raise ValueError(
+            f"seed_chunk={seed_chunk} needs about {plan.estimated_peak} bytes per device for this simulation, more "
+            f"than memory_budget={budget}; give a smaller seed_chunk, a larger memory_budget, or one of the two alone"
+        )
+    return plan, run
