@@ -294,6 +294,14 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, capsys):
     assert main(["bench", "--policy", "htb_jax:UCB1()", "--name", "UCB1", "--out", str(tmp_path / "y")]) == 2
     assert capsys.readouterr().err == ("htb-jax: error: --name must differ from every built-in peer's name; got "
                                        "--name='UCB1' (give another name)\n")
+    # No --name: the expression labels the policy (it said "got --name='UCB1()'", a --name never given)
+    assert main(["bench", "--policy", "htb_jax:UCB1()", "--out", str(tmp_path / "y")]) == 2
+    assert capsys.readouterr().err == ("htb-jax: error: --name must be given for this policy: its label by default, "
+                                       "--policy's expression 'UCB1()', reads as the built-in peer 'UCB1''s runs/UCB1 "
+                                       "(give a name of its own)\n")
+    with pytest.raises(ValueError, match=r"^name must be given for this policy: its label by default, its repr "
+                                         r"'UCB1\(\)', reads as"):
+        htb.bench.run(htb.UCB1(), out=str(tmp_path / "y"))
     assert not (tmp_path / "y").exists()
     # A grid of policies, or a function that makes something else: refused by name, nothing stored
     # (before, the grid ran and stored its first run, then failed on its regrets' shape).

@@ -33,6 +33,11 @@ from htb_jax._src.theory import balanced_alpha
 ROUND_COSTS = ("fast path", "O(K)", "O(t)")
 
 
+def as_file_name(name: str) -> str:
+    """``name`` with characters other than letters, digits, ``.``, ``=`` and ``-`` as ``_``."""
+    return re.sub(r"[^A-Za-z0-9.=-]+", "_", name).strip("_")
+
+
 @dataclasses.dataclass(frozen=True)
 class Contender:
     """A policy in the benchmark: a built-in peer or a user's policy.
@@ -75,9 +80,8 @@ class Contender:
 
     @property
     def name_as_file(self) -> str:
-        """The name with characters other than letters, digits, ``.``, ``=`` and ``-`` as ``_`` (a peer's
-        :attr:`slug`)."""
-        return re.sub(r"[^A-Za-z0-9.=-]+", "_", self.name).strip("_")
+        """The name as written in file names (:func:`as_file_name`; a peer's :attr:`slug`)."""
+        return as_file_name(self.name)
 
     def runs_folder(self, out: str) -> str:
         """Where the benchmark stores this contender's runs in the output directory ``out``."""

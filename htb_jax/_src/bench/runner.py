@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src.bench import stats, worst_case
-from htb_jax._src.bench.peers import Contender, peers
+from htb_jax._src.bench.peers import Contender, as_file_name, peers
 from htb_jax._src.bench.report import write_report
 from htb_jax._src.bench.suite import (
     KEY,
@@ -184,17 +184,27 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
             f"{getattr(policy, '__module__', '')}:{getattr(policy, '__qualname__', '')}" if told
             else identity_repr(policy))
         user = Contender(label, policy, knows, "O(K)", user=True, identity=identity)
-        for peer in peers():  # with peers=False too: their runs may be stored in the same out
-            if label == peer.name:
-                raise ValueError(f"name must differ from every built-in peer's name; got name={label!r} (give "
-                                 "another name)")
-            if user.name_as_file.casefold() == peer.slug.casefold():  # as written in file names, or case-blind
-                raise ValueError(
-                    f"name must differ from every built-in peer's name, also as a folder name; got name={label!r}, "
-                    f"which reads as {peer.name!r}'s runs/{peer.slug} (give another name)"
-                )
+        check_label(label, None if name is not None else "its name" if told else "its repr")
         out.append(user)
     return out + list(field)
+
+
+def check_label(label: str, default: str | None) -> None:
+    """``ValueError`` where the user's policy's ``label`` is a built-in peer's name, also as a folder name
+    (case-blind): their runs would share a folder.  ``default`` says where a label the user did not give
+    comes from (``"its repr"``), ``None`` for a ``name`` given."""
+    for peer in peers():  # with peers=False too: their runs may be stored in the same out
+        same = label == peer.name
+        if not same and as_file_name(label).casefold() != peer.slug.casefold():
+            continue
+        reads = f", which reads as {peer.name!r}'s runs/{peer.slug}" if not same else ""
+        if default is not None:  # the user named nothing
+            clash = f"is the built-in peer {peer.name!r}'s name" if same else \
+                f"reads as the built-in peer {peer.name!r}'s runs/{peer.slug}"
+            raise ValueError(f"name must be given for this policy: its label by default, {default} {label!r}, {clash} "
+                             "(give a name of its own)")
+        raise ValueError(f"name must differ from every built-in peer's name{'' if same else ', also as a folder name'}"
+                         f"; got name={label!r}{reads} (give another name)")
 
 
 def knowing_horizon(contender: Contender, setting: Setting) -> Contender:

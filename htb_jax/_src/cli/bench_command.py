@@ -61,6 +61,9 @@ def run_bench(args, argv: list[str]) -> int:
         raise ValueError(f"--name must be a non-empty label; got --name={args.name!r}")
     policy = None if args.policy is None else load_contender(args.policy)
     name = args.name or (None if args.policy is None else user_code.parts(args.policy)[1])
+    if args.name is None and name is not None:  # the expression labels the policy by default: named as such
+        with flag_names({"name": "--name"}):
+            runner.check_label(name, "--policy's expression")
     names = [*NAMES, worst_case.NAME]
     only = None
     if args.only is not None:
