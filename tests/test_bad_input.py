@@ -299,6 +299,14 @@ LIBRARY = {
     "kth_smallest x": (TypeError, r"x must be an array of real numbers; got x=None\.", lambda: htb.kth_smallest(None, 1)),
     "powers_of_ten": (TypeError, r"step must be a finite real number; got step=None\.",
                       lambda: htb.powers_of_ten(-2.0, 0.0, None)),
+    # an array sigma mixed temperatures entry by entry; a scalar log_values failed on its axis, unnamed
+    "smooth_max_log sigma array": (ValueError, r"^sigma must be a scalar temperature; got sigma of shape \(2,\)\.$",
+                                   lambda: htb.smooth_max_log(np.zeros(2), np.array([0.1, 0.2]))),
+    "smooth_max_log scalar": (ValueError, r"^log_values must have a last axis to take the max over, f\[\.\.\., F\]; "
+                              r"got log_values=1\.0, a scalar\.$", lambda: htb.smooth_max_log(1.0, 0.1)),
+    # an array pair is a pair (it was refused as "a number or a pair of numbers"), each entry checked
+    "tune width array pair": (ValueError, r"^width must lie in \(0, 1\]; got width=2\.$",
+                              lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 100, 4, width=np.array([0.05, 2.0]))),
     "tune sampler": (ValueError, r"sampler must be one of auto, per_pull, block_sums, order_statistic; got sampler=None\.",
                      lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 100, 4, sampler=None)),
     "theory eps": (TypeError, r"eps must be a real number or an array of real numbers; got eps=None\.",

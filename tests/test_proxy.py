@@ -250,8 +250,13 @@ def test_validation_errors():
     policy = htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0)
     with pytest.raises(ValueError, match=r"tau must lie in \[0, inf\); got tau=-0.1"):
         htb.regret_proxy(jax.random.key(0), policy, nu, T, S, -0.1)
-    with pytest.raises(ValueError, match="prefix sums.*MiB.*limit"):
+    with pytest.raises(ValueError, match="prefix sums.*MiB.*limit of 1024 MiB; lower num_seeds or num_pulls\\.$"):
         htb.regret_proxy(jax.random.key(0), htb.AdaRETC.calibrated(0.5), nu, 10**9, 64, 0.1, num_pulls=10**7)
+    # A traced eps (differentiating in eps_bar) tabulates every pull: the remedy is num_pulls (it said
+    # "lower num_seeds or horizon" alone).
+    with pytest.raises(ValueError, match=r"; lower num_seeds or horizon \(T=100000000\), or give num_pulls: with a "
+                                         r"traced eps \(under jax.grad or jit\) the table covers every pull, T/K per arm\.(\n|$)"):
+        jax.grad(lambda e: htb.regret_proxy(jax.random.key(0), htb.AdaRETC.calibrated(e), nu, 10**8, 4, 0.01))(0.5)
     with pytest.raises(ValueError, match="horizon"):
         htb.regret_proxy(jax.random.key(0), policy, nu, 0, S, 0.1)
     with pytest.raises(TypeError, match="AdaRETC"):
@@ -314,3 +319,18 @@ def test_analytic_bound_on_arms_without_the_moment_has_the_hand_gradient():
     explore = 2 * blocks + grown
     assert float(value) == pytest.approx(0.2 * (explore / 2 + horizon - explore), rel=1e-12)
     assert float(g) == pytest.approx(0.2 * (1 / 2 - 1) * grown * (-2 * math.log(horizon)), rel=1e-9)
+    # The same in eps and in the instance's parameters: NaN through the divergent moment and its power
+    # (0 * inf in the derivative of U_eps), though the value was finite.
+    bound = jax.jit(jax.grad(lambda e, gap: htb.analytic_regret_bound(
+        htb.AdaRETC(eps=e, alpha=alpha, q=q), htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=2, gap=gap),
+        horizon), argnums=(0, 1)))
+    d_eps, d_gap = bound(1.0, 0.2)
+    assert float(d_eps) == pytest.approx(0.2 * (1 / 2 - 1) * grown * math.log(horizon) * -(1 - alpha), rel=1e-9)
+    assert float(d_gap) == pytest.approx(explore / 2 + horizon - explore, rel=1e-12)
+
+
+def test_a_traced_schedule_past_the_table_has_a_nan_gradient(table):
+    # NaN in value and gradient (the gradient was 0: a flat objective, where an optimizer stalls silently).
+    value, slope = jax.jit(jax.value_and_grad(
+        lambda a: jnp.mean(proxy.proxy_regrets(htb.AdaRETC(eps=0.5, alpha=a, q=0.0), table, 10**6, 0.05))))(0.76)
+    assert np.isnan(value) and np.isnan(slope)

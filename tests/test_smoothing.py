@@ -1,5 +1,7 @@
 """smoothed_regret: simulate's exact mean regret, gradients equal to CRN central differences of simulate."""
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -186,3 +188,38 @@ def test_order_statistic_path_is_simulates_mean_and_crn_differences():
         significant += bool(abs(diff.mean()) > 3 * diff.std(ddof=1) / np.sqrt(seeds))
     # Measured: -1055 +- 21 in alpha; -4.0e6 +- 2.0e6, 1.30e6 and 1.34e6 +- 0.25e6 in the means.
     assert significant >= 3, (gradients, [d.std(ddof=1) / np.sqrt(seeds) for d in differences])
+
+
+def test_a_table_read_past_under_a_trace_is_nan_in_value_and_gradient():
+    # Under jit or grad num_pulls cannot be checked against the exploration: reads past the table were
+    # clipped, a plausible wrong value and gradient (-587 for -988; +3852 under jit with 300 pulls).
+    key, nu = jax.random.key(KEY), _student()
+    horizon, seeds = 2000, 8
+    blocks = math.ceil(8 * math.log(3 * horizon**3))  # B_T, K = 3
+    length = 3 * blocks + math.ceil(horizon ** (2 * (1 - 0.8)))  # L_T at alpha = 0.8, eps = 1, q = 0
+    pulls = -(-length // 3)  # covers alpha = 0.8, not its difference at alpha - width = 0.75, nor alpha = 0.79
+
+    def regret(alpha, num_pulls):
+        policy = htb.AdaRETC(eps=1.0, alpha=alpha, q=0.0)
+        return smoothed_regret(key, policy, nu, horizon, seeds, 0.05, sampler="per_pull", num_pulls=num_pulls)
+
+    at = jax.jit(jax.vmap(jax.value_and_grad(regret), (0, None)), static_argnums=1)
+    full_value, full_slope = at(jnp.array([0.8]), -(-horizon // 3))
+    value, slope = at(jnp.array([0.8, 0.79]), pulls)
+    assert value[0] == full_value[0] and np.isfinite(full_slope[0]) and np.isnan(slope[0])  # the point covered
+    assert np.isnan(value[1]) and np.isnan(slope[1])  # the point itself not covered
+    # regret_at_lengths, traced lengths: NaN past the table, a covered one the smoothed regret at its schedule
+    traced = jax.jit(lambda n: htb.regret_at_lengths(key, nu, horizon, seeds, n, sampler="per_pull",
+                                                     num_pulls=pulls))(jnp.array([length, length + 3]))
+    assert traced[0] == full_value[0] and np.isnan(traced[1])
+
+
+def test_the_eps_derivative_is_nan_where_eps_minus_width_has_no_schedule():
+    # eps - width <= 0 makes beta infinite: the difference there was a number (-8949), the slope of nothing.
+    key, nu = jax.random.key(KEY), _student()
+
+    def regret(eps, width):
+        return smoothed_regret(key, htb.AdaRETC(eps=eps, alpha=0.999, q=0.0), nu, 2000, 8, width, sampler="per_pull")
+
+    grad = jax.jit(jax.grad(regret))
+    assert np.isfinite(grad(0.05, 0.01)) and np.isnan(grad(0.05, 0.05)) and np.isnan(grad(0.05, 0.06))

@@ -384,7 +384,8 @@ def intrinsic_scale(instance: Distribution, eps: Any) -> jax.Array:
         instance axes.
 
     Returns:
-      f64[...]: ``inf`` where some arm lacks the ``(1+eps)``-moment; differentiable
+      f64[...]: ``inf`` where some arm lacks the ``(1+eps)``-moment (a constant there, of
+      derivative 0, so that a caller's finite stand-in keeps its gradients); differentiable
       in ``eps`` and the instance's parameters where the moments are.
     """
     check_instance(instance, function="htb.intrinsic_scale", needs=("abs_moment",))
@@ -397,5 +398,9 @@ def intrinsic_scale(instance: Distribution, eps: Any) -> jax.Array:
 @jax.jit
 def _largest_root(moments: jax.Array, eps: jax.Array) -> jax.Array:
     """``max_i moments_i^(1/(1+eps))`` as one program, not four run one by one: a maximum, a
-    sum, a quotient and a power, where no fused multiply-add can form (the same bits)."""
-    return jnp.max(moments, axis=-1) ** (1.0 / (1.0 + eps))
+    sum, a quotient and a power, where no fused multiply-add can form (the same bits).  An infinite
+    maximum is not raised to the power: its derivative (``inf ** (1/p) log(inf)``) made every gradient
+    through it NaN, also where a caller then takes a finite stand-in."""
+    largest = jnp.max(moments, axis=-1)
+    finite = jnp.isfinite(largest)
+    return jnp.where(finite, jnp.where(finite, largest, 1.0) ** (1.0 / (1.0 + eps)), jnp.inf)

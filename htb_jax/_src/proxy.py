@@ -174,18 +174,26 @@ def proxy_table(
     check_integer("num_seeds", num_seeds, 1, one=True)
     if eps is not None:
         check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
+    given = num_pulls is not None
     if num_pulls is None:
         num_pulls = max_proxy_pulls(eps, k, horizon)
     check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS, one=True)
+    if given:
+        remedy = "lower num_seeds or num_pulls."
+    elif eps is None:
+        remedy = f"lower num_seeds or horizon (T={horizon}), or pass eps so that only the admissible exploration is tabulated."
+    elif concrete(eps) is None:
+        remedy = (f"lower num_seeds or horizon (T={horizon}), or give num_pulls: with a traced eps (under jax.grad or "
+                  "jit) the table covers every pull, T/K per arm.")
+    else:
+        remedy = f"lower num_seeds or horizon (T={horizon})."
     members = int(np.prod(instance.batch_shape[:-1], dtype=int))
     size = 8 * num_seeds * members * k * (num_pulls + 1)
     if size > MAX_TABLE_BYTES:
         raise ValueError(
             f"the regret proxy holds every seed's per-pull prefix sums: num_seeds={num_seeds} x "
             f"{members} instance(s) x K={k} x {num_pulls + 1} pulls x 8 bytes = {size / 2**20:.0f} MiB, "
-            f"more than the limit of {MAX_TABLE_BYTES / 2**20:.0f} MiB; lower num_seeds or horizon "
-            f"(T={horizon})" + (", or pass eps so that only the admissible exploration is tabulated."
-                                if eps is None else ".")
+            f"more than the limit of {MAX_TABLE_BYTES / 2**20:.0f} MiB; {remedy}"
         )
     keys = seed_keys(key, num_seeds)
     return ProxyTable(prefix=prefix_sums(keys, instance, num_pulls), gaps=instance_gaps(instance))
@@ -290,8 +298,9 @@ def seed_regret(policy: AdaRETC, prefix: jax.Array, gaps: jax.Array, horizon: in
     commit_rounds = jnp.maximum(float(horizon) - length, 0.0)
     regret = explore + commit_rounds * jnp.sum(weights * gaps)
     # NaN where the exploration reads past the table (traced schedules, which proxy_regrets cannot check):
-    # the clipped prefix sums would make the last blocks' means 0, a wrong regret that looks right.
-    return jnp.where(jnp.max(pulls) <= prefix.shape[-1] - 1, regret, jnp.nan)
+    # the clipped prefix sums would make the last blocks' means 0, a wrong regret that looks right.  A
+    # product, not a where: the gradient is NaN too (a where's is 0, a flat objective to an optimizer).
+    return regret * jnp.where(jnp.max(pulls) <= prefix.shape[-1] - 1, 1.0, jnp.nan)
 
 
 def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
@@ -305,7 +314,8 @@ def _check_table_covers(policy: AdaRETC, num_pulls: int, num_arms: int, horizon:
     """``ValueError`` where a concrete schedule explores more pulls per arm than the table holds.
 
     The bound is Algorithm 1's round-robin ``ceil(L_T / K)``, which the relaxed ``L / K`` never
-    exceeds.  A traced schedule is not checked here: its regrets are NaN past the table.
+    exceeds.  A traced schedule is not checked here: its regrets, and their gradients, are NaN past the
+    table.
     """
     fields = [concrete(getattr(policy, name)) for name in ("eps", "alpha", "q")]
     if any(field is None for field in fields):
@@ -494,14 +504,14 @@ def analytic_regret_bound(policy: AdaRETC, instance: Distribution, horizon: int,
     def one(p, e):
         e = jnp.asarray(e, jnp.float64)
         power = 1.0 + e
-        u = (intrinsic_scale(instance, e) ** power).reshape(-1)  # [F]
+        scale = intrinsic_scale(instance, e).reshape(-1)  # [F]
         length, pulls, size = relaxed_schedule(p, k, horizon)
         radius = gaps / 2.0
         safe = jnp.where(gaps > 0, radius, 1.0)
-        # Arms without the moment (u infinite): every block tail is 1.  The finite stand-in keeps
-        # inf * 0 out of the derivative (NaN otherwise).
-        finite = jnp.isfinite(u)[:, None]
-        u_safe = jnp.where(finite, u[:, None], 1.0)
+        # Arms without the moment (u infinite): every block tail is 1.  The finite stand-in, taken before
+        # the power, keeps inf * 0 out of the derivative (NaN otherwise).
+        finite = jnp.isfinite(scale)[:, None]
+        u_safe = jnp.where(finite, scale[:, None], 1.0) ** power
         block_tail = 2.0 ** (power + 1.0) * u_safe * size[0] ** (1.0 - power) / safe**power
         block_tail = jnp.where(finite, jnp.minimum(1.0, block_tail), 1.0)
         median_tail = jnp.exp(-2.0 * blocks * jnp.maximum(0.5 - block_tail, 0.0) ** 2)

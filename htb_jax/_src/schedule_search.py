@@ -32,7 +32,7 @@ teeth around the best (each length reached exactly by
 :func:`schedule_for_length`).  The last pass holds the exact minimum over
 those teeth when the objective is an increasing function of one instance's
 mean regret (``lam = 0``, or a family of one).  The returned schedule is the
-best of all (at most ``3P`` exact evaluations).
+best of all (``3 max(P, 3K - 1)`` exact evaluations: the passes are padded to the longest).
 """
 
 from __future__ import annotations

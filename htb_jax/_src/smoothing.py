@@ -171,7 +171,11 @@ def _mean_regret(crn, lengths, instance, num_arms, horizon, sampler):
     block means.
     """
     gaps = instance_gaps(instance)
+    covered = True
     if sampler == "per_pull":
+        # NaN where the exploration reads past the table (a num_pulls given under jax.grad or jit, where it
+        # cannot be checked): the clipped prefix sums would make another regret, one that looks right.
+        covered = -(-lengths // num_arms) <= crn.shape[-1] - 1  # bool[M]
         means = _per_pull_block_means(crn, lengths, num_arms, horizon)  # [B, S, M, K]
         estimates = mom.median_of_blocks(means, jnp.int64(means.shape[0]))  # f32[S, M, K]
     elif sampler == "block_sums":
@@ -182,7 +186,7 @@ def _mean_regret(crn, lengths, instance, num_arms, horizon, sampler):
         u, v = crn  # f64[S, K] each
         estimates = instance.block_mean_quantile(u[:, None], v[:, None], size).astype(jnp.float32)
     per_length = jax.vmap(lambda n, e: _seed_regret(n, e, gaps, num_arms, horizon))
-    return jnp.mean(jax.vmap(lambda e: per_length(lengths, e))(estimates), axis=0)
+    return jnp.where(covered, jnp.mean(jax.vmap(lambda e: per_length(lengths, e))(estimates), axis=0), jnp.nan)
 
 
 def regret_at_lengths(
@@ -215,7 +219,8 @@ def regret_at_lengths(
       lengths: i64[...] exploration lengths in ``[min(T, K B_T), T]``.
       sampler: as :func:`smoothed_regret`'s (``"auto"``: ``simulate``'s default).
       num_pulls: per-pull table length per arm (default: ``ceil(max(L) / K)``;
-        unused by the other samplers).
+        unused by the other samplers).  Refused below that for concrete
+        ``lengths``; traced ones past it give NaN.
 
     Returns:
       f64[lengths.shape].
@@ -299,8 +304,11 @@ def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef)
         if axes:
             m = len(axes)
             slope = (values[1 : 1 + m] - values[1 + m :]) / (2.0 * width)
+            # eps - width <= 0 has no schedule (beta infinite): no difference there, NaN as an unread table's.
+            if 0 in axes:
+                slope = slope.at[axes.index(0)].set(jnp.where(eps - width > 0, slope[axes.index(0)], jnp.nan))
             d = jnp.stack([d_schedule[j] for j in axes])
-            tangent = tangent + jnp.sum(jnp.where(jnp.isfinite(slope), slope, 0.0) * d)
+            tangent = tangent + jnp.sum(slope * d)  # a NaN slope: a NaN gradient in its coordinate
         moving = [i for i, d in enumerate(d_leaves) if not isinstance(d, jax.custom_derivatives.SymbolicZero)]
         if moving:
             # Every perturbed parameter of every moving leaf, both signs, in one batch: [2 P] instances.
@@ -323,7 +331,7 @@ def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef)
             slope = jnp.where(jnp.isfinite(slope), slope, 0.0)
             d_flat = jnp.concatenate([d_leaves[i].reshape(-1) for i in moving])
             tangent = tangent + jnp.sum(slope * d_flat)
-        return values[0], tangent
+        return values[0], jnp.where(jnp.isnan(values[0]), jnp.nan, tangent)
 
     mean_regret.defjvp(jvp, symbolic_zeros=True)
     return mean_regret, crn_of
@@ -453,10 +461,13 @@ def smoothed_regret(
         ``alpha - width``, ``q + width``, refused below it where the policy is
         concrete; where ``alpha``, ``q`` or ``width`` is traced, as under
         ``jax.grad``, the default is every pull, ``T / K``: give ``num_pulls``
-        there for a large ``T``).
+        there for a large ``T``; a traced schedule whose exploration, or whose
+        differences', reads past it gets a NaN value or gradient, never a
+        clipped table's number).
 
     Returns:
-      f64[*G, *I].
+      f64[*G, *I].  Its derivative in ``eps`` is NaN where ``eps - width <= 0``
+      (no schedule there).
 
     Raises:
       ValueError: for a bad ``width``, ``instance_width``, ``sampler``,

@@ -27,8 +27,8 @@ last iterate for the other proxies).
 exact objective follow the descent, each keeping the best point seen
 (:func:`~htb_jax._src.schedule_search.polish`: across the whole range of the
 exploration length, around the best, at the lengths where a tooth's minimum
-sits); the returned schedule is the best of all (at most ``3P`` exact
-evaluations).
+sits); the returned schedule is the best of all (``3 max(P, 3K - 1)`` exact
+evaluations: each pass is padded to the longest, and one tooth has ``3K - 1`` lengths).
 
 **Which proxy.**  The default, ``proxy="smoothed"`` with ``polish=48``,
 descends ``simulate``'s own objective on the seeds and reaches the
@@ -150,8 +150,13 @@ def smooth_max_log(log_values: jax.Array, sigma: Any) -> jax.Array:
       1.386294
     """
     real_array("log_values", log_values)
+    if np.ndim(log_values) == 0:
+        raise ValueError(f"log_values must have a last axis to take the max over, f[..., F]; got log_values="
+                         f"{log_values!r}, a scalar.")
+    if np.ndim(sigma) != 0:  # an array mixed temperatures entry by entry, each its own "max"
+        raise ValueError(f"sigma must be a scalar temperature; got sigma of shape {np.shape(sigma)}.")
     check_interval("sigma", sigma, 0.0, np.inf, low_closed=False, high_closed=False)
-    return sigma * jax.scipy.special.logsumexp(log_values / sigma, axis=-1)
+    return sigma * jax.scipy.special.logsumexp(jnp.asarray(log_values) / sigma, axis=-1)
 
 
 def tuning_objective(
@@ -249,7 +254,8 @@ def tune_schedule(
         (``"auto"``, ``"per_pull"``, ``"order_statistic"``, ``"block_sums"``: Stable
         arms at any ``T``).
       polish: smoothed proxy: after the descent, three passes of the exact
-        objective with at most this many points each (across the whole
+        objective with this many points each, or ``3K - 1`` where that is
+        more (one tooth's lengths; across the whole
         range of the exploration length, then ``alpha`` over ``+-
         width[0]``, then the lengths of the teeth around the best where the
         minimum of a tooth sits; see the module docstring); the best of
@@ -312,7 +318,7 @@ def tune_schedule(
     if polish and proxy != "smoothed":
         raise ValueError(f"polish searches the exact objective of proxy='smoothed'; got polish={polish} "
                          f"with proxy={proxy!r} (pass polish=0, or leave it out).")
-    widths = tuple(width) if isinstance(width, (tuple, list)) else (width, width)
+    widths = tuple(width) if isinstance(width, (tuple, list)) or np.ndim(width) == 1 else (width, width)
     if len(widths) != 2:
         raise ValueError(f"width must be a number or a pair (first, last); got width={width!r}.")
     for w in widths:

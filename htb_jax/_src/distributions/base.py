@@ -232,7 +232,18 @@ def _undefined(law: Distribution, method: str) -> str:
 
 
 # Compiled once per family and shape, whether called eagerly or inside a program.
-_abs_moment = class_keyed_jit(lambda dist, eps: dist._abs_moment(eps))
+def _finite_or_inf_moment(dist, eps):
+    """``dist._abs_moment(eps)``, ``inf`` from ``eps_sup`` on, where the family's own formula is evaluated
+    at a finite order instead: the derivative of a divergent quadrature is NaN, and a caller's finite
+    stand-in for the ``inf`` (``jnp.where``) multiplied it by 0, which left every gradient NaN."""
+    eps = _f64(eps)
+    sup = jax.lax.stop_gradient(dist.eps_sup())
+    diverges = eps >= sup
+    inside = jnp.where(diverges, (jnp.maximum(sup, -1.0) - 1.0) / 2.0, eps)  # an order in (-1, eps_sup)
+    return jnp.where(diverges, jnp.inf, dist._abs_moment(inside))
+
+
+_abs_moment = class_keyed_jit(_finite_or_inf_moment)
 _cdf = class_keyed_jit(lambda dist, x: dist._cdf(x))
 
 
