@@ -6,7 +6,7 @@ family normalized by ``U_eps``, against the calibrated profile of Theorem 6
 ``(1+eps_bar)/(1+2eps_bar)`` above).  Writes ``experiments/calibration/``.
 
     python experiments/calibration.py            # simulate and fit
-    python experiments/calibration.py --refit    # fit the recorded runs again
+    python experiments/calibration.py --refit    # fit the runs recorded in --out again
 """
 
 import functools
@@ -33,11 +33,13 @@ def profile(eps, eps_bar):
 
 def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
-    args_parser.add_argument("--refit", action="store_true", help="fit the recorded runs again (no simulation)")
+    args_parser.add_argument("--refit", action="store_true",
+                             help="read runs.npz from --out and fit its runs again (no simulation)")
     args = args_parser.parse_args()
     out = args.out
     policy = htb.AdaRETC.calibrated(jnp.asarray(EPS_BAR))
-    if args.refit:  # fit the recorded runs again (no simulation)
+    if args.refit:  # fit the runs recorded in --out again (no simulation)
+        command_line.require_recorded(args_parser, args, "--refit", "runs.npz")
         runs = htb.frontier.load_runs(out / "runs.npz", FAMILY)
     else:
         runs = htb.frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)

@@ -39,15 +39,21 @@ stored in ``runs/`` and read back when the script runs again with the same
 settings.
 
 Writes ``experiments/peer_frontier/``: ``table.md``, ``peer_frontier.csv``,
-``peer_frontier.png`` and ``runs/``.
+``peer_frontier.png`` and ``runs/``.  The table and the figure are drawn from
+the CSV's rows: ``--replot`` draws them again from ``peer_frontier.csv`` in
+``--out`` without simulating.
 
     python experiments/peer_frontier.py [--horizon 1e7] [--forced-horizon 1e6] [--etc-horizon 1e7] [--slow-horizon 5000]
-        [--seeds 8] [--slow-seeds 32] [--adar-seeds 1024] [--only NAME]
+        [--seeds 8] [--slow-seeds 32] [--adar-seeds 1024] [--only TEXT]
+    python experiments/peer_frontier.py --replot   # table.md and the figure again from peer_frontier.csv
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
 import dataclasses
+import math
 import pathlib
 import sys
 import time
@@ -166,14 +172,17 @@ def family_instances(variant: str):
     return dataclasses.replace(instances, low=instances.low - shift, high=instances.high - shift)
 
 
+def top_horizons(args) -> dict[str, int]:
+    """The largest horizon of each cost of a round (``Entry.cost``), from the command line."""
+    return {"fast path": args.etc_horizon, "O(K)": args.horizon, "O(K) + forced MoM": args.forced_horizon,
+            "O(t)": args.slow_horizon}
+
+
 def entry_horizons(entry: Entry, args) -> tuple[list[int], int]:
     """``(horizons, seeds)`` of a policy, by the cost of its round."""
-    top, seeds = {
-        "fast path": (args.etc_horizon, args.adar_seeds),
-        "O(K)": (args.horizon, args.seeds),
-        "O(K) + forced MoM": (args.forced_horizon, args.seeds),
-        "O(t)": (args.slow_horizon, args.slow_seeds),
-    }[entry.cost]
+    top = top_horizons(args)[entry.cost]
+    seeds = {"fast path": args.adar_seeds, "O(K)": args.seeds, "O(K) + forced MoM": args.seeds,
+             "O(t)": args.slow_seeds}[entry.cost]
     decades = 1 if entry.cost == "O(t)" else 2
     horizons = htb.frontier.checkpoint_horizons(top, max(1, top // 10**decades))
     if entry.cost == "O(t)" and entry.knows.endswith("T"):  # one run per horizon: every other checkpoint
@@ -198,18 +207,30 @@ def measure_entry(entry: Entry, variant: str, args) -> list:
     return out
 
 
-def table(rows: list[dict]) -> str:
+def _number(x: float) -> str:
+    """A horizon or a probability as the table's note writes it: 5000, 0.5, 1e7, 1e-5."""
+    text = f"{x:.6g}" if 1e-4 <= x < 1e5 else f"{x:.6e}"
+    mantissa, _, exponent = text.partition("e")
+    return mantissa.rstrip("0").rstrip(".") + f"e{int(exponent)}" if exponent else mantissa
+
+
+def table(rows: list[dict], tops: dict[str, int]) -> str:
+    """The markdown table of the CSV's rows; ``tops``: the largest horizon of each cost of a round."""
+    fast, running, forced = (_number(tops[cost]) for cost in ("fast path", "O(K)", "O(K) + forced MoM"))
+    o_k = (f"UCB1, R-UCB, R-UCB-G and AdaR-ETC on its fast path to {running}" if fast == running
+           else f"UCB1, R-UCB and R-UCB-G to {running}, AdaR-ETC on its fast path to {fast}")
     head = (
-        "Fits over the last two decades of T for the policies whose round costs O(K) (UCB1, R-UCB, R-UCB-G and "
-        "AdaR-ETC on its fast path to 1e7, ForceMoM to 1e6) and over the last decade for those whose round costs "
-        "O(t) (to 5000); anytime policies are read at every checkpoint, ten per decade, the others run once per "
+        f"Fits over the last two decades of T for the policies whose round costs O(K) ({o_k}, ForceMoM to "
+        f"{forced}) and over the last decade for those whose round costs O(t) (to {_number(tops['O(t)'])}); "
+        "anytime policies are read at every checkpoint, ten per decade, the others run once per "
         "horizon (the O(t) ones at every other checkpoint); 95% seed-bootstrap intervals; d: worst case of "
-        f"R_T / U_eps over beta in 1e-5..0.5, c: regret at beta = {FIXED_SPIKE}; 'claim': the source's exponents "
+        f"R_T / U_eps over beta in {_number(min(SPIKE_PROBS))}..{_number(max(SPIKE_PROBS))}, c: regret at "
+        f"beta = {FIXED_SPIKE}; 'claim': the source's exponents "
         "(- where it claims none); 'finite T': the slopes AdaR-ETC's schedule implies over the same horizons; "
         "'off frontier' is c + d (1+eps)/eps - (1+eps)/eps (0 on Theorem 1's line, negative beyond it: a "
         "finite-T slope, Theorem 1 bounds exponents as T -> inf).\n\n"
         "| policy | knows | round | T | seeds | family | eps | d claim | d finite T | d measured | c claim "
-        "| c finite T | c measured | off frontier | R_T/U_eps worst (beta) | R_T at beta = 0.1 |\n"
+        f"| c finite T | c measured | off frontier | R_T/U_eps worst (beta) | R_T at beta = {FIXED_SPIKE} |\n"
         "|---|---|---|---|---:|---|---:|---:|---:|---|---:|---:|---|---:|---|---:|\n"
     )
     fmt = lambda v: "-" if np.isnan(v) else f"{v:.3f}"  # noqa: E731
@@ -224,42 +245,112 @@ def table(rows: list[dict]) -> str:
     )
 
 
+def measurement(row: dict) -> htb.frontier.Measurement:
+    """A row of the CSV as the ``Measurement`` that ``plot_measurements`` draws: its fits, finite-T slopes
+    and ``note()`` (the row's note).  The CSV keeps the ends of the horizons and no per-seed regrets:
+    ``horizons`` holds the two ends, and the regret, scale and exploration arrays are empty."""
+    def fit(x):
+        return htb.ExponentFit(slope=row[x], intercept=math.nan, low=row[f"{x}_low"], high=row[f"{x}_high"],
+                               level=0.95, num_bootstrap=1000)
+
+    return htb.frontier.Measurement(
+        name=row["policy"], family_name=row["family"], eps=row["eps"],
+        horizons=np.array([row["t_min"], row["t_max"]], np.int64), regret=np.empty((0, 0, row["seeds"])),
+        scale=np.empty(0), exploration=np.empty(0, np.int64), d=fit("d"), c=fit("c"),
+        d_finite_t=row["d_finite_t"], c_finite_t=row["c_finite_t"], block_share=row["block_share"],
+        anytime=row["anytime"], seconds=row["seconds"], resumed_chunks=0,
+    )
+
+
+def plot(rows: list[dict], path, tops: dict[str, int]) -> None:
+    """The figure of the CSV's rows.  Each point's note under its panel is ``Measurement.note()``, the CSV's
+    note of the row (``notes`` of ``plot_measurements`` would give one policy the same note in both family
+    variants: they are keyed by policy and eps)."""
+    htb.frontier.plot_measurements(
+        [measurement(r) for r in rows], path,
+        claims={(r["policy"], r["eps"]): (r["d_claim"], r["c_claim"]) for r in rows},
+        title=(f"Peers on Theorem 1's frontier: finite-T slopes, O(K) rounds to T = {tops['O(K)']:.0e} "
+               f"(ForceMoM {tops['O(K) + forced MoM']:.0e}, AdaR-ETC {tops['fast path']:.0e}), O(t) rounds to "
+               f"T = {tops['O(t)']}"),
+    )
+
+
+def read_rows(path: pathlib.Path) -> list[dict]:
+    """The rows of ``peer_frontier.csv``, with the types ``Measurement.row()`` gave them."""
+    kinds = dict(policy=str, family=str, note=str, knows=str, cost=str, horizons=int, t_min=int, t_max=int,
+                 seeds=int, worst_member=int, anytime=lambda v: v == "True")
+    with open(path, newline="") as f:
+        return [{k: kinds.get(k, float)(v) for k, v in r.items()} for r in csv.DictReader(f)]
+
+
+def horizon(text: str) -> int:
+    """A horizon on the command line, a positive integer: ``1e7`` as well as ``10000000``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value >= 1 and value.is_integer()):
+        raise argparse.ArgumentTypeError(f"must be a positive integer such as 5000 or 1e7; got {text!r}")
+    return int(value)
+
+
+def add_arguments(parser) -> None:
+    """The experiment's options, on the shared parser."""
+    parser.add_argument("--horizon", type=horizon, default=10**7,
+                        help="largest T of the policies whose round costs O(K): UCB1, R-UCB, R-UCB-G (default 1e7)")
+    parser.add_argument("--forced-horizon", type=horizon, default=10**6, help="largest T of ForceMoM (default 1e6)")
+    parser.add_argument("--etc-horizon", type=horizon, default=10**7,
+                        help="largest T of AdaR-ETC on its fast path (default 1e7)")
+    parser.add_argument("--slow-horizon", type=horizon, default=5000,
+                        help="largest T of the policies whose round costs O(t) (default 5000)")
+    parser.add_argument("--seeds", type=int, default=8, help="seeds of the O(K) policies and ForceMoM (default 8)")
+    parser.add_argument("--slow-seeds", type=int, default=32, help="seeds of the O(t) policies (default 32)")
+    parser.add_argument("--adar-seeds", type=int, default=1024, help="seeds of AdaR-ETC (default 1024)")
+    parser.add_argument("--only", default=None, metavar="TEXT",
+                        help="run only the policies whose name contains TEXT (a case-sensitive substring, "
+                        "e.g. ForceMoM); the results go to table_only.md, peer_frontier_only.csv and "
+                        "peer_frontier_only.png")
+    parser.add_argument("--replot", action="store_true",
+                        help="draw table.md and the figure again from peer_frontier.csv in --out (no simulation; "
+                        "takes no other option but --out)")
+
+
 def main() -> None:
     parser = command_line.parser(__doc__, OUT)
-    parser.add_argument("--horizon", type=lambda x: int(float(x)), default=10**7)
-    parser.add_argument("--forced-horizon", type=lambda x: int(float(x)), default=10**6)
-    parser.add_argument("--etc-horizon", type=lambda x: int(float(x)), default=10**7)
-    parser.add_argument("--slow-horizon", type=lambda x: int(float(x)), default=5000)
-    parser.add_argument("--seeds", type=int, default=8)
-    parser.add_argument("--slow-seeds", type=int, default=32)
-    parser.add_argument("--adar-seeds", type=int, default=1024)
-    parser.add_argument("--only", default=None, help="run only the policies whose name contains this")
+    add_arguments(parser)
     args = parser.parse_args()
     out = args.out
-    rows, measurements, claims = [], [], {}
+    if args.replot:
+        given = [f"--{k.replace('_', '-')}" for k, v in vars(args).items()
+                 if k not in ("out", "replot") and v != parser.get_default(k)]
+        if given:
+            parser.error(f"--replot runs nothing and takes no option but --out; got {', '.join(given)}")
+        command_line.require_recorded(parser, args, "--replot", "peer_frontier.csv")
+        rows = read_rows(out / "peer_frontier.csv")
+        tops = {r["cost"]: r["t_max"] for r in rows}
+        (out / "table.md").write_text(table(rows, tops) + "\n")
+        plot(rows, out / "peer_frontier.png", tops)
+        return
+    chosen = [entry for entry in entries() if args.only is None or args.only in entry.name]
+    if not chosen:
+        names = "; ".join(entry.name for entry in entries())
+        parser.error(f"--only must be part of a policy's name (case-sensitive), one of: {names}; got {args.only!r}")
+    rows = []
     started = time.perf_counter()
-    for entry in entries():
-        if args.only and args.only not in entry.name:
-            continue
+    for entry in chosen:
         for variant in VARIANTS:
             for m in measure_entry(entry, variant, args):
                 d_claim, c_claim = entry.claim(m.eps)
-                claims[(m.name, m.eps)] = (d_claim, c_claim)
-                measurements.append(m)
                 rows.append(m.row() | {"knows": entry.knows, "cost": entry.cost, "d_claim": d_claim,
                                        "c_claim": c_claim})
-    text = table(rows)
+    tops = top_horizons(args)
+    text = table(rows, tops)
     print(text)
     out.mkdir(parents=True, exist_ok=True)
     suffix = "" if args.only is None else "_only"
     (out / f"table{suffix}.md").write_text(text + "\n")
     htb.frontier.write_csv(rows, out / f"peer_frontier{suffix}.csv")
-    htb.frontier.plot_measurements(
-        measurements, out / f"peer_frontier{suffix}.png", claims=claims,
-        title=(f"Peers on Theorem 1's frontier: finite-T slopes, O(K) rounds to T = {args.horizon:.0e} "
-               f"(ForceMoM {args.forced_horizon:.0e}, AdaR-ETC {args.etc_horizon:.0e}), O(t) rounds to "
-               f"T = {args.slow_horizon}"),
-    )
+    plot(rows, out / f"peer_frontier{suffix}.png", tops)
     print(f"{time.perf_counter() - started:.0f} s; wrote {out}", file=sys.stderr)
 
 

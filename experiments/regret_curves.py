@@ -1,16 +1,20 @@
 """Cumulative-regret curves of every policy on a Pareto and a Student-t instance.
 
-Runs AdaR-ETC (known eps, balanced point), its order-free form, Empirical ETC,
-anytime AdaR-ETC (doubling), ForceMoM, Robust UCB with the truncated mean, the
-median of means and Catoni's estimator (each given the true moment bounds),
-UCB1, and the literature's peers (AdaR-UCB, R-UCB, R-UCB-G, APE2, MR-UCB and
-MR-APE at ``p = 2``; each as its class defines it) on two equal-gap instances with finite variance (so that eps = 1 and
-every known-moment policy is correctly specified), the best arm placed last so
-that index ties (broken towards the lowest index) do not favour it.  Writes the mean
-cumulative regret with a standard-error band at log-spaced rounds (log-log
-axes), a CSV of the curves and a markdown table of the final regrets.
+Runs AdaR-ETC at eps = 1 with ``(alpha, q) = (2/3, 1/3)`` (the order-free
+schedule of Theorem 4) and with ``(0.8, 0)``, Empirical ETC at ``(2/3, 1/3)``,
+anytime AdaR-ETC (doubling, order-free), ForceMoM (``rho = 2/3``), Robust UCB
+with the truncated mean, the median of means and Catoni's estimator (each given
+the true moment bounds), UCB1, and the literature's peers (AdaR-UCB, R-UCB,
+R-UCB-G, APE2, MR-UCB and MR-APE at ``p = 2``; each as its class defines it) on
+two equal-gap instances with finite variance (so that eps = 1 and every
+known-moment policy is correctly specified), the best arm placed last so that
+index ties (broken towards the lowest index) do not favour it.  Writes the mean
+cumulative regret with a standard-error band at ``--checkpoints`` log-spaced
+rounds (log-log axes), a CSV of the curves and a markdown table of the final
+regrets; every policy runs from the same root key ``--key`` (common random
+numbers).
 
-    python experiments/regret_curves.py [--horizon 3000] [--seeds 20] [--out DIR]
+    python experiments/regret_curves.py [--horizon 3000] [--seeds 20] [--checkpoints 20] [--key 0] [--out DIR]
 """
 
 from __future__ import annotations
@@ -70,11 +74,15 @@ def policies(instance):
 
 def main(argv=None):
     parser = command_line.parser(__doc__, OUT)
-    parser.add_argument("--horizon", type=int, default=3000)
-    parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--checkpoints", type=int, default=20)
-    parser.add_argument("--key", type=int, default=0)
+    parser.add_argument("--horizon", type=int, default=3000, help="the number of rounds T (default 3000)")
+    parser.add_argument("--seeds", type=int, default=20,
+                        help="independent runs per policy and instance, at least 2 (default 20)")
+    parser.add_argument("--checkpoints", type=int, default=20,
+                        help="log-spaced rounds at which the curves are recorded (default 20)")
+    parser.add_argument("--key", type=int, default=0, help="the simulations' root key (default 0)")
     args = parser.parse_args(argv)
+    if args.seeds < 2:
+        parser.error(f"--seeds must be an integer >= 2 (the standard error needs two runs); got {args.seeds}")
     args.out.mkdir(parents=True, exist_ok=True)
     key = jax.random.key(args.key)
     results = {}

@@ -12,7 +12,7 @@ probability 0.07 to 0.4 at the fitted horizons.  Writes
 ``experiments/stable_frontier/``.
 
     python experiments/stable_frontier.py            # simulate, fit, tabulate and plot
-    python experiments/stable_frontier.py --replot   # the figure again from stable_frontier.csv
+    python experiments/stable_frontier.py --replot   # the figure again from stable_frontier.csv in --out
 """
 
 import csv
@@ -52,16 +52,18 @@ def config(eps, family):
 
 def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
-    args_parser.add_argument("--replot", action="store_true", help="draw the figure again from the recorded CSV (no simulation)")
+    args_parser.add_argument("--replot", action="store_true",
+                             help="draw the figure again from stable_frontier.csv in --out (no simulation)")
     args = args_parser.parse_args()
     out = args.out
-    out.mkdir(parents=True, exist_ok=True)
     if args.replot:
+        command_line.require_recorded(args_parser, args, "--replot", "stable_frontier.csv")
         with open(out / "stable_frontier.csv") as f:
             rows = [{k: v if k in ("family", "d_verdict", "c_verdict") else float(v) for k, v in r.items()}
                     for r in csv.DictReader(f)]
         _plot(rows, out / "stable_frontier.png")
         return
+    out.mkdir(parents=True, exist_ok=True)
     rows, started = [], time.perf_counter()
     for eps in EPS:
         two_point = htb.frontier.run_t_frontier(config(eps, SPIKES), progress=False)

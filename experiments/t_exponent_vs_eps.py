@@ -7,7 +7,7 @@ normalized by ``U_eps``.  One run serves every true eps: only the
 normalization depends on it.  Writes ``experiments/t_exponent_vs_eps/``.
 
     python experiments/t_exponent_vs_eps.py            # simulate and fit
-    python experiments/t_exponent_vs_eps.py --refit    # fit the recorded runs again
+    python experiments/t_exponent_vs_eps.py --refit    # fit the runs recorded in --out again
 """
 
 import pathlib
@@ -29,7 +29,8 @@ FAMILY = htb.frontier.SpikeFamily(spike_probs=htb.powers_of_ten(-16.0, 0.0, 0.5)
 
 def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
-    args_parser.add_argument("--refit", action="store_true", help="fit the recorded runs again (no simulation)")
+    args_parser.add_argument("--refit", action="store_true",
+                             help="read runs.npz from --out and fit its runs again (no simulation)")
     args = args_parser.parse_args()
     out = args.out
     eps = np.array(EPS)
@@ -39,7 +40,8 @@ def main() -> None:
         alpha=jnp.asarray([*alpha, 2 / 3]),
         q=jnp.asarray([0.0] * len(EPS) + [1 / 3]),
     )
-    if args.refit:  # fit the recorded runs again (no simulation)
+    if args.refit:  # fit the runs recorded in --out again (no simulation)
+        command_line.require_recorded(args_parser, args, "--refit", "runs.npz")
         runs = htb.frontier.load_runs(out / "runs.npz", FAMILY)
     else:
         runs = htb.frontier.run_family(policy, FAMILY, HORIZONS, SEEDS, seed_chunk=128)

@@ -1,7 +1,7 @@
 """Tuned AdaR-ETC schedules: a lam sweep of tune_schedule next to Theorem 1's line and the grid sweep.
 
 For eps in {1, 0.5} and T = 10^5 (K = 2, Theorem 1's two-point family with
-spike probabilities on a 1/8-decade grid 1e-3..0.5, reference instance the
+spike probabilities on a quarter-decade grid 1e-3..0.5, reference instance the
 fixed spike 0.9, as in the frontier experiment), minimise
 
     lam log smax_f R_f / U_eps(nu_f) + (1 - lam) log R_ref
@@ -44,7 +44,7 @@ probability 1e-16, with the finite-T indifference weight ``lam_T`` measured at e
     python experiments/tune_frontier.py --smoothed  # the smoothed proxy only
     python experiments/tune_frontier.py --balanced  # tuned alpha against T at lam = alpha*(1)
     python experiments/tune_frontier.py --trend     # tuned alpha against T = 1e4..1e18 near lam_bal
-    python experiments/tune_frontier.py --smoothed --tuning-only  # re-run the tuning, keep gradients.csv
+    python experiments/tune_frontier.py --smoothed --tuning-only  # re-run the tuning, keep --out's gradients.csv
 """
 
 from __future__ import annotations
@@ -242,12 +242,19 @@ def table_md(rows, summaries, tau_rows) -> str:
 
 def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
-    args_parser.add_argument("--smoothed", action="store_true", help="the smoothed proxy's tuning alone")
-    args_parser.add_argument("--tuning-only", action="store_true", help="with --smoothed: the tuning, not its evaluation")
-    args_parser.add_argument("--trend", action="store_true", help="the smoothed proxy's trend in T")
-    args_parser.add_argument("--balanced", action="store_true", help="the smoothed proxy at the balanced point")
+    part = args_parser.add_mutually_exclusive_group()
+    part.add_argument("--smoothed", action="store_true", help="the smoothed proxy's part alone")
+    part.add_argument("--trend", action="store_true", help="the smoothed proxy's trend in T")
+    part.add_argument("--balanced", action="store_true", help="the smoothed proxy at the balanced point")
+    args_parser.add_argument("--tuning-only", action="store_true",
+                             help="with --smoothed: re-run the tuning, reading the gradient table from "
+                             "gradients.csv in --out")
     args = args_parser.parse_args()
     out = args.out
+    if args.tuning_only and not args.smoothed:
+        args_parser.error("--tuning-only re-runs the tuning of --smoothed alone; give it with --smoothed")
+    if args.tuning_only:
+        command_line.require_recorded(args_parser, args, "--tuning-only", "gradients.csv")
     if args.smoothed:
         tune_smoothed.smoothed_main(out, tuning_only=args.tuning_only)
         return

@@ -16,12 +16,15 @@ The schedule acts only through the exploration length ``L``, so many
 objective and of ``L``.  Writes ``experiments/tune_heavy_tails/``
 (``tuned_vs_grid.csv``, ``table.md``, ``tune_heavy_tails.png``).
 
-    python experiments/tune_heavy_tails.py
+    python experiments/tune_heavy_tails.py            # tune, simulate the grid, tabulate and plot
+    python experiments/tune_heavy_tails.py --replot   # the figure again from tuned_vs_grid.csv in --out
 """
 
 from __future__ import annotations
 
+import csv
 import pathlib
+import sys
 import time
 
 import command_line  # the experiments' shared command line
@@ -47,10 +50,10 @@ CASES = (  # name, instance (batch (K,)), eps
 )
 
 
-def tuned_against_grid(name, make, eps, horizon) -> tuple[dict, dict]:
+def tuned(make, eps, horizon) -> dict:
+    """``tune_schedule`` from the two starts, the lower final objective kept (``seconds``: the tuning's)."""
     key = jax.random.key(KEY)
     instance = make()
-    k = instance.batch_shape[-1]
     family = jax.tree.map(lambda p: p[None], instance.broadcast())  # the instance itself, batch (1, K)
     lo, q_max = float(theory.balanced_alpha(eps)), eps / (1 + 2 * eps)
     run = jax.jit(htb.tune_schedule, static_argnames=("eps", "horizon", "num_seeds", "num_steps", "optimizer",
@@ -61,23 +64,33 @@ def tuned_against_grid(name, make, eps, horizon) -> tuple[dict, dict]:
                tune_q=True, proxy="smoothed", sampler="per_pull", polish=POLISH)
            for start in STARTS]
     pick = int(np.argmin([float(r.final_objective) for r in res]))
-    tuned_alpha, tuned_q = float(res[pick].alpha), float(res[pick].q)
-    seconds = time.perf_counter() - started
+    return dict(tuned_alpha=float(res[pick].alpha), tuned_q=float(res[pick].q),
+                tuned_objective=float(res[pick].final_objective), seconds=time.perf_counter() - started)
+
+
+def against_grid(name, make, eps, horizon, tuned: dict) -> tuple[dict, dict]:
+    """``simulate`` on the grid and at the ``tuned`` schedule: the CSV's row and the grid's objective
+    against ``L`` (the figure's)."""
+    key = jax.random.key(KEY)
+    instance = make()
+    k = instance.batch_shape[-1]
+    lo, q_max = float(theory.balanced_alpha(eps)), eps / (1 + 2 * eps)
     alphas, qs = np.meshgrid(lo + (1 - lo) * np.linspace(0.0, 0.995, GRID_ALPHAS),
                              np.linspace(0.0, q_max, GRID_QS), indexing="ij")
-    policy = htb.AdaRETC(eps=eps, alpha=np.append(alphas.ravel(), tuned_alpha), q=np.append(qs.ravel(), tuned_q))
+    policy = htb.AdaRETC(eps=eps, alpha=np.append(alphas.ravel(), tuned["tuned_alpha"]),
+                         q=np.append(qs.ravel(), tuned["tuned_q"]))
     regret = np.asarray(htb.simulate(key, policy, instance, horizon, SEEDS, sampler="per_pull").regret)  # [G+1, S]
     objective = np.log(regret.mean(-1))
     lengths = np.asarray(policy.exploration_length(k, horizon))
     best = int(np.argmin(objective[:-1]))
     row = dict(
-        instance=name, eps=eps, T=horizon, tuned_alpha=tuned_alpha, tuned_q=tuned_q,
-        tuned_length=int(lengths[-1]), tuned_objective=float(res[pick].final_objective),
+        instance=name, eps=eps, T=horizon, tuned_alpha=tuned["tuned_alpha"], tuned_q=tuned["tuned_q"],
+        tuned_length=int(lengths[-1]), tuned_objective=tuned["tuned_objective"],
         tuned_objective_simulate=float(objective[-1]), grid_alpha=float(alphas.ravel()[best]),
         grid_q=float(qs.ravel()[best]), grid_length=int(lengths[best]), grid_objective=float(objective[best]),
         # standard error of log(mean R) at the grid's argmin (delta method)
         objective_stderr=float(regret[best].std(ddof=1) / np.sqrt(SEEDS) / regret[best].mean()),
-        seconds=seconds,
+        seconds=tuned["seconds"],
     )
     return row, dict(lengths=lengths[:-1], objective=objective[:-1])
 
@@ -110,6 +123,7 @@ def plot(rows, curves, path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, axes = plt.subplots(len(CASES), len(HORIZONS), figsize=(12.0, 6.5), squeeze=False)
     for r in rows:
@@ -119,6 +133,10 @@ def plot(rows, curves, path) -> None:
         ax.plot(c["lengths"], c["objective"], ".", ms=3, color="0.5", label="simulate, 60 x 9 grid")
         ax.plot([r["tuned_length"]], [r["tuned_objective"]], "r*", ms=11, label="tuned")
         ax.set_xscale("log")
+        # plain numbers (1800, 2000): where L spans less than a decade the minor ticks are labelled too, and
+        # the default 1.8x10^3, 2x10^3, ... run into each other
+        for set_formatter in (ax.xaxis.set_major_formatter, ax.xaxis.set_minor_formatter):
+            set_formatter(matplotlib.ticker.LogFormatter(labelOnlyBase=False))
         ax.set_title(f"{r['instance']}, T = {r['T']:.0e}", fontsize=9)
         ax.set_xlabel("exploration length L")
         ax.set_ylabel("log mean regret")
@@ -130,14 +148,21 @@ def plot(rows, curves, path) -> None:
 
 def main() -> None:
     args_parser = command_line.parser(__doc__, OUT)
+    args_parser.add_argument("--replot", action="store_true",
+                             help="draw the figure again from tuned_vs_grid.csv in --out: the grid is simulated "
+                             "again (about 30 s on 2 cores), the tuning is not re-run")
     args = args_parser.parse_args()
     out = args.out
+    if args.replot:
+        command_line.require_recorded(args_parser, args, "--replot", "tuned_vs_grid.csv")
+        replot(out)
+        return
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     rows, curves = [], {}
     for name, make, eps in CASES:
         for horizon in HORIZONS:
-            row, curve = tuned_against_grid(name, make, eps, horizon)
+            row, curve = against_grid(name, make, eps, horizon, tuned(make, eps, horizon))
             rows.append(row)
             curves[(name, horizon)] = curve
             print(f"{name}, T={horizon:.0e}: {row['seconds']:.0f} s", flush=True)
@@ -146,6 +171,22 @@ def main() -> None:
     table = table_md(rows, time.perf_counter() - started)
     (out / "table.md").write_text(table + "\n")
     print(table)
+
+
+def replot(out: pathlib.Path) -> None:
+    """The figure from ``tuned_vs_grid.csv``'s tuned schedules and the grid simulated again, which must give
+    the CSV's grid argmin and objectives (the same key and seeds)."""
+    with open(out / "tuned_vs_grid.csv", newline="") as f:
+        rows = [{k: v if k == "instance" else float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    curves = {}
+    for r in rows:
+        make, eps = next((make, eps) for name, make, eps in CASES if name == r["instance"])
+        again, curves[(r["instance"], r["T"])] = against_grid(r["instance"], make, eps, int(r["T"]), r)
+        differ = [k for k, v in again.items() if k != "instance" and not np.isclose(v, r[k], rtol=1e-9, atol=0)]
+        if differ:
+            sys.exit(f"--replot: the grid simulated again differs from tuned_vs_grid.csv in {', '.join(differ)} "
+                     f"({r['instance']}, T = {r['T']:.0e}); the figure is not redrawn")
+    plot(rows, curves, out / "tune_heavy_tails.png")
 
 
 if __name__ == "__main__":

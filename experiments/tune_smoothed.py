@@ -216,7 +216,7 @@ def read_csv(path) -> list[dict]:
 
 
 def smoothed_main(out: pathlib.Path, tuning_only: bool = False) -> None:
-    """``tuning_only``: the gradient table is read back from ``gradients.csv`` (its run is unchanged)."""
+    """``tuning_only``: the gradient table is read back from ``out``'s ``gradients.csv`` (its run is unchanged)."""
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     if tuning_only:

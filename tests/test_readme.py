@@ -1,16 +1,19 @@
 """The README is what CI runs, and what it shows is current output."""
 
+import importlib
 import importlib.util
 import json
 import os
 import pathlib
 import re
 import subprocess
+import sys
 import tomllib
 
 import jax
 import jaxlib
 import numpy as np
+import pytest
 
 import htb_jax as htb
 from conftest import OLDER_EMITTERS, compiles_with_default_emitters, default_code_generation_env
@@ -232,3 +235,98 @@ def test_every_experiment_script_writes_into_its_out_flag():
     assert parser.parse_args([]).out == ROOT / "experiments" / "k_frontier"
     assert parser.parse_args(["--out", "elsewhere"]).out == pathlib.Path("elsewhere")
     assert "by default experiments/k_frontier/" in parser.format_help()
+
+
+def _script(monkeypatch, name: str, *guarded: str):
+    """experiments/<name>.py imported as a module, with each function named in ``guarded`` replaced by one
+    that fails the test: a refusal that did not happen would otherwise start the experiment."""
+    monkeypatch.syspath_prepend(str(ROOT / "experiments"))
+    module = importlib.import_module(name)
+    for attribute in guarded:
+        owner, _, function = attribute.rpartition(".")
+        def ran(*args, _name=attribute, **kwargs):
+            raise AssertionError(f"{_name} ran: the command line was not refused")
+        monkeypatch.setattr(getattr(module, owner) if owner else module, function, ran)
+    return module
+
+
+def _refusal(monkeypatch, capsys, module, *argv: str) -> str:
+    """The one-line error with which ``module.main()`` refuses ``argv`` (exit status 2)."""
+    monkeypatch.setattr(sys, "argv", [f"{module.__name__}.py", *argv])
+    with pytest.raises(SystemExit) as exited:
+        module.main()
+    assert exited.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    prefix = f"{module.__name__}.py: error: "
+    assert last.startswith(prefix), last
+    return last.removeprefix(prefix)
+
+
+@pytest.mark.parametrize("name, argv, needed", [
+    ("calibration", ["--refit"], "runs.npz"),
+    ("t_exponent_vs_eps", ["--refit"], "runs.npz"),
+    ("stable_frontier", ["--replot"], "stable_frontier.csv"),
+    ("peer_frontier", ["--replot"], "peer_frontier.csv"),
+    ("tune_heavy_tails", ["--replot"], "tuned_vs_grid.csv"),
+    ("tune_frontier", ["--smoothed", "--tuning-only"], "gradients.csv"),
+])
+def test_experiment_options_reading_out_refuse_a_folder_without_their_file(monkeypatch, capsys, tmp_path, name,
+                                                                          argv, needed):
+    # With a fresh --out these died with a FileNotFoundError traceback (stable_frontier after making the folder).
+    module = _script(monkeypatch, name)
+    fresh = tmp_path / "fresh"
+    message = _refusal(monkeypatch, capsys, module, *argv, "--out", str(fresh))
+    flag = argv[-1]
+    assert message == (f"{flag} reads {needed} from --out; {fresh} has none (the recorded one is in "
+                       f"experiments/{name}/, and a run without {flag} writes it)")
+    assert not fresh.exists()
+
+
+@pytest.mark.parametrize("argv, refused", [
+    (["--tuning-only"], "--tuning-only re-runs the tuning of --smoothed alone; give it with --smoothed"),
+    (["--smoothed", "--balanced"], "argument --balanced: not allowed with argument --smoothed"),
+    (["--trend", "--balanced"], "argument --balanced: not allowed with argument --trend"),
+    (["--smoothed", "--trend"], "argument --trend: not allowed with argument --smoothed"),
+])
+def test_tune_frontier_refuses_options_that_conflict(monkeypatch, capsys, tmp_path, argv, refused):
+    # --tuning-only without --smoothed started the ~600 s default run; --smoothed --balanced ran --smoothed alone.
+    module = _script(monkeypatch, "tune_frontier", "tune_smoothed.smoothed_main", "tune_smoothed.trend_main",
+                     "tune_smoothed.balanced_main", "run_eps")
+    assert _refusal(monkeypatch, capsys, module, *argv, "--out", str(tmp_path / "fresh")) == refused
+    assert not (tmp_path / "fresh").exists()
+
+
+def test_regret_curves_refuses_fewer_than_two_seeds(monkeypatch, capsys, tmp_path):
+    # One seed gave every standard error as NaN, silently.
+    module = _script(monkeypatch, "regret_curves", "instances")
+    message = _refusal(monkeypatch, capsys, module, "--seeds", "1", "--out", str(tmp_path / "fresh"))
+    assert message == "--seeds must be an integer >= 2 (the standard error needs two runs); got 1"
+    assert not (tmp_path / "fresh").exists()
+
+
+def test_peer_frontier_only_names_the_policies_it_can_match(monkeypatch, capsys, tmp_path):
+    # --only NOPE wrote an empty table_only.md and died with an unrelated TypeError.
+    module = _script(monkeypatch, "peer_frontier", "measure_entry")
+    message = _refusal(monkeypatch, capsys, module, "--only", "NOPE", "--out", str(tmp_path / "fresh"))
+    names = [entry.name for entry in module.entries()]
+    assert message == (f"--only must be part of a policy's name (case-sensitive), one of: {'; '.join(names)}; "
+                       "got 'NOPE'")
+    assert "Robust UCB, u/100" in names and not (tmp_path / "fresh").exists()
+    assert _refusal(monkeypatch, capsys, module, "--replot", "--only", "UCB1") == (
+        "--replot runs nothing and takes no option but --out; got --only")
+
+
+def test_peer_frontier_table_note_follows_its_horizons(monkeypatch):
+    # The note of the recorded table is the one the default horizons give (it was written out by hand), and
+    # the table is drawn from the CSV's rows: --replot gives the recorded table.md again.
+    module = _script(monkeypatch, "peer_frontier")
+    folder = ROOT / "experiments" / "peer_frontier"
+    rows = module.read_rows(folder / "peer_frontier.csv")
+    parser = module.command_line.parser(module.__doc__, module.OUT)
+    module.add_arguments(parser)
+    defaults = module.top_horizons(parser.parse_args([]))
+    assert defaults == {row["cost"]: row["t_max"] for row in rows}
+    assert module.table(rows, defaults) + "\n" == (folder / "table.md").read_text()
+    other = module.table(rows, module.top_horizons(parser.parse_args(["--horizon", "1e6", "--slow-horizon", "2e4"])))
+    assert "UCB1, R-UCB and R-UCB-G to 1e6, AdaR-ETC on its fast path to 1e7, ForceMoM to 1e6" in other
+    assert "(to 20000)" in other and "beta in 1e-5..0.5" in other
