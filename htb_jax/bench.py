@@ -1,7 +1,7 @@
-"""A versioned benchmark of heavy-tailed bandit policies (see :mod:`htb_jax._src.bench`).
+"""A versioned benchmark of heavy-tailed bandit policies.
 
 ``htb_jax.bench`` runs a policy, a user's or a built-in one, and the
-literature's policies (:func:`peers`) through the suite's experiments
+literature's policies (:func:`htb_jax.bench.peers`) through the suite's experiments
 (:func:`experiments`: tail heaviness, asymmetry, gaps, arms, horizon,
 misspecification and real data; then the worst case, Theorem 1's ``(d, c)``
 as :func:`htb_jax.frontier.measure` fits them), every policy on the same

@@ -1,4 +1,4 @@
-"""Measured regret exponents next to the paper's (see :mod:`htb_jax._src.frontier`).
+"""Measured regret exponents next to the paper's.
 
 ``htb_jax.frontier`` runs the worst-case searches behind the distribution-free
 exponent (two-point, Pareto and alpha-stable families), fits the exponents with their

@@ -243,7 +243,7 @@ def test_stated_defaults_are_the_codes():
     assert proxy.MAX_TABLE_BYTES == 2**30
     assert memory.default_memory_budget(jax.devices("cpu")[0]) == 2 * 2**30
     assert memory.ACCELERATOR_MEMORY_FRACTION == 0.5
-    assert resumable.default_seed_chunk(10**6) == (8 if jax.default_backend() == "cpu" else 4096)
+    assert resumable.default_seed_chunk(10**5) == (8 if jax.default_backend() == "cpu" else 4096)
     assert resumable.ACCELERATOR_SEED_CHUNK == 4096 and mom.STATIC_BLOCK_SIZES == 32
 
 

@@ -115,7 +115,7 @@ def fit_exponent(
       regret: f[P, S] finite regrets, ``S >= 2`` seeds per point (one seed would give
         every resample that seed: an interval of width 0); seed ``s`` is taken to be
         the same seed at every point.
-      key: ``int >= 0`` seed of the bootstrap's :func:`numpy.random.default_rng`.
+      key: ``int >= 0`` seed of the bootstrap's ``numpy.random.default_rng``.
       num_bootstrap: number of bootstrap draws, ``>= 2``.
       level: nominal coverage of the interval, in ``(0, 1)``.
       statistic: ``"mean"`` or ``"median"``, taken over seeds at each point.
@@ -186,7 +186,7 @@ def fit_worst_case_exponent(
         seeds shared by every point and member.
       scale: f[F] or f[P, F] normalisers in ``(0, inf]``; a member with
         ``scale = inf`` (e.g. no ``(1+eps)``-moment) contributes 0.
-      key: ``int >= 0`` seed of the bootstrap's :func:`numpy.random.default_rng`.
+      key: ``int >= 0`` seed of the bootstrap's ``numpy.random.default_rng``.
       num_bootstrap: number of bootstrap draws, ``>= 2``.
       level: nominal coverage of the interval, in ``(0, 1)``.
 

@@ -48,7 +48,17 @@ _MEAN_PARAMETRISED = (Pareto, StudentT, Frechet, Gaussian, LogNormal, Stable)
 
 
 def num_arms(instance: Distribution) -> int:
-    """``K``, the size of the last batch axis."""
+    """``K``, the size of the last batch axis.
+
+    Args:
+      instance: a reward law (:class:`Distribution`) of batch shape ``[..., K]``.
+
+    Returns:
+      ``K``, a Python int.
+
+    Raises:
+      ValueError: where the batch shape is ``()`` (no arm axis).
+    """
     check_instance(instance, function="htb.num_arms")
     shape = instance.batch_shape
     if not shape:
@@ -239,6 +249,13 @@ def check_float32_resolution(instance: Distribution) -> None:
 
 def gaps(instance: Distribution) -> jax.Array:
     """Suboptimality gaps ``Delta_i = max_j mu_j - mu_i``, f64[..., K].
+
+    Args:
+      instance: a reward law (:class:`Distribution`) of batch shape ``[..., K]`` whose
+        ``mean()`` gives the arm means ``mu``.
+
+    Returns:
+      f64[..., K]: ``Delta_i >= 0``, ``0`` at the best arm(s) of each instance.
 
     Raises:
       ValueError: where a concrete instance's ``mean()`` is not finite, or a user's law's

@@ -44,6 +44,12 @@ def default_memory_budget(device: jax.Device | None = None) -> int:
 
     Args:
       device: the device (default: ``jax.devices()[0]``).
+
+    Returns:
+      The budget in bytes, a Python int.
+
+    Raises:
+      TypeError: where ``device`` is neither ``None`` nor a ``jax.Device``.
     """
     if device is not None:
         check_given("device", device, "None or a jax.Device such as jax.devices()[0]")
@@ -97,12 +103,12 @@ class MemoryPlan:
 
     @property
     def estimated_peak(self) -> int:
-        """``threads * (fixed + seed_chunk * bytes_per_seed) + output_bytes``: at most ``memory_budget``."""
+        """The estimate ``threads * (fixed + seed_chunk * bytes_per_seed) + output_bytes``, at most ``memory_budget``."""
         return self.threads * (self.fixed_bytes + self.seed_chunk * self.bytes_per_seed) + self.output_bytes
 
     @property
     def seeds_per_thread(self) -> int:
-        """Seeds of one execution: ``seed_chunk * num_chunks``."""
+        """Seeds of one execution, ``seed_chunk * num_chunks``."""
         return self.seed_chunk * self.num_chunks
 
 

@@ -60,12 +60,12 @@ class EngineSpec:
       pull_chunk: streaming step for estimates computed from the reward table.
       max_blocks: static bound on Median-of-Means block counts from ``B_T``.
       max_block_size: static bound on the block sizes of an ETC commit's
-        Median-of-Means (:func:`~htb_jax._src.mom.static_block_sizes`), so that
+        Median-of-Means (the largest it will see rounded up to 4, 8, 16 or 32), so that
         the commit compiles only the block-sum routes it can take; ``None``:
-        any size.
+        any size (beyond 32).
       min_block_size: static lower bound on the nonzero block sizes of such a
-        commit (:func:`~htb_jax._src.mom.static_smallest_block_size`): 1, or
-        above the static routes' sizes, where none of them is compiled.
+        commit: 1, or 33 where every nonzero block is longer than 32 (above the
+        static routes' sizes, where none of them is compiled).
     """
 
     num_arms: int
@@ -93,7 +93,7 @@ class RoundContext(NamedTuple):
     table: TableReader
 
     def uniforms(self, num: int) -> tuple[jax.Array, jax.Array]:
-        """Round ``t``'s own uniforms ``(U, 1 - U)``, f64[num] each (see :mod:`~htb_jax._src.round_stream`).
+        """Round ``t``'s own uniforms ``(U, 1 - U)``, f64[num] each (as :func:`round_uniforms` gives them).
 
         A function of the seed's key and ``t`` alone: independent of the
         reward table and of the arms played, the same for every policy.
@@ -130,10 +130,18 @@ class PolicyKernel(NamedTuple):
     **Randomness.**  Rewards come only from ``ctx.table`` (the reward table,
     common to every policy).  A randomised policy draws its own numbers in
     ``act`` from ``ctx.uniforms(num)``: a counter-based stream indexed by the
-    seed and the round ``t`` alone (:mod:`~htb_jax._src.round_stream`), so it
+    seed and the round ``t`` alone (:func:`round_uniforms` gives it for a reference loop), so it
     never shifts the reward table and a plain-Python loop can reproduce the
     draws by evaluating the same stream.  Within a round, use word ``j`` for
     one purpose only (e.g. ``j = arm``).
+
+    Attributes:
+      init: ``init(ctx) -> state``, the state before round 0 (any pytree of arrays).
+      act: ``act(state, ctx) -> arm``, i32[] the arm to pull in round ``ctx.t``.
+      update: ``update(state, ctx, arm, reward) -> state``, after the pull of ``arm`` (i32[]) gave
+        ``reward`` (f32[]).
+      summary: ``summary(state, ctx) -> PolicySummary``, after the last round.
+      scratch_bytes: transient bytes per seed beyond the state (see above), a Python int.
     """
 
     init: Callable[[RoundContext], Any]

@@ -155,14 +155,16 @@ def proxy_table(
       instance: batch shape ``I + (K,)``.
       horizon: ``T`` (only bounds the pulls per arm).
       num_seeds: ``S``.
-      num_pulls: pulls per arm ``N``; default :func:`max_proxy_pulls` for ``eps``.
+      num_pulls: pulls per arm ``N``; default: enough for every admissible schedule designed
+        for ``eps``, ``ceil(L_max / K) + 1`` with ``L_max`` the exploration at ``alpha =
+        alpha*(eps)``, ``q = eps/(1+2eps)`` (at most ``ceil(T / K)``).
       eps: the tail exponent the schedules are designed for (``None``: ``N = ceil(T/K)``).
 
     Returns:
       :class:`ProxyTable` with prefix f64[S, *I, K, N + 1] and gaps f64[*I, K].
 
     Raises:
-      ValueError: if the prefix sums would exceed :data:`MAX_TABLE_BYTES`; the
+      ValueError: if the prefix sums would exceed 1 GiB (``2^30`` bytes); the
         per-pull proxy is for horizons whose exploration fits in memory.
     """
     as_threefry_key(key)
@@ -345,8 +347,8 @@ def proxy_regrets(policy: AdaRETC, table: ProxyTable, horizon: int, tau: Any, *,
     numbers, and the per-seed values compare with ``simulate``'s seed by seed
     (with ``rounding=True`` and ``tau = 0`` they are its per-pull regrets).
     The per-seed regret is ``sum_i Delta_i n_i + (T - L) sum_i
-    softmax(mu_hat / tau)_i Delta_i`` (the relaxation of Algorithm 1 in
-    :mod:`htb_jax._src.proxy`).  Not jitted inside; differentiable in the
+    softmax(mu_hat / tau)_i Delta_i`` (the relaxation of Algorithm 1 of
+    :func:`regret_proxy`).  Not jitted inside; differentiable in the
     policy's float fields.
 
     Args:
@@ -411,11 +413,11 @@ def regret_proxy(
 ) -> jax.Array:
     """Mean over seeds of the relaxed regret of AdaR-ETC: differentiable in ``alpha``, ``q``, ``eps``.
 
-    The relaxation of Algorithm 1 described in :mod:`htb_jax._src.proxy`
-    (continuous ``L``, interpolated block boundaries, softmax commit), on the
+    The relaxation of Algorithm 1 (continuous ``L``, interpolated block
+    boundaries, softmax commit), on the
     reward table ``simulate`` reads.  ``jax.grad`` with respect to the
     policy's float fields (or to ``eps_bar`` through
-    :meth:`AdaRETC.calibrated`) is the sample-path derivative; the table is
+    :meth:`~htb_jax.ExploreThenCommit.calibrated`) is the sample-path derivative; the table is
     common to all parameter values.  Works under ``jit`` and ``vmap``
     (``horizon``, ``num_seeds``, ``rounding`` and ``num_pulls`` are static).
 

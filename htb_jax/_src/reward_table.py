@@ -47,8 +47,13 @@ def seed_keys(key: jax.Array, num_seeds: int, first_seed: Any = 0) -> jax.Array:
     A seed's numbers depend on ``key`` and ``s`` alone, never on which seeds
     share its batch.
 
+    Args:
+      key: a typed key (``jax.random.key``) or legacy ``uint32[2]`` key data (``PRNGKey``).
+      num_seeds: the number of seeds, a Python int in ``[0, 2^32]``.
+      first_seed: the index of the first seed, an int ``>= 0`` (default 0).
+
     Returns:
-      key[num_seeds].
+      key[num_seeds]: typed threefry keys.
 
     Raises:
       ValueError: where ``first_seed + num_seeds > 2^32`` (seed indices are uint32).
@@ -230,6 +235,17 @@ class TableReader:
 
     @classmethod
     def create(cls, seed_key: jax.Array, arms: Distribution) -> TableReader:
+        """The reader of the table of seed key ``seed_key`` for the arms ``arms``.
+
+        Args:
+          seed_key: key[] the seed's key (an entry of :func:`seed_keys`), ``key_0``.
+          arms: the instance, batch shape ``(K,)``.
+
+        Returns:
+          A :class:`TableReader` with ``keys`` key[num_words] (``key_0``, then
+          ``fold_in(key_0, w)`` for ``w = 1 .. num_words - 1``) and ``arms`` broadcast to one
+          array per parameter, f64[K].
+        """
         keys = [seed_key] + [jax.random.fold_in(seed_key, w) for w in range(1, arms.num_words)]
         return cls(keys=jnp.stack(keys), arms=arms.broadcast())
 

@@ -68,7 +68,7 @@ def round_uniforms(seed_key: jax.Array, rounds: Any, num: int) -> tuple[jax.Arra
     """A seed's round uniforms as a policy's ``ctx.uniforms(num)`` sees them, for a reference loop.
 
     A randomised policy, a user's included, draws in round ``t`` the pairs
-    ``(U, 1 - U)`` of :func:`uniforms`; a plain-Python reference of the policy
+    ``(U, 1 - U)`` of ``RoundContext.uniforms``; a plain-Python reference of the policy
     reads the same numbers here and can be compared with the engine exactly.
 
     Args:

@@ -201,8 +201,7 @@ def regret_at_lengths(
 ) -> jax.Array:
     """``simulate``'s mean regret of AdaR-ETC as a function of its exploration length ``L``.
 
-    A schedule ``(eps, alpha, q)`` acts on a run only through ``L`` (see
-    :mod:`htb_jax._src.smoothing`): ``L`` round-robin pulls, ``B_T``
+    A schedule ``(eps, alpha, q)`` acts on a run only through ``L``: ``L`` round-robin pulls, ``B_T``
     Median-of-Means blocks of ``floor(n_i / B_T)`` samples each, a commit to
     the largest estimate for the remaining ``T - L`` rounds.  This is the mean
     over seeds ``0 .. S - 1`` of that regret at any ``L``, schedule or not: the
@@ -227,7 +226,7 @@ def regret_at_lengths(
 
     Raises:
       ValueError: for a bad ``horizon``, ``num_seeds``, ``lengths`` or
-        ``sampler``, or a per-pull table above :data:`htb_jax._src.proxy.MAX_TABLE_BYTES`.
+        ``sampler``, or a per-pull table above 1 GiB (``2^30`` bytes).
 
     Examples:
       >>> import jax, jax.numpy as jnp, htb_jax as htb
@@ -438,7 +437,7 @@ def smoothed_regret(
     ``simulate(key, policy, instance, horizon, S, sampler=...)`` reports (the
     same seeds, the same integer schedule and float32 estimates).  ``jax.grad``
     gives, per coordinate, the common-random-number central difference of
-    that mean at half-width ``width`` (see :mod:`htb_jax._src.smoothing`): the
+    that mean at half-width ``width``: the
     slope of the expected regret at the scale of ``width``.  Works under
     ``jit``, ``vmap`` and ``grad`` (``horizon``, ``num_seeds``, ``sampler``,
     ``num_pulls`` are static; ``width`` and ``instance_width`` may be traced).

@@ -80,7 +80,7 @@ class TailIndex:
 
     @property
     def eps(self) -> float:
-        """``suggested_eps(alpha)``: ``min(1, alpha - 1)``.
+        """The ``eps`` the estimate suggests, ``suggested_eps(alpha) = min(1, alpha - 1)``.
 
         Raises:
           ValueError: where ``alpha <= 1``: the estimate says the data have no finite mean, and
@@ -100,7 +100,7 @@ def tail_index(samples: Any, k: int | None = None) -> TailIndex:
 
     ``k``: by default ``ceil(sqrt(n))`` (at most ``n - 1``), a fixed rule
     chosen from its measured bias.  Over 100 samples of ``n = 10^4`` at each
-    ``alpha`` in ``{1.2, 1.5, 2, 3}`` (``tests/test_tail_index.py``), the mean
+    ``alpha`` in ``{1.2, 1.5, 2, 3}`` (a test of the suite), the mean
     estimate is within 4% of ``alpha`` for the Pareto law on ``[1, inf)`` and
     for Student-t with ``alpha`` degrees of freedom, against a standard error
     of 10% (``k = 100``); a larger ``k`` lowers the variance but pulls the

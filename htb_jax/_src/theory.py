@@ -29,34 +29,57 @@ SMALLEST_EPS_WITH_ALPHA = 1.6653345369377348e-16
 
 
 class Exponents(NamedTuple):
-    """Exponents of a rate ``K^k T^t``."""
+    """Exponents of a rate ``K^k T^t``.
 
-    k: Float  # f64[...] exponent of the number of arms K
-    t: Float  # f64[...] exponent of the horizon T
+    Attributes:
+      k: f64[...] the exponent of the number of arms ``K``.
+      t: f64[...] the exponent of the horizon ``T``.
+    """
+
+    k: Float
+    t: Float
 
 
 class CalibratedProfile(NamedTuple):
-    """Rates of the ``eps_bar``-calibrated AdaR-ETC at the true order ``eps`` (Theorem 6)."""
+    """Rates of the ``eps_bar``-calibrated AdaR-ETC at the true order ``eps`` (Theorem 6).
 
-    free: Exponents  # Phi_free, eq. (arbitrary_calibration_profile)
-    dep: Exponents  # Phi_dep, eq. (arbitrary_calibration_dep)
+    Attributes:
+      free: ``Phi_free``'s exponents, eq. (arbitrary_calibration_profile).
+      dep: ``Phi_dep``'s exponents, eq. (arbitrary_calibration_dep).
+    """
+
+    free: Exponents
+    dep: Exponents
 
 
 class OperatingPoint(NamedTuple):
-    """A row of Table 1: a point on the ``K``-frontier at ``eps = 1``."""
+    """A row of Table 1: a point on the ``K``-frontier at ``eps = 1``.
+
+    Attributes:
+      label: the row's name in Table 1.
+      b: the exponent of ``K`` in ``Phi_free``.
+      a: the exponent of ``K`` in ``Phi_dep``.
+      equal_gap_k: the exponent of ``K`` in the equal-gap regret, ``a + 1``.
+      q: AdaR-ETC's exploration exponent that realises ``(b, a)``.
+    """
 
     label: str
-    b: float  # exponent of K in Phi_free
-    a: float  # exponent of K in Phi_dep
-    equal_gap_k: float  # exponent of K in the equal-gap regret, a + 1
-    q: float  # the AdaR-ETC exploration exponent realising (b, a)
+    b: float
+    a: float
+    equal_gap_k: float
+    q: float
 
 
 class ForceMoMExponents(NamedTuple):
-    """ForceMoM's claimed exponents of ``T``."""
+    """ForceMoM's claimed exponents of ``T``.
 
-    fixed_instance: Float  # f64[...] regret O(T^rho) on a fixed instance
-    worst_case: Float  # f64[...] worst-case regret u^(1/p) T^(1 - rho eps/(1+eps))
+    Attributes:
+      fixed_instance: f64[...] ``rho``: regret ``O(T^rho)`` on a fixed instance.
+      worst_case: f64[...] ``1 - rho eps/(1+eps)``: worst-case regret ``u^(1/p) T^(1 - rho eps/(1+eps))``.
+    """
+
+    fixed_instance: Float
+    worst_case: Float
 
 
 def _concrete(function):
@@ -455,6 +478,10 @@ def table1_points() -> tuple[OperatingPoint, ...]:
     Instance-oriented ``(b, a) = (1/2, -1)`` (``q = 0``) and ``K``-balanced
     ``(b, a) = (1/3, -2/3)`` (``q = 1/3``), with equal-gap regret exponents of
     ``K`` ``0`` and ``1/3``.
+
+    Returns:
+      A tuple of two :class:`OperatingPoint` (Python floats): ``"Instance-oriented"``, then
+      ``"K-balanced"``.
     """
     return (
         OperatingPoint("Instance-oriented", b=1 / 2, a=-1.0, equal_gap_k=0.0, q=0.0),

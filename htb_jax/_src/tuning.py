@@ -133,8 +133,8 @@ def smooth_max_log(log_values: jax.Array, sigma: Any) -> jax.Array:
     """``sigma logsumexp(log_values / sigma)`` over the last axis: a smooth max, in ``[max, max + sigma log F]``.
 
     The worst-case term of :func:`tune_schedule`'s objective is this smooth max of
-    ``log(R_f / U_eps(nu_f))`` over the family's ``F`` members (``log smax_f`` of
-    :mod:`htb_jax._src.tuning`); applied to ``simulate``'s mean regrets it gives the same
+    ``log(R_f / U_eps(nu_f))`` over the family's ``F`` members (its ``log smax_f``,
+    the ``log W`` of :func:`tune_schedule`); applied to ``simulate``'s mean regrets it gives the same
     objective on a grid of schedules.
 
     Args:
@@ -204,8 +204,9 @@ def tune_schedule(
 ) -> TuningResult:
     """Tunes AdaR-ETC's ``(alpha, q)`` at a finite horizon with an optax optimiser.
 
-    Minimises ``lam log W + (1 - lam) log R_ref`` (see :mod:`htb_jax._src.tuning`)
-    over the admissible set, through the sigmoid reparametrisation of
+    Minimises ``lam log W + (1 - lam) log R_ref`` (``W`` the smooth max of
+    :func:`smooth_max_log` over the family's normalised regrets, ``R_ref`` the regret on the
+    reference instance) over the admissible set, through the sigmoid reparametrisation of
     :func:`admissible_schedule`.  Every proxy reads seeds ``0 .. S - 1`` of
     ``key`` (family and reference draw from the same ``key``, like
     ``simulate``), so every iteration sees the same rewards.  The default

@@ -65,12 +65,12 @@ class Contender:
 
     @property
     def slug(self) -> str:
-        """The name as a file name: characters other than letters, digits, ``.``, ``=`` and ``-`` as ``_``.
+        """The name as a file name, characters other than letters, digits, ``.``, ``=`` and ``-`` as ``_``.
 
         A user's name that this changes (or that starts with a dot) gets the start of its SHA-256 too,
         so that two names never share a folder (``my pol`` and ``my_pol``) and none is hidden or
         reaches outside ``runs/`` (``../x``); a label given to a policy (``--name``) gets that of the
-        label and :attr:`identity`."""
+        label and ``identity``."""
         slug = self.name_as_file
         labelled = bool(self.identity) and self.identity != self.name
         if not self.user or slug == self.name and not slug.startswith(".") and not labelled:
@@ -80,7 +80,8 @@ class Contender:
 
     @property
     def name_as_file(self) -> str:
-        """The name as written in file names (:func:`as_file_name`; a peer's :attr:`slug`)."""
+        """The name as written in file names, characters other than letters, digits, ``.``, ``=`` and ``-``
+        as ``_`` (a peer's :attr:`slug`)."""
         return as_file_name(self.name)
 
     def runs_folder(self, out: str) -> str:
@@ -115,11 +116,14 @@ def _told(build: Callable[[float, float], Any], name: str) -> Callable[[float, f
 def peers() -> tuple[Contender, ...]:
     """The built-in peers of the suite, in report order.
 
-    AdaR-ETC at its balanced setting (told ``eps``: ``alpha = balanced_alpha(eps)``, ``q = 0``) and its
-    order-free setting (Theorem 4: told nothing but ``T``); UCB1; Robust UCB with the truncated mean
-    (Bubeck et al. 2013, told ``eps`` and the true ``u``); R-UCB (``f = 2.1``) and R-UCB-G (``f = (log
-    t)^2``) of Ashutosh et al. 2021; ForceMoM (``rho = 1/2``); AdaR-UCB (Genalti et al. 2024); APE2
-    (Lee et al. 2020), MR-UCB and MR-APE (Lee and Lim), each told ``p = 1 + eps``.
+    AdaR-ETC at its balanced setting (told ``eps`` and ``T``: ``alpha = balanced_alpha(eps)``, ``q = 0``)
+    and its order-free setting (Theorem 4: told nothing but ``T``); UCB1; R-UCB (``f = 2.1``) and R-UCB-G
+    (``f = (log t)^2``) of Ashutosh et al. 2021; ForceMoM (``rho = 1/2``); Robust UCB with the truncated
+    mean (Bubeck et al. 2013, told ``eps`` and the true ``u``); AdaR-UCB (Genalti et al. 2024); APE2
+    (Lee et al. 2020), told ``p = 1 + eps``; MR-UCB and MR-APE (Lee and Lim), told ``p = 1 + eps`` and ``T``.
+
+    Returns:
+      The :class:`Contender` of each, in that order.
     """
     return (
         Contender("AdaR-ETC balanced", _told(_balanced, "AdaR-ETC balanced"), "eps, T", "fast path"),

@@ -26,7 +26,13 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
 def wti_returns() -> tuple[np.ndarray, np.ndarray]:
     """The daily log returns in percent and each one's weekday (0 = Monday), f64[8320] and i64[8320].
 
+    Returns:
+      ``(returns, weekday)``: f64[8320] the returns ``100 log(P_t / P_s)`` in date order, and
+      i64[8320] the weekday of each one's later day, ``0`` (Monday) to ``4`` (Friday).  Both are
+      read-only and cached: every call returns the same arrays.
+
     Examples:
+      >>> import numpy as np
       >>> import htb_jax as htb
       >>> returns, weekday = htb.bench.wti_returns()
       >>> returns.size, round(float(returns.mean()), 5), np.bincount(weekday).tolist()

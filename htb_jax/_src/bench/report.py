@@ -240,6 +240,13 @@ def scorecard_markdown(results: dict) -> str:
     """The report's scorecard as a Markdown table (what ``htb-jax bench`` prints on stdout): one row per
     policy, the user's in bold, one column per experiment with its score, rank and ratio to the best peer.
 
+    Args:
+      results: the results dict of :func:`htb_jax.bench.run` (or read back from its
+        ``results.json``).
+
+    Returns:
+      The Markdown table, without a trailing newline.
+
     Raises:
       TypeError, ValueError: for a dict that is not a results dict of ``htb.bench.run``.
     """

@@ -282,7 +282,7 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
       name: its label (default: its ``repr``, or a function's name); a built-in peer's name is refused.
       size: ``"cpu"`` (``T = 2000``, 32 seeds a setting) or ``"gpu"`` (``T = 10^4``, 1024 seeds).
       out: the directory of the stored runs and the report (``None``: nothing stored or written).
-      peers: also run the built-in peers (:func:`~htb_jax._src.bench.peers.peers`).
+      peers: also run the built-in peers (:func:`htb_jax.bench.peers`).
       only: names of the experiments to run (default: all).
       restart: delete what ``out`` stores of every run this call makes (the policy's and the peers'),
         refused or not, and compute them again; other policies' runs stored there are kept.

@@ -91,6 +91,7 @@ class Setting:
 
     @property
     def num_arms(self) -> int:
+        """``K``, the number of arms of ``instance`` (its last batch axis)."""
         return int(self.instance.batch_shape[-1])
 
     def uniform_regret(self) -> float:
@@ -100,8 +101,8 @@ class Setting:
 
     @functools.cached_property
     def true_u(self) -> float:
-        """``u = max_i E|X_i|^(1+eps)`` at the true ``eps`` (a quadrature for most laws: computed once
-        per setting, and the settings of a size are built once)."""
+        """The moment bound ``u = max_i E|X_i|^(1+eps)`` at the true ``eps`` (a quadrature for most laws,
+        computed once per setting; the settings of a size are built once)."""
         return moment_bound(self.instance, self.eps)
 
     def told(self) -> tuple[float, float]:
@@ -140,6 +141,9 @@ def setting_score(mean_regret: float, uniform_regret: float) -> float:
       uniform_regret: ``R_unif``, that of playing a uniformly drawn arm every round (``> 0``;
         :meth:`Setting.uniform_regret`).
 
+    Returns:
+      The score, a Python float in ``[0, 1]``.
+
     Examples:
       >>> setting_score(250.0, 1000.0)
       0.75
@@ -169,6 +173,15 @@ def experiments(size: str = "cpu") -> tuple[Experiment, ...]:
     """The experiments of the suite ``ht-v1`` at ``size`` (``"cpu"`` or ``"gpu"``), in report order; the
     worst case, which :func:`htb_jax.bench.run` measures with :func:`htb_jax.frontier.measure` on two families, is
     not among them.
+
+    Args:
+      size: ``"cpu"`` (``T = 2000``, 32 seeds a setting) or ``"gpu"`` (``T = 10^4``, 1024 seeds);
+        the horizon experiment's horizons differ too (:class:`Size`).
+
+    Returns:
+      A tuple of seven experiments (:class:`Experiment`), ``tail``, ``asymmetry``, ``gaps``,
+      ``arms``, ``horizon``, ``misspecification`` and ``real-data``, each with its settings
+      (:class:`Setting`) from easy to hard (built once per size).
 
     Examples:
       >>> [(e.name, len(e.settings)) for e in experiments("cpu")][:3]

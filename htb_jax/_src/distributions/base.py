@@ -75,7 +75,7 @@ class Distribution:
     # -- shapes --------------------------------------------------------------
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        """Broadcast shape of the parameters: ``(..., K)`` for an instance."""
+        """The parameters' broadcast shape, ``(..., K)`` for an instance."""
         return check_broadcast(type(self).__name__, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
     def broadcast(self, shape: tuple[int, ...] | None = None):
@@ -125,8 +125,9 @@ class Distribution:
         so a transform avoids what XLA compiles differently by context: it multiplies by a
         parameter's reciprocal ``x * (1 / a)`` instead of dividing ``x / a`` (XLA turns a
         division by a broadcast parameter into that product in vectorised code only), and
-        keeps literal constants out of squares (see :func:`_opaque`).
-        ``tests/test_engine.py`` checks every family at seed chunks of 1, 2 and 8.
+        keeps literal constants out of squares (XLA's simplifier would otherwise rewrite
+        ``(c a)^2`` as ``a^2 c^2`` in some programs only).  The test suite checks every
+        family at seed chunks of 1, 2 and 8.
         """
         raise NotImplementedError(_undefined(self, "from_bits"))
 
@@ -155,10 +156,15 @@ class Distribution:
         The generalized inverse ``F^-(u) = min{m : P(M <= m) >= u}`` of the
         block mean ``M`` (its sum computed as :meth:`block_sums_from_bits` does,
         then divided by ``size``), so that ``F^-(U_(k))`` has the law of the
-        ``k``-th smallest of ``B`` block means (:mod:`htb_jax._src.order_statistic`).
+        ``k``-th smallest of ``B`` block means (``simulate``'s ``"order_statistic"``
+        sampler draws ``U_(k)`` and evaluates this).
 
         Args:
-          u, v: f64[...] the level and ``1 - u``, each with full relative precision.
+          u: f64[...] the level in ``(0, 1)``, with full relative precision near 0 (the
+            lower tail is read from it).
+          v: f64[...] its complement ``1 - u``, given separately with full relative precision
+            near 0 (the upper tail, ``u`` near 1, is read from it: ``1 - u`` computed from a
+            float64 ``u`` would lose those digits); same shape as ``u``.
           size: int or f64[...] draws per block, ``>= 1``.
 
         Returns:
@@ -168,12 +174,21 @@ class Distribution:
 
     # -- moments -------------------------------------------------------------
     def mean(self) -> jax.Array:
-        """Exact mean, f64[batch_shape]."""
+        """Exact mean, f64[batch_shape].
+
+        Returns:
+          f64[batch_shape]: ``E[X]`` of each law of the batch (each arm's ``mu_i``).
+        """
         raise NotImplementedError(_undefined(self, "mean"))
 
     def eps_sup(self) -> jax.Array:
         """Supremum of ``eps`` with ``E|X|^(1+eps) < inf``, f64[batch_shape]; every family defines it
-        (``inf`` where every moment is finite)."""
+        (``inf`` where every moment is finite).
+
+        Returns:
+          f64[batch_shape]: for a tail index ``a``, ``a - 1`` (e.g. :class:`Pareto`'s ``shape - 1``),
+          ``inf`` where every moment is finite; a negative value means no finite mean.
+        """
         raise NotImplementedError(_undefined(self, "eps_sup"))
 
     def abs_moment(self, eps: Any) -> jax.Array:
@@ -186,18 +201,35 @@ class Distribution:
         of a moment ``~ 1 / (a - 1 - eps)``; for :class:`Stable` arms with
         ``loc != 0``, whose quadrature is nested, 1e-11 for ``alpha >= 1.1``
         and worse as ``alpha -> 1``, 1.7e-7 at ``alpha = 1.01``, 1.7e-6 at
-        1.001); ``inf`` where ``1 + eps`` reaches the tail index
-        (``tests/test_abs_moment_edges.py``).  :class:`Stable` at ``alpha = 2``
+        1.001); ``inf`` where ``1 + eps`` reaches the tail index (both tested
+        at the edges).  :class:`Stable` at ``alpha = 2``
         is the Gaussian ``N(loc, 2 scale^2)``, with every moment finite.
         Differentiable in ``eps`` and in the law's parameters (``jax.grad``):
         the derivative is the same quadrature of the integrand's derivative,
-        within 1e-6 of central differences (``tests/test_distributions.py``).
+        within 1e-6 of central differences in the tests.
+
+        Args:
+          eps: f[...] the order minus one, in ``(-1, inf)``; broadcast against the batch shape.
+
+        Returns:
+          f64[broadcast(eps.shape, batch_shape)]: ``E|X|^(1+eps)``, ``inf`` from
+          :meth:`eps_sup` on.
+
+        Raises:
+          ValueError: where a concrete ``eps`` is not in ``(-1, inf)``.
         """
         check_interval("eps", eps, -1.0, np.inf, low_closed=False, high_closed=False, where="(the order 1 + eps > 0)")
         return _abs_moment(self, eps)
 
     def cdf(self, x: Any) -> jax.Array:
-        """``P(X <= x)``, f64 broadcast of ``x`` against the batch."""
+        """``P(X <= x)``, f64 broadcast of ``x`` against the batch.
+
+        Args:
+          x: f[...] real points; broadcast against the batch shape.
+
+        Returns:
+          f64[broadcast(x.shape, batch_shape)]: the distribution function at ``x``.
+        """
         check_real("x", x)
         return _cdf(self, x)
 
@@ -209,7 +241,16 @@ class Distribution:
 
     def shifted(self, delta: Any) -> Distribution:
         """The law of ``X + delta`` (same family): ``delta`` added to every field of
-        ``location_fields``, which enter the variate additively."""
+        ``location_fields``, which enter the variate additively.
+
+        Args:
+          delta: f[...] the shift; broadcast against the location fields (e.g. f[K] shifts
+            each arm of an instance by its own amount).
+
+        Returns:
+          A law of the same class, location fields f64[broadcast(loc.shape, delta.shape)], the
+          other fields unchanged.
+        """
         moved = {name: _f64(getattr(self, name)) + delta for name in type(self).location_fields}
         return dataclasses.replace(self, **moved)
 

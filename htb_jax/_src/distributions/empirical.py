@@ -228,8 +228,8 @@ class Empirical(Distribution):
         return cls(start=starts.astype(np.float64), size=sizes.astype(np.float64), shift=shift, data=data)
 
     def check_parameters(self) -> None:
-        """``TypeError`` for ``data`` that is not :class:`Observations` or a parameter that is not real;
-        ``ValueError`` for shapes that do not broadcast, runs outside the pool or a ``shift`` beyond
+        """``TypeError`` for ``data`` that is not the pooled observations that :meth:`from_samples` or
+        :meth:`from_table` builds, or a parameter that is not real; ``ValueError`` for shapes that do not broadcast, runs outside the pool or a ``shift`` beyond
         the float32 range (concrete values only)."""
         if not isinstance(self.data, Observations):
             raise TypeError(

@@ -165,7 +165,7 @@ def _standard(c, words):
 
 @pytree.dataclass
 class Stable(Distribution):
-    """Alpha-stable ``S_a(scale, beta, loc)`` in the S1 parametrization (see :mod:`.stable`).
+    """Alpha-stable ``S_a(scale, beta, loc)`` in the S1 parametrization (Samorodnitsky and Taqqu).
 
     ``P(|X| > x) ~ x^-a`` for ``a < 2``, so ``E|X|^(1+eps) < inf`` iff ``1 + eps < a``;
     ``a = 2`` is ``N(loc, 2 scale^2)``, every moment finite.  The mean of ``s``

@@ -49,10 +49,10 @@ class StudentT(Distribution):
     ``R^2 = df (W^(-2/df) - 1)`` with ``W`` uniform, and whose angle
     ``Theta`` is uniform and independent of ``R``.  ``W`` comes from word 0
     with full relative precision down to ``2^-64``
-    (:func:`~htb_jax._src.bits.uniform_from_bits`), so the heavy tail reaches
+    (:func:`~htb_jax.uniform_from_bits`), so the heavy tail reaches
     ``|T| = sqrt(df) 2^(64/df)`` at its true probability; ``|cos(Theta)|`` has
     the law of ``sin(pi A)`` with ``A`` uniform on ``(0, 1/2)``, and word 1
-    gives the sign and ``A`` (:func:`~htb_jax._src.bits.signed_tail`).
+    gives the sign and ``A`` (:func:`~htb_jax.signed_tail`).
 
     Attributes:
       loc: f[...] mean (and median).

@@ -46,14 +46,14 @@ class TwoPoint(Distribution):
         return jnp.where(spike, _f32(self.high), _f32(self.low))
 
     def block_sums_from_bits(self, words, size):
-        """``low (s - X) + high X`` with ``X ~ Binomial(s, p)`` (see :mod:`htb_jax._src.binomial`)."""
+        """``low (s - X) + high X`` with ``X ~ Binomial(s, p)``, ``X`` drawn exactly from the word."""
         size = _f64(size)
         spikes = binomial.binomial_from_words(words, size, _f64(self.p))
         low, high = _f32(self.low).astype(_F64), _f32(self.high).astype(_F64)
         return low * (size - spikes) + high * spikes
 
     def block_mean_quantile(self, u, v, size):
-        """``(low (s - X) + high X) / s`` at the binomial quantile ``X`` (:func:`binomial_quantile.binomial_quantile`).
+        """``(low (s - X) + high X) / s`` at the quantile ``X`` of ``Binomial(s, p)``.
 
         The mean is increasing in ``X`` when ``high >= low``; otherwise the
         quantile at ``u`` takes ``X`` at level ``v = 1 - u``.
@@ -85,7 +85,16 @@ class TwoPoint(Distribution):
 
 
 def Dirac(value: Any) -> TwoPoint:  # noqa: N802 - reads as a distribution name
-    """A point mass at ``value``, as a :class:`TwoPoint` with ``p = 0``."""
+    """A point mass at ``value``, as a :class:`TwoPoint` with ``p = 0``.
+
+    Args:
+      value: f[...] the point (finite, within the float32 range); an array gives a batch of
+        point masses of its shape (e.g. ``[..., K]`` for an instance of ``K`` arms).
+
+    Returns:
+      A :class:`TwoPoint` with ``low = high = value`` and ``p = 0``, of batch shape
+      ``value.shape``.
+    """
     real_array("Dirac value", value)
     check_interval("Dirac value", value, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)  # not TwoPoint's low
     check_float32("Dirac value", value)

@@ -44,6 +44,14 @@ class SpikeFamily:
     fixed_spike: float = 0.9
 
     def validate(self) -> None:
+        """Checks the fields, before anything runs.
+
+        Admissible: ``K >= 2``, ``gap > 0``, a non-empty ``spike_probs`` and ``fixed_spike``
+        in ``(0, 1]``.
+
+        Raises:
+          ValueError: naming the first field out of its range.
+        """
         check_integer("num_arms", self.num_arms, 2, one=True)
         check_interval("gap", self.gap, 0.0, np.inf, low_closed=False, high_closed=False)
         check_nonempty("spike_probs", self.spike_probs)
@@ -92,6 +100,14 @@ class ParetoFamily:
     fixed_shape: float = 3.0
 
     def validate(self) -> None:
+        """Checks the fields, before anything runs.
+
+        Admissible: ``K >= 2``, non-empty ``gaps > 0`` and ``shapes > 1``, ``fixed_gap > 0`` and
+        ``fixed_shape > 1``.
+
+        Raises:
+          ValueError: naming the first field out of its range.
+        """
         check_integer("num_arms", self.num_arms, 2, one=True)
         for name in ("gaps", "shapes"):
             check_nonempty(name, getattr(self, name))
@@ -198,6 +214,14 @@ class StableFamily:
     fixed_gap: float = 0.03
 
     def validate(self) -> None:
+        """Checks the fields, before anything runs.
+
+        Admissible: ``K >= 2``, ``index`` and ``fixed_index`` in ``(1, 2]``, non-empty ``gaps > 0``,
+        ``scale > 0`` and ``fixed_gap > 0``.
+
+        Raises:
+          ValueError: naming the first field out of its range.
+        """
         check_integer("num_arms", self.num_arms, 2, one=True)
         check_interval("index", self.index, 1.0, 2.0, low_closed=False, high_closed=True)
         check_nonempty("gaps", self.gaps)

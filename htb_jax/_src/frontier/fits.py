@@ -103,6 +103,18 @@ def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0)
     The prediction is the slope of ``L_T`` (the fixed two-point instance never
     commits wrongly), or on a :class:`StableFamily` the slope of its expected
     regret with wrong commits (:meth:`StableFamily.dependent_slope`).
+
+    Args:
+      runs: the family runs (:func:`run_family` or :func:`load_runs`); the fit uses the
+        regrets of the fixed instance, ``runs.regret[g, -1]``, f64[H, S].
+      g: the schedule, an index in ``[0, G)``.
+      fit_from: smallest horizon in the fit (at least two distinct horizons must remain).
+      key: bootstrap key, an int ``>= 0``.
+
+    Returns:
+      ``(fit, finite_t)``: the bootstrap :class:`~htb_jax.ExponentFit` of the mean regret's
+      slope ``c`` over horizons ``>= fit_from``, and the finite-T prediction of that slope
+      over the same horizons.
     """
     _check_runs("runs", runs)
     _check_schedule(runs, g)
@@ -129,6 +141,21 @@ def verdict(fit: ExponentFit, theory_value: float, finite_t: float, hardest: flo
     local slope of a sum of two power laws lies between their exponents, so
     a slope between ``finite_t`` and ``exploration_t`` is a crossover between
     the two regimes inside the fitted range.
+
+    Args:
+      fit: the measured :class:`~htb_jax.ExponentFit` (from :func:`free_exponent` or
+        :func:`dependent_exponent`).
+      theory_value: the exponent theory predicts as ``T`` grows (finite).
+      finite_t: the finite-T prediction over the fitted horizons (finite).
+      hardest: the spike probability of the hardest instance at the largest fitted horizon
+        (``free_exponent``'s third value), or ``None``.
+      family: the :class:`SpikeFamily` whose grid of spike probabilities ``hardest`` is
+        compared with, or ``None`` (the "grid too narrow" case needs both).
+      exploration_t: the slope of ``L_T`` over the fitted horizons, or ``None``.
+
+    Returns:
+      One of ``"agrees"``, ``"finite T: schedule predicts ..."``, ``"regime crossover: ..."``,
+      ``"grid too narrow: ..."`` or ``"disagrees"``, checked in that order.
     """
     check_instance_type("fit", fit, ExponentFit, "an ExponentFit")
     for name, value in (("theory_value", theory_value), ("finite_t", finite_t)):

@@ -133,6 +133,14 @@ def checkpoint_horizons(horizon: int, fit_from: int, per_decade: int = 10) -> np
     num_checkpoints=C)`` with ``C = checkpoint_count(horizon, per_decade)``; a
     policy that runs per horizon can use the same ones.
 
+    Args:
+      horizon: the run's horizon ``T >= 2``, a Python int up to ``10^18``.
+      fit_from: the smallest horizon kept, an int in ``[1, T]``.
+      per_decade: checkpoints per decade of rounds, ``>= 1`` (default 10).
+
+    Returns:
+      i64[H]: the recorded rounds ``>= fit_from``, increasing and distinct (``T`` last).
+
     Examples:
       >>> import htb_jax as htb
       >>> htb.frontier.checkpoint_horizons(10_000, 1_000, per_decade=4).tolist()

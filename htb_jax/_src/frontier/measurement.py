@@ -59,7 +59,7 @@ class Measurement:
 
     @property
     def off_frontier(self) -> float:
-        """``c + d (1+eps)/eps - (1+eps)/eps``: 0 on Theorem 1's line, negative beyond it."""
+        """The distance ``c + d (1+eps)/eps - (1+eps)/eps``, 0 on Theorem 1's line and negative beyond it."""
         r = (1.0 + self.eps) / self.eps
         return self.c.slope + self.d.slope * r - r
 
@@ -136,7 +136,19 @@ def _check_keyed(name: str, value, measurements: Sequence[Measurement]) -> dict:
 
 
 def measurement_table(measurements: Sequence[Measurement], claims: dict | None = None) -> str:
-    """Markdown: one row per measurement, with the claimed exponents where ``claims[(name, eps)] = (d, c)``."""
+    """Markdown: one row per measurement, with the claimed exponents where ``claims[(name, eps)] = (d, c)``.
+
+    Args:
+      measurements: a non-empty list or tuple of :class:`Measurement` (from
+        :func:`htb_jax.frontier.measure`).
+      claims: optional, a dict keyed by ``(policy name, eps)`` of a measurement given, whose values
+        are the claimed exponents ``(d, c)``; a measurement without a claim shows ``-``.
+
+    Returns:
+      A Markdown table: per measurement its policy, family, ``eps``, range of ``T``, seeds, ``d``
+      and ``c`` (claimed, finite-T prediction, measured with the 95% interval), the distance off
+      Theorem 1's line (:attr:`Measurement.off_frontier`) and :meth:`Measurement.note`.
+    """
     _check_measurements(measurements)
     claims = _check_keyed("claims", claims, measurements)
     fmt = lambda v: "-" if v is None or np.isnan(v) else f"{v:.3f}"  # noqa: E731

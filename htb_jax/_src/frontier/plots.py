@@ -96,7 +96,15 @@ def plot_point(ax, row: dict, color, *, x: str = "d", y: str = "c", marker: str 
 
 
 def plot_t_frontier(result: TFrontierResult, path) -> None:
-    """Figure 1 with the measured points: one panel per ``eps``."""
+    """Figure 1 with the measured points: one panel per ``eps``.
+
+    Each panel draws Theorem 1's line (:func:`frontier_panel`) and, per schedule of that ``eps``,
+    its theory, finite-T prediction and measured ``(d, c)`` (:func:`plot_point`).
+
+    Args:
+      result: a :class:`TFrontierResult` (from :func:`run_t_frontier` or :func:`fit_t_frontier`).
+      path: a PNG path or an open binary file.
+    """
     check_instance_type("result", result, TFrontierResult, "a TFrontierResult (from run_t_frontier)")
     check_path("path", path, file_object=True)
     import matplotlib
@@ -159,7 +167,7 @@ def plot_measurements(
     ``x`` marks the schedule's finite-T prediction where known, ``o`` the
     claimed exponents ``claims[(name, eps)] = (d, c)``.  Every point beyond the
     line is numbered in its panel and listed under it with its reason
-    (:meth:`~htb_jax._src.frontier.measure.Measurement.note`, or ``notes[(name, eps)]`` where given).
+    (:meth:`~htb_jax.frontier.Measurement.note`, or ``notes[(name, eps)]`` where given).
 
     Args:
       measurements: from :func:`htb_jax.frontier.measure`.

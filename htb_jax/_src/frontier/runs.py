@@ -67,7 +67,7 @@ class FamilyRuns:
 
 def run_family(
     policy: AdaRETC,
-    family: SpikeFamily | ParetoFamily,
+    family: SpikeFamily | ParetoFamily | StableFamily,
     horizons: Sequence[int],
     num_seeds: int,
     *,
@@ -85,6 +85,12 @@ def run_family(
     Args:
       policy: a policy of flat grid shape ``(G,)``: its parameters 1-D arrays (one schedule: arrays of
         one element).
+      family: the instances, a :class:`SpikeFamily`, a :class:`ParetoFamily` or a
+        :class:`StableFamily` (``F`` members, then the fixed instance).
+      horizons: the horizons ``T``, ``H`` increasing ints in ``[1, 10^18]`` (each a separate run).
+      num_seeds: seeds per schedule, member and horizon, ``S >= 2``.
+      key: the integer seed of ``jax.random.key(key)``, in ``[0, 2^32 - 1]`` (an integer, not a
+        key: a resumable run stores its chunks under it).
       seed_chunk: seeds per call of ``simulate``, the resume unit (default: 8 on a CPU; off a CPU
         every seed, at most 4096 a chunk, since an accelerator's call costs about the same whatever
         its seeds).
@@ -98,6 +104,12 @@ def run_family(
         the family's law or of htb_jax changed, or the version of htb_jax, jax or jaxlib), is
         refused (``ValueError``), as is one where nothing can be written, before anything runs.
       restart: delete what ``store`` holds and start again instead of refusing it.
+      progress: draw a progress bar of the chunks on standard error.
+
+    Returns:
+      A :class:`FamilyRuns`: ``regret`` f64[G, F + 1, H, S], ``exploration`` i64[G, H] (``L_T``),
+      ``horizons`` i64[H], the family, the wall time and the number of chunks read back from
+      ``store``.
 
     Raises:
       ValueError: where the regrets, f64[G, F + 1, H, S] held twice at the end, would exceed the host's
@@ -182,7 +194,14 @@ def family_runs(policy, family, horizons, layout, key: int, progress: bool, stor
 
 
 def save_runs(runs: FamilyRuns, path) -> None:
-    """Per-seed regrets and exploration lengths as NPZ (``regret`` f64[G, F+1, H, S])."""
+    """Per-seed regrets and exploration lengths as NPZ (``regret`` f64[G, F+1, H, S]).
+
+    Args:
+      runs: the :class:`FamilyRuns` to save (its ``regret``, ``exploration`` and ``horizons``;
+        the family is not saved: :func:`load_runs` takes it again).
+      path: the file, a string, a ``pathlib.Path`` or an open binary file; NumPy appends
+        ``.npz`` to a name without it.
+    """
     _check_runs("runs", runs)
     check_path("path", path, file_object=True)
     np.savez_compressed(path, regret=runs.regret, exploration=runs.exploration, horizons=runs.horizons)
@@ -190,6 +209,16 @@ def save_runs(runs: FamilyRuns, path) -> None:
 
 def load_runs(path, family: SpikeFamily | ParetoFamily | StableFamily) -> FamilyRuns:
     """The runs :func:`save_runs` wrote (``seconds`` is NaN), on the family they were run on.
+
+    Args:
+      path: the file :func:`save_runs` wrote, a string, a ``pathlib.Path`` or an open binary
+        file (a name without ``.npz`` is read with it where no file of that name exists).
+      family: the :class:`SpikeFamily`, :class:`ParetoFamily` or :class:`StableFamily` the runs
+        were run on.
+
+    Returns:
+      A :class:`FamilyRuns` with ``regret`` f64[G, F + 1, H, S], ``exploration`` i64[G, H],
+      ``horizons`` i64[H], ``family``, ``seconds = nan`` and ``resumed_chunks = 0``.
 
     Raises:
       ValueError: where the stored members are not ``family``'s (``F + 1`` of them, its ``F`` and the

@@ -71,6 +71,13 @@ class TFrontierConfig:
     sampler: str = "auto"
 
     def validate(self) -> None:
+        """Checks every field, and that the runs would fit in memory, before anything is compiled.
+
+        Raises:
+          ValueError: naming the field out of its range (or memory that would not suffice).
+          TypeError: for a field of the wrong type (``max_alpha`` not one number, ``family``
+            not a :class:`SpikeFamily` or :class:`StableFamily`).
+        """
         for name in ("eps_values", "horizons"):
             check_nonempty(name, getattr(self, name))
             if np.ndim(getattr(self, name)) != 1:
@@ -111,8 +118,8 @@ class TFrontierConfig:
 
     @property
     def chunk(self) -> int:
-        """The seeds per compiled call: ``seed_chunk``, or by default :data:`CPU_SEED_CHUNK` on a CPU
-        and every seed up to 4096 off a CPU (``resumable.default_seed_chunk``)."""
+        """The seeds per compiled call, ``seed_chunk``, or by default 16 on a CPU and every seed up to 4096
+        off a CPU."""
         return default_seed_chunk(self.num_seeds, CPU_SEED_CHUNK) if self.seed_chunk is None else self.seed_chunk
 
     def grid(self) -> tuple[np.ndarray, np.ndarray]:
@@ -166,14 +173,21 @@ def run_t_frontier(
     Args:
       config: the experiment.
       progress: show a progress bar on stderr.
-      out_dir: if given, the seed chunks are stored there with a manifest (see
-        :mod:`htb_jax._src.chunk_store`): a killed run started again resumes, and
+      out_dir: if given, the seed chunks are stored there with a manifest: a killed run
+        started again resumes, and
         a directory holding another configuration, or chunks that another program
         computed (htb_jax's code, or the version of htb_jax, jax or jaxlib, changed),
         is refused (``ValueError``), as is one where nothing can be written, before anything runs.
       restart: delete what ``out_dir`` holds and start again instead of refusing it.
 
+    Returns:
+      A :class:`TFrontierResult`: ``config``, the runs (:class:`FamilyRuns`, ``regret``
+      f64[G, F + 1, H, S] with one schedule per entry of ``config.grid()``) and one row of fits
+      per schedule, as :func:`fit_t_frontier` returns them.
+
     Raises:
+      ValueError: where ``config`` is invalid (:meth:`TFrontierConfig.validate`) or ``out_dir``
+        is refused.
       Interrupted: a ``KeyboardInterrupt`` on Ctrl-C, after every finished chunk is stored.
     """
     check_instance_type("config", config, TFrontierConfig, "a TFrontierConfig")
@@ -220,6 +234,18 @@ def frontier_identity(config: TFrontierConfig) -> dict:
 
 def fit_t_frontier(config: TFrontierConfig, runs: FamilyRuns) -> TFrontierResult:
     """The fits of :func:`run_t_frontier` from its runs (deterministic: fixed bootstrap keys).
+
+    Refitting stored runs (:func:`load_runs`) with another ``fit_from`` needs no new run.
+
+    Args:
+      config: the experiment the runs were run with.
+      runs: its runs, :class:`FamilyRuns` with ``regret`` f64[G, F + 1, H, S] (one schedule per
+        entry of ``config.grid()``).
+
+    Returns:
+      A :class:`TFrontierResult` of ``config``, ``runs`` and one row per schedule (``d`` by
+      :func:`free_exponent`, ``c`` by :func:`dependent_exponent`, and their verdicts; the keys
+      are listed in :class:`TFrontierResult`).
 
     Raises:
       ValueError: where ``runs`` are not ``config``'s: another family, horizons, number of seeds or grid of
@@ -292,7 +318,16 @@ def _fixed_errors(result: TFrontierResult) -> str:
 
 
 def t_frontier_table(result: TFrontierResult) -> str:
-    """Markdown: measured vs theory for every schedule."""
+    """Markdown: measured vs theory for every schedule.
+
+    Args:
+      result: a :class:`TFrontierResult` (from :func:`run_t_frontier` or :func:`fit_t_frontier`).
+
+    Returns:
+      A header naming the fitted horizons and seeds, then a Markdown table with one line per
+      row of ``result.rows``: ``d`` and ``c`` in theory, at finite T and measured (with the
+      95% intervals), ``K B_T / L_T`` and the verdicts.
+    """
     check_instance_type("result", result, TFrontierResult, "a TFrontierResult (from run_t_frontier)")
     c = result.config
     head = (

@@ -44,7 +44,16 @@ def check_arms_and_horizon(num_arms: Any, horizon: Any) -> None:
 
 
 def exploration_pulls(exploration: jax.Array, num_arms: int) -> jax.Array:
-    """Round-robin pull counts after ``L`` rounds: ``floor(L/K) + [i < L mod K]``, i64[..., K]."""
+    """Round-robin pull counts after ``L`` rounds: ``floor(L/K) + [i < L mod K]``, i64[..., K].
+
+    Args:
+      exploration: ``L >= 0``, the number of round-robin rounds, an int or an int array of
+        any shape ``[...]`` (e.g. a policy's exploration length ``L_T``).
+      num_arms: ``K >= 1``, a Python int.
+
+    Returns:
+      i64[..., K]: the pulls of arm ``i`` after ``L`` rounds, for each entry of ``exploration``.
+    """
     check_integer("exploration", exploration, 0)  # 10.5 was truncated, and -3 gave negative pulls
     check_integer("num_arms (K)", num_arms, 1, one=True)
     exploration = jnp.asarray(exploration, jnp.int64)[..., None]
@@ -138,6 +147,7 @@ class ExploreThenCommit:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
+        """The batch shape of the parameters (their broadcast shape), ``()`` for one policy."""
         fields = (getattr(self, f.name) for f in dataclasses.fields(self))
         return tuple(jnp.broadcast_shapes(*(np.shape(f) for f in fields)))
 
@@ -195,6 +205,11 @@ class AdaRETC(ExploreThenCommit):
     program.  Concrete out-of-range values raise ``ValueError`` at
     construction.
 
+    Its other constructors and the schedule's quantities are
+    :class:`ExploreThenCommit`'s, documented there: ``AdaRETC.order_free()``
+    (Theorem 4), ``AdaRETC.calibrated(eps_bar)`` (Theorem 6), and the methods
+    ``exploration_length``, ``beta`` and ``num_blocks``.
+
     Attributes:
       eps: f[...] tail exponent the schedule is designed for, in ``(0, 1]``.
       alpha: f[...] in ``[(1+eps)/(1+2eps), 1)``: the distribution-free exponent
@@ -211,7 +226,8 @@ class AdaRETC(ExploreThenCommit):
     """
 
     def kernel(self, spec):
-        """The round-by-round form (see :func:`etc_kernel`)."""
+        """The round-by-round form for the engine (a :class:`~htb_jax.PolicyKernel`)."""
+
         return etc_kernel(self, spec)
 
 

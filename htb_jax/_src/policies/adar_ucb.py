@@ -98,8 +98,8 @@ class AdaRUCB:
     same for any number of seeds, bounds a run first (``T`` rounds).
 
     Usage: ``htb.simulate(key, AdaRUCB(), instance, horizon, num_seeds)``
-    (one engine program per number of arms and largest horizon; the test
-    file shows a run against the plain-Python loop).
+    (one engine program per number of arms and largest horizon; a test
+    checks a run against a plain-Python loop of the same rule).
 
     Examples:
       >>> AdaRUCB().batch_shape  # no parameters: one policy, never a grid
@@ -112,9 +112,11 @@ class AdaRUCB:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
+        """The batch shape, always ``()`` (the policy has no parameters to batch)."""
         return ()
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
+        """The round-by-round form for the engine (a :class:`~htb_jax.PolicyKernel`)."""
         k = spec.num_arms
         size = max(spec.max_pulls // 2, 1)  # at most floor(T/2) completed pairs per arm
 

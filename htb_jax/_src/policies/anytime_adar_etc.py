@@ -31,9 +31,17 @@ MAX_GROWTH = 16.0
 class AnytimeAdaRETC(ExploreThenCommit):
     """AdaR-ETC restarted on epochs of geometrically growing length.
 
-    Same schedule arguments and named forms as :class:`AdaRETC`, plus:
+    Same schedule arguments and named forms (``calibrated``, ``order_free``) as
+    :class:`AdaRETC`, plus ``growth``.  Epoch ``k`` runs Algorithm 1 with horizon
+    ``l_k = ceil(g^k)``: ``L(l_k) = min(l_k, K B(l_k) + ceil(K^q l_k^beta))``
+    round-robin rounds, then a commit to the largest Median-of-Means estimate of
+    that epoch's samples (``B(l_k)`` blocks).
 
     Attributes:
+      eps: f[...] tail exponent each epoch's schedule is designed for, in ``(0, 1]``.
+      alpha: f[...] in ``[(1+eps)/(1+2eps), 1)``: the distribution-free exponent
+        of ``T`` of each epoch's schedule (Theorem 2), ``beta = (1 - alpha)(1 + eps)/eps``.
+      q: f[...] in ``[0, eps/(1+2eps)]``: the exploration exponent of ``K``.
       growth: f[...] epoch growth factor ``g`` in ``[1.1, 16]`` (default 2).
     """
 
@@ -63,6 +71,7 @@ class AnytimeAdaRETC(ExploreThenCommit):
         return self.epochs(int(jnp.max(jnp.asarray(horizons))))
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
+        """The round-by-round form for the engine (a :class:`~htb_jax.PolicyKernel`)."""
         k = spec.num_arms
         lengths = self.epochs(spec.max_pulls)
         count = lengths.shape[-1]

@@ -82,10 +82,12 @@ class APE2:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
+        """The batch shape of the parameters, ``()`` for one policy."""
         fields = [f for f in (self.p, self.c, self.shape, self.scale) if f is not None]
         return tuple(jnp.broadcast_shapes(*(np.shape(f) for f in fields)))
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
+        """The round-by-round form for the engine (a :class:`~htb_jax.PolicyKernel`)."""
         p = jnp.asarray(self.p, jnp.float64)
         c = jnp.asarray(self.c, jnp.float64)
         shape = p * p / (p - 1.0) if self.shape is None else self.shape

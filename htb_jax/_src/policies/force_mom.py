@@ -80,6 +80,7 @@ class ForceMoM:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
+        """The batch shape of the parameters, ``()`` for one policy."""
         return tuple(np.shape(self.rho))
 
     def exploration_target(self, num_arms: int, t: Any) -> jax.Array:
@@ -120,6 +121,7 @@ class ForceMoM:
         return num_blocks(forced, num_arms)
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
+        """The round-by-round form for the engine (a :class:`~htb_jax.PolicyKernel`)."""
         k, n = spec.num_arms, spec.max_pulls
         max_blocks = 2 * math.ceil(math.log(2 * k) + math.log(math.log(math.exp(math.e) + n))) + 2
 

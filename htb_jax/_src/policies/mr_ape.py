@@ -67,9 +67,11 @@ class MRAPE:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
+        """The batch shape of the parameters, ``()`` for one policy."""
         return tuple(jnp.broadcast_shapes(np.shape(self.p), np.shape(self.c)))
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
+        """The round-by-round form for the engine (a :class:`~htb_jax.PolicyKernel`)."""
         p = jnp.asarray(self.p, jnp.float64)
         c = jnp.asarray(self.c, jnp.float64)
         law = self.perturbation

@@ -99,10 +99,12 @@ class RobustUCB:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
+        """The batch shape of the parameters, ``()`` for one policy."""
         fields = (self.eps, self.u if self.v is None else self.v)
         return tuple(jnp.broadcast_shapes(*(np.shape(f) for f in fields)))
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
+        """The round-by-round form for the engine (a :class:`~htb_jax.PolicyKernel`)."""
         make = {"truncated": _truncated_kernel, "mom": _mom_kernel, "catoni": _catoni_kernel}
         return make[self.estimator](self, spec)
 

@@ -157,6 +157,7 @@ class RobustUCBf:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
+        """The batch shape of the parameters, ``()`` for one policy."""
         return tuple(jnp.broadcast_shapes(np.shape(self.m), np.shape(self.a)))
 
     def level(self, t: jax.Array) -> jax.Array:
@@ -173,6 +174,7 @@ class RobustUCBf:
         return m * jnp.log(jnp.asarray(t).astype(jnp.float64)) ** a
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
+        """The round-by-round form for the engine (a :class:`~htb_jax.PolicyKernel`)."""
         k, n = spec.num_arms, spec.max_pulls
         kind, truncated = self.kind, self.estimator == "truncated"
 

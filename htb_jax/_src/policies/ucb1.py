@@ -29,9 +29,11 @@ class UCB1:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
+        """The batch shape, always ``()`` (the policy has no parameters to batch)."""
         return ()
 
     def kernel(self, spec: EngineSpec) -> PolicyKernel:
+        """The round-by-round form for the engine (a :class:`~htb_jax.PolicyKernel`)."""
         k = spec.num_arms
 
         def init(ctx):

@@ -98,8 +98,8 @@ def simulate(
         has a closed-form quantile, else block sums where it has them, else
         per pull.  ``"block_sums"`` takes :class:`TwoPoint`, :class:`Dirac`,
         :class:`Gaussian` and :class:`Stable` (one standard draw per block
-        whatever its size, shared by every grid point and horizon: see
-        :mod:`htb_jax._src.distributions.stable`), ``"order_statistic"`` all
+        whatever its size, shared by every grid point and horizon),
+        ``"order_statistic"`` all
         four (for :class:`Stable`, concrete ``alpha`` and ``beta``: its
         quantile is tabulated when the program is built, and a run costs the
         same at every ``T``).  The samplers agree in law, not draw by draw;
