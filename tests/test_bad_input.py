@@ -214,6 +214,15 @@ LIBRARY = {
     # refused by float32's range before their own, or as a parameter the user never wrote
     "Stable alpha huge": (ValueError, r"^Stable alpha must lie in \(1, 2\]; got Stable alpha=1e\+300\.$",
                           lambda: htb.Stable(loc=0.0, alpha=1e300)),
+    # float32 rounds these to 1: Pareto and Frechet drew -inf, Stable NaN, Student-t a Cauchy law
+    "tail index 1 in float32": (ValueError, r"^Pareto shape must exceed 1 \+ 2\^-24 \(about 1\.00000006\), or float32, "
+                                r"in which rewards are drawn, rounds it to 1; got Pareto shape=1\.00000001\.$",
+                                lambda: htb.Pareto(loc=0.0, shape=1.00000001)),
+    "df 1 in float32": (ValueError, r"^StudentT df must exceed 1 \+ 2\^-24", lambda: htb.StudentT(loc=0.0, df=1.00000001)),
+    "alpha 1 in float32": (ValueError, r"^Stable alpha must exceed 1 \+ 2\^-24",
+                           lambda: htb.Stable(loc=0.0, alpha=[1.5, 1.00000001])),
+    "Frechet 1 in float32": (ValueError, r"^Frechet shape must exceed 1 \+ 2\^-24",
+                             lambda: htb.Frechet(loc=0.0, shape=1.00000001)),
     "Pareto shape inf": (ValueError, r"^Pareto shape must lie in \(1, inf\); got Pareto shape=inf\.$",
                          lambda: htb.Pareto(loc=0.0, shape=float("inf"))),
     "equal_gap huge gap": (ValueError, r"^gap must lie in \[-3.4028235e\+38, 3.4028235e\+38\]",

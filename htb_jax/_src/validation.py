@@ -463,6 +463,24 @@ def check_float32_scale(name: str, value: Any) -> None:
         )
 
 
+def check_float32_above_one(name: str, value: Any) -> None:
+    """``ValueError`` for a tail index above 1 that float32 rounds to 1 (at most ``1 + 2^-24``).
+
+    The draws compute in float32: such a Pareto or Frechet shape drew every reward as ``-inf``, a Stable
+    ``alpha`` NaN, a Student-t ``df`` a Cauchy law, while ``mean()`` described the float64 value.
+    """
+    v = real_array(name, value)
+    if v is None:
+        return
+    v = np.asarray(v, np.float64)
+    rounded = (v > 1.0) & (v.astype(np.float32) <= 1.0)
+    if np.any(rounded):
+        raise ValueError(
+            f"{name} must exceed 1 + 2^-24 (about 1.00000006), or float32, in which rewards are drawn, rounds it "
+            f"to 1; got {name}={float(v[rounded].flat[0])!r}."
+        )
+
+
 def check_float32(name: str, value: Any) -> None:
     """``ValueError`` unless every entry of ``value`` lies in the float32 range.
 

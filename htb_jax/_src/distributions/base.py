@@ -294,7 +294,7 @@ def _sample(dist, key, sample_shape):
     return dist.from_bits(words)
 
 
-def _abs_moment_by_quadrature(log_integrand, kink, lower, rate, far=None):
+def _abs_moment_by_quadrature(log_integrand, kink, lower, rate, far=None, far_left=False):
     """``int |h(w)|^r f(w) dw`` split at the kink of ``|h|`` and at +-1 (and ``far``).
 
     Args:
@@ -307,6 +307,8 @@ def _abs_moment_by_quadrature(log_integrand, kink, lower, rate, far=None):
         tail in ``v`` starts, where it lies beyond ``max(kink, 1)``: for an
         integrand with a bump beyond 1 too narrow for that tail's nodes (the
         log-normal's, at ``w = r sigma``).
+      far_left: the left tail starts at ``-far`` too (a symmetric law whose power-law tails set in
+        late: the Student-t's at a large ``df``), not at ``-1``.
 
     Derivatives in the parameters hold the nodes fixed: the kink, the only
     split point that moves with them, is where the integrand vanishes
@@ -330,7 +332,7 @@ def _abs_moment_by_quadrature(log_integrand, kink, lower, rate, far=None):
 
     if lower is None:
         right = jnp.maximum(kink, end)
-        left = jnp.minimum(kink, -1.0)
+        left = jnp.minimum(kink, -end if far_left else -1.0)
         return (
             finite_piece(left, kink)
             + finite_piece(kink, right)

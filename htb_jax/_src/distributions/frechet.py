@@ -19,7 +19,7 @@ from htb_jax._src.distributions.base import (
     _f64,
     _log_abs_linear,
 )
-from htb_jax._src.validation import check_interval
+from htb_jax._src.validation import check_float32_above_one, check_interval
 
 
 @pytree.dataclass
@@ -41,6 +41,7 @@ class Frechet(Distribution):
 
     def __post_init__(self):
         check_interval("Frechet shape", self.shape, 1.0, jnp.inf, low_closed=False, high_closed=False)
+        check_float32_above_one("Frechet shape", self.shape)
         check_interval("Frechet scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("Frechet loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
         self.check_parameters()  # after the ranges: a value out of its range is named by it, not float32's

@@ -85,6 +85,7 @@ class Gaussian(Distribution):
         return jnp.where(s > 0, value, jnp.abs(loc) ** r)
 
     def _cdf(self, x):
-        z = (_f64(x) - _f64(self.loc)) / _f64(self.scale)
-        return special.ndtr(z)
+        x, loc, scale = _f64(x), _f64(self.loc), _f64(self.scale)
+        z = (x - loc) / jnp.where(scale > 0, scale, 1.0)
+        return jnp.where(scale > 0, special.ndtr(z), jnp.where(x >= loc, 1.0, 0.0))  # scale 0: a Dirac mass at loc
 

@@ -87,7 +87,7 @@ from htb_jax._src.distributions.base import (
 )
 from htb_jax._src.distributions.stable_quantile import QuantileTable, quantile_table, table_quantile
 from htb_jax._src.distributions.student_t import _sin_quarter_turn
-from htb_jax._src.validation import check_interval, concrete
+from htb_jax._src.validation import check_float32_above_one, check_interval, concrete
 
 _TAIL_START = 0.25  # the moment's outer integral: delta in (0, 1/4) by its power-law tail
 _BEND_MARGIN = 40.0  # ... by tanh-sinh in y = -log delta up to this far past K's bend (e^-40 = 4e-18) ...
@@ -191,6 +191,7 @@ class Stable(Distribution):
 
     def __post_init__(self):
         check_interval("Stable alpha", self.alpha, 1.0, 2.0, low_closed=False, high_closed=True)
+        check_float32_above_one("Stable alpha", self.alpha)
         check_interval("Stable beta", self.beta, -1.0, 1.0, low_closed=True, high_closed=True)
         check_interval("Stable scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("Stable loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)

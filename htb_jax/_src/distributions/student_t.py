@@ -19,10 +19,12 @@ from htb_jax._src.distributions.base import (
     _log_abs_linear,
     _opaque,
 )
-from htb_jax._src.validation import check_interval
+from htb_jax._src.validation import check_float32_above_one, check_interval
 
 # Taylor coefficients of sin(x) / x in x^2 up to x^12: the truncation error is below
 # (pi/2)^15 / 15! < 7e-10 on [0, pi/2], far below float32's 6e-8.
+LARGE_DF = 30.0  # abs_moment: from this df on, the tails start where the power law has set in (see _abs_moment)
+
 _SIN_COEFFS = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(7))
 
 
@@ -68,6 +70,7 @@ class StudentT(Distribution):
 
     def __post_init__(self):
         check_interval("StudentT df", self.df, 1.0, jnp.inf, low_closed=False, high_closed=False)
+        check_float32_above_one("StudentT df", self.df)
         check_interval("StudentT scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("StudentT loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
         self.check_parameters()  # after the ranges: a value out of its range is named by it, not float32's
@@ -102,7 +105,11 @@ class StudentT(Distribution):
             log_pdf = log_norm - 0.5 * (nu_ + 1.0) * jnp.logaddexp(0.0, 2.0 * v - jnp.log(nu_))
             return quadrature.log_power(r_, _log_abs_linear(loc_, s_, v, side)) + log_pdf
 
-        value = _abs_moment_by_quadrature(log_integrand, -loc / s, None, jnp.maximum(nu - r, 1e-300))
+        # The tails' substitution needs the power law, which sets in beyond |w| ~ sqrt(df): for a large df
+        # the bulk, Gaussian up to there, is integrated as a finite piece out to where it is negligible.
+        far = jnp.where(nu > LARGE_DF, jnp.minimum(10.0 * jnp.sqrt(nu), 40.0), 1.0)
+        value = _abs_moment_by_quadrature(log_integrand, -loc / s, None, jnp.maximum(nu - r, 1e-300), far=far,
+                                          far_left=True)
         return jnp.where(r < nu, value, jnp.inf)
 
     def _cdf(self, x):

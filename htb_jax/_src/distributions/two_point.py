@@ -18,7 +18,13 @@ class TwoPoint(Distribution):
 
     The hard instances of Theorem 1 are two-point laws with a rare, huge spike.
     The spike is drawn as ``w < floor(p 2^64)`` on a 64-bit word, so its
-    probability is exact to ``2^-64`` for any ``p``, down to 1e-12 and below.
+    probability is exact to ``2^-64`` in absolute terms: relatively, within
+    ``2^-64 / p``, under float32's ``6e-8`` from ``p = 1e-12`` up, ``5e-4`` at
+    ``p = 1e-16``, and a ``p`` below ``2^-64`` never spikes.  ``mean()`` and
+    ``abs_moment`` are those of ``p`` itself, as are the draws of the
+    order-statistic and block-sum samplers (a Binomial in ``p``), which the
+    frontier's runs at large ``T`` use; per-pull draws (``sample``, the reward
+    table) of a smaller ``p`` describe a slightly other law.
 
     Attributes:
       low: f[...] the common value.
