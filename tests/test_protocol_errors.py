@@ -454,6 +454,11 @@ def test_a_protocol_method_called_directly_names_itself():
         NO_MEAN.mean()
     with pytest.raises(NotImplementedError, match=r"^UniformWithoutMoments does not define eps_sup\(\)"):
         NO_MOMENTS.eps_sup()
+    # abs_moment named itself, not the eps_sup it reads first; cdf raised an empty NotImplementedError
+    with pytest.raises(NotImplementedError, match=r"^UniformWithoutMoments does not define abs_moment\(eps\)"):
+        NO_MOMENTS.abs_moment(0.5)
+    with pytest.raises(NotImplementedError, match=r"^UniformWithoutMoments does not define cdf\(x\) \(simulate, "):
+        NO_MOMENTS.cdf(0.5)
 
 
 # -- the commands: one line on stderr, status 2, nothing written, nothing compiled --------------------------

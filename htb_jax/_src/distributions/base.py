@@ -237,7 +237,8 @@ class Distribution:
         raise NotImplementedError(_undefined(self, "abs_moment"))
 
     def _cdf(self, x):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not define cdf(x) (simulate, the frontier "
+                                  "and the bench do not need it).")
 
     def shifted(self, delta: Any) -> Distribution:
         """The law of ``X + delta`` (same family): ``delta`` added to every field of
@@ -277,6 +278,8 @@ def _finite_or_inf_moment(dist, eps):
     """``dist._abs_moment(eps)``, ``inf`` from ``eps_sup`` on, where the family's own formula is evaluated
     at a finite order instead: the derivative of a divergent quadrature is NaN, and a caller's finite
     stand-in for the ``inf`` (``jnp.where``) multiplied it by 0, which left every gradient NaN."""
+    if type(dist)._abs_moment is Distribution._abs_moment:  # named before eps_sup, which it reads first
+        raise NotImplementedError(_undefined(dist, "abs_moment"))
     eps = _f64(eps)
     sup = jax.lax.stop_gradient(dist.eps_sup())
     diverges = eps >= sup
