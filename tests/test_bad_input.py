@@ -223,6 +223,11 @@ LIBRARY = {
                            lambda: htb.Stable(loc=0.0, alpha=[1.5, 1.00000001])),
     "Frechet 1 in float32": (ValueError, r"^Frechet shape must exceed 1 \+ 2\^-24",
                              lambda: htb.Frechet(loc=0.0, shape=1.00000001)),
+    # JAX's "ge got incompatible shapes" / "sub got ..." named no argument
+    "abs_moment eps shape": (ValueError, r"^eps must broadcast against the law's batch shape, \(3,\); got eps of shape "
+                             r"\(2,\)\.$", lambda: NU.abs_moment(np.ones(2) / 4)),
+    "cdf x shape": (ValueError, r"^x must broadcast against the law's batch shape, \(3,\); got x of shape \(2,\)\.$",
+                    lambda: NU.cdf(np.zeros(2))),
     "Pareto shape inf": (ValueError, r"^Pareto shape must lie in \(1, inf\); got Pareto shape=inf\.$",
                          lambda: htb.Pareto(loc=0.0, shape=float("inf"))),
     "equal_gap huge gap": (ValueError, r"^gap must lie in \[-3.4028235e\+38, 3.4028235e\+38\]",

@@ -16,6 +16,7 @@ from htb_jax._src import quadrature
 from htb_jax._src.pytree import class_keyed_jit
 from htb_jax._src.validation import (
     check_broadcast,
+    check_broadcasts_against,
     check_float32,
     check_float32_scale,
     check_interval,
@@ -219,6 +220,7 @@ class Distribution:
           ValueError: where a concrete ``eps`` is not in ``(-1, inf)``.
         """
         check_interval("eps", eps, -1.0, np.inf, low_closed=False, high_closed=False, where="(the order 1 + eps > 0)")
+        check_broadcasts_against("eps", eps, self.batch_shape, "the law's batch shape")
         return _abs_moment(self, eps)
 
     def cdf(self, x: Any) -> jax.Array:
@@ -231,6 +233,7 @@ class Distribution:
           f64[broadcast(x.shape, batch_shape)]: the distribution function at ``x``.
         """
         check_real("x", x)
+        check_broadcasts_against("x", x, self.batch_shape, "the law's batch shape")
         return _cdf(self, x)
 
     def _abs_moment(self, eps):
