@@ -375,3 +375,12 @@ def test_frechet_moment_at_a_large_shape_as_documented():
     got = np.asarray(htb.Frechet(loc=2.0 * special.gamma(1 - 1 / a), shape=a, scale=2.0).abs_moment(1.0))
     error = np.abs(got / (4.0 * special.gamma(1 - 2 / a)) - 1)
     assert np.all(error < [1.5e-12, 1.5e-9, 3e-7]), error
+
+
+def test_student_t_cdf_at_a_huge_df():
+    # The incomplete beta function drifts at a huge df (5e-6 at 1e10, 1.5 at 1e15: above 1); from 3e7 on the
+    # normal cdf is used, within 1.2e-9 of the law's from 1e8.
+    x = np.array([-3.0, -1.0, 0.3, 1.0, 2.5])
+    df = np.array([[1e6], [1e8], [1e10], [1e15]])
+    got = np.asarray(htb.StudentT(loc=0.0, df=df).cdf(x))
+    np.testing.assert_allclose(got, stats.t.cdf(x, df), atol=2e-9, rtol=0)
