@@ -95,6 +95,7 @@ from htb_jax._src.outcome import pseudo_regret
 from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls
 from htb_jax._src.protocol_checks import check_policy
 from htb_jax._src.proxy import MAX_TABLE_BYTES, _check_horizon, static_blocks
+from htb_jax._src.pytree import class_keyed_jit
 from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys, standard_words
 from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.simulate.fast_path import SAMPLERS, auto_sampler
@@ -264,10 +265,19 @@ def regret_at_lengths(
                              f"per arm; got num_pulls={num_pulls}.")
     elif num_pulls is not None:
         check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS, one=True)
-    lengths = jnp.asarray(lengths, jnp.int64)
-    crn = _common_numbers(jax.random.key_data(as_threefry_key(key)), instance, k, horizon, num_seeds, sampler,
-                          num_pulls)
-    return _mean_regret(crn, lengths.reshape(-1), instance, k, horizon, sampler).reshape(lengths.shape)
+    key_data = jax.random.key_data(as_threefry_key(key))
+    return _regret_at_lengths(key_data, instance, jnp.asarray(lengths, jnp.int64), k, horizon, num_seeds, sampler,
+                              num_pulls)
+
+
+def _lengths_regret(key_data, instance, lengths, num_arms, horizon, num_seeds, sampler, num_pulls):
+    crn = _common_numbers(key_data, instance, num_arms, horizon, num_seeds, sampler, num_pulls)
+    return _mean_regret(crn, lengths.reshape(-1), instance, num_arms, horizon, sampler).reshape(lengths.shape)
+
+
+# One program: called eagerly, the draws, the selection and the regret ran operation by operation (5.6 s
+# against 1.3 s compiled, at T = 2000 and 8 seeds).
+_regret_at_lengths = class_keyed_jit(_lengths_regret, static_argnums=(3, 4, 5, 6, 7))
 
 
 def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef):
