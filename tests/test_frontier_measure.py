@@ -404,3 +404,22 @@ def test_fit_from_with_policy_and_horizons_keeps_the_horizons_it_fits(tmp_path, 
     assert CLI.load()([*argv, "--fit-from", "1e5"]) == 2
     assert capsys.readouterr().err == ("htb-jax: error: --fit-from=100000 leaves fewer than two distinct horizons in "
                                        "[1000, 10000, 100000].\n")  # as without --policy
+
+
+def test_notes_can_name_the_family():
+    # One policy on two families at one eps: notes keyed (name, eps) gave both points one note (the peer
+    # frontier's "as defined" and "best mean 0" panels collided); (name, family, eps) tells them apart.
+    import dataclasses
+
+    from htb_jax._src.frontier import measurement, plots
+
+    fit = htb.ExponentFit(slope=1.0, intercept=0.0, low=0.9, high=1.1, level=0.95, num_bootstrap=10)
+    spike = htb.frontier.Measurement("p", "two-point", 1.0, np.array([100, 1000]), np.ones((3, 2, 4)), np.ones(3),
+                                     np.zeros(2, np.int64), fit, fit, np.nan, np.nan, np.nan, False, 0.0, 0)
+    shifted = dataclasses.replace(spike, family_name="two-point, best mean 0")
+    notes = {("p", "two-point", 1.0): "its own", ("p", 1.0): "the policy's"}
+    assert measurement._check_keyed("notes", notes, [spike, shifted]) is notes
+    assert (plots._note(notes, spike), plots._note(notes, shifted)) == ("its own", "the policy's")
+    assert plots._note({}, spike) == spike.note()
+    with pytest.raises(ValueError, match=r"claims must be keyed by \(policy name, eps\) of a measurement"):
+        measurement._check_keyed("claims", {("p", "two-point", 1.0): (1.0, 0.5)}, [spike])

@@ -114,16 +114,20 @@ def _check_measurements(measurements) -> None:
 
 def _check_keyed(name: str, value, measurements: Sequence[Measurement]) -> dict:
     """``claims`` (values: a pair ``(d, c)`` of real numbers) or ``notes`` (values: strings), keyed by
-    ``(policy name, eps)`` of one of ``measurements``: a key that matches none would be ignored."""
+    ``(policy name, eps)`` of one of ``measurements`` (``notes`` also by ``(policy name, family name, eps)``,
+    for one policy measured on several families): a key that matches none would be ignored."""
     if value is None:
         return {}
+    keys = "(policy name, eps)" + (" or (policy name, family name, eps)" if name == "notes" else "")
     if not isinstance(value, dict):
-        raise TypeError(f"{name} must be None or a dict keyed by (policy name, eps); got {given(name, value)}.")
+        raise TypeError(f"{name} must be None or a dict keyed by {keys}; got {given(name, value)}.")
     known = {(m.name, m.eps) for m in measurements}
+    if name == "notes":
+        known |= {(m.name, m.family_name, m.eps) for m in measurements}
     for key, item in value.items():
         if key not in known:
-            listed = ", ".join(f"({n!r}, {e:g})" for n, e in sorted(known, key=str))
-            raise ValueError(f"{name} must be keyed by (policy name, eps) of a measurement given, among {listed}; "
+            listed = ", ".join(f"({n!r}, {e:g})" for n, e in sorted({(m.name, m.eps) for m in measurements}, key=str))
+            raise ValueError(f"{name} must be keyed by {keys} of a measurement given, among {listed}; "
                              f"got the key {key!r}, which matches none.")
         if name == "claims":
             pair = item if isinstance(item, (tuple, list)) else None

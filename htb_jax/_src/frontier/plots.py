@@ -157,6 +157,11 @@ def categorical_colors(names: Sequence[str]) -> dict[str, tuple]:
     return {name: palette[i % len(palette)] for i, name in enumerate(names)}
 
 
+def _note(notes: dict, m: Measurement) -> str:
+    """The note under a numbered point: the family's own, else the policy's at its eps, else ``m.note()``."""
+    return notes.get((m.name, m.family_name, m.eps), notes.get((m.name, m.eps), m.note()))
+
+
 def plot_measurements(
     measurements: Sequence[Measurement], path, *, title: str | None = None, claims: dict | None = None,
     notes: dict | None = None,
@@ -167,13 +172,14 @@ def plot_measurements(
     ``x`` marks the schedule's finite-T prediction where known, ``o`` the
     claimed exponents ``claims[(name, eps)] = (d, c)``.  Every point beyond the
     line is numbered in its panel and listed under it with its reason
-    (:meth:`~htb_jax.frontier.Measurement.note`, or ``notes[(name, eps)]`` where given).
+    (:meth:`~htb_jax.frontier.Measurement.note`, or ``notes[(name, family_name, eps)]`` or
+    ``notes[(name, eps)]`` where given, in that order).
 
     Args:
       measurements: from :func:`htb_jax.frontier.measure`.
       path: a PNG path or an open binary file.
       title: the figure's title.
-      claims, notes: optional, keyed by ``(name, eps)``.
+      claims, notes: optional, keyed by ``(name, eps)``; ``notes`` also by ``(name, family_name, eps)``.
     """
     _check_measurements(measurements)
     check_path("path", path, file_object=True)
@@ -203,7 +209,7 @@ def plot_measurements(
             beyond[i, j] = [m for m in measurements if m.family_name == fam and m.eps == e
                             and (m.off_frontier < 0.0 or m.d.low > _ABOVE_ONE)]
             texts[i, j] = "\n".join(
-                textwrap.fill(f"{n}. {m.name}: {notes.get((m.name, m.eps), m.note())}", 90, subsequent_indent="    ")
+                textwrap.fill(f"{n}. {m.name}: {_note(notes, m)}", 90, subsequent_indent="    ")
                 for n, m in enumerate(beyond[i, j], 1)
             )
     # Inches: a panel, the space under it (tick labels and x label, then its notes, 7.5-point lines),
