@@ -107,7 +107,23 @@ MEASURE = Page(
     ),
 )
 MAIN_JOB = Page(str(DOCS / "getting-started" / "main-job.md"))
-PAGES = (INSTALLATION, QUICKSTART, MAIN_JOB, INSTANCES, POLICIES, OWN_CODE, MEASURE)
+THEORY = Page(
+    str(DOCS / "guides" / "theory.md"),
+    outputs=tuple((statement, r"^(.*)$", None) for statement in (
+        "[float(x) for x in t.alpha_range(0.5)], [float(x) for x in t.q_range(0.5)]",
+        "round(float(t.beta_alpha(0.8, 1.0)), 6)",
+        "[round(float(x), 6) for x in t.free_exponents(0.8, 0.1, 1.0)]",
+        "[round(float(x), 6) for x in t.dependent_exponents(0.8, 0.1, 1.0)]",
+        "round(float(t.t_frontier(0.8, 1.0)), 6), round(float(t.k_frontier(0.45, 1.0)), 6)",
+        "round(float(t.balanced_alpha(1.0)), 6), round(float(t.balanced_q(1.0)), 6)",
+        "[(round(p.b, 6), round(p.a, 6), round(p.q, 6)) for p in t.table1_points()]",
+        "round(float(t.order_free_exponent(0.5)), 6), round(float(t.price_of_order_freedom(0.5)), 6)",
+        "round(float(t.balanced_exponent(0.5)), 6)",
+        "[round(float(x), 6) for x in profile.free], [round(float(x), 6) for x in profile.dep]",
+        "[round(float(x), 6) for x in t.pairwise_lower_bound(1 / 3, 2 / 3, 0.5)]",
+    )),
+)
+PAGES = (INSTALLATION, QUICKSTART, MAIN_JOB, INSTANCES, POLICIES, OWN_CODE, MEASURE, THEORY)
 
 
 def _name(page: Page) -> str:
