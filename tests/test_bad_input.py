@@ -86,6 +86,17 @@ LIBRARY = {
     # float32 rewards
     "loc overflow": (ValueError, r"Pareto loc must lie in \[-3.40\d*e\+38, 3.40\d*e\+38\] \(rewards are float32.*"
                      r"got Pareto loc=1e\+39", lambda: htb.Pareto(loc=1e39, shape=1.5)),
+    # a scale's sign is checked first: its float32 bound is an upper one (it said "[-3.4e38, 3.4e38]")
+    # a refusal of the shifted law's loc, 6e+38, which the user never wrote, without saying where it came from
+    "equal_gap best arm beyond float32": (ValueError, r"^gap moves the best arm's loc beyond the float32 range of the "
+                                          r"rewards: loc \+ gap = 6e\+38 > 3\.4028235e\+38; give a smaller gap, or a "
+                                          r"base located nearer 0\.$",
+                                          lambda: htb.equal_gap(htb.Gaussian(loc=3e38, scale=1.0), 3, 3e38)),
+    "sample int key": (TypeError, r"^key must be a jax.random.key\(seed\); got key=0 \(int\)\. Use jax.random.key\(0\)\.$",
+                       lambda: NU.sample(0, (4,))),
+    "scale above float32": (ValueError, r"^Gaussian scale must be at most 3\.4028235e\+38 \(rewards are float32, so a "
+                            r"larger value would be inf\); got Gaussian scale=1e\+39\.$",
+                            lambda: htb.Gaussian(loc=0.0, scale=1e39)),
     "spike overflow": (ValueError, r"spike_prob must be at least 2 gap / 3.4028235e\+38 = 5.87747e-39 for gap=1 "
                        r"\(the spike 2 gap / spike_prob is a float32 reward\); got spike_prob=1e-299",
                        lambda: htb.lower_bound_pair(2, 1.0, 1e-299)),

@@ -328,6 +328,14 @@ def equal_gap(base: Distribution, num_arms: int, gap: Any) -> Distribution:
             f"gap and base make a batch of instances, so their shapes must broadcast; got gap of shape "
             f"{np.shape(gap)} and base of batch shape {tuple(base.batch_shape)}."
         ) from None
+    for name in base.location_fields:  # else refused as the shifted law's value, which the user never wrote
+        value = concrete(getattr(base, name))
+        moved = None if value is None or concrete(gap) is None else np.asarray(value, np.float64) + np.asarray(gap)
+        if moved is not None and np.any(np.abs(moved) > FLOAT32_MAX):
+            raise ValueError(
+                f"gap moves the best arm's {name} beyond the float32 range of the rewards: {name} + gap = "
+                f"{float(np.max(np.abs(moved))):g} > {FLOAT32_MAX:.8g}; give a smaller gap, or a base located nearer 0."
+            )
     gap = jnp.asarray(gap, jnp.float64)
     shift = jnp.zeros(int(num_arms), jnp.float64).at[0].set(1.0) * gap[..., None]
     arms = jax.tree.map(lambda p: p[..., None], base.broadcast())

@@ -481,10 +481,11 @@ def check_float32_above_one(name: str, value: Any) -> None:
         )
 
 
-def check_float32(name: str, value: Any) -> None:
+def check_float32(name: str, value: Any, *, positive: bool = False) -> None:
     """``ValueError`` unless every entry of ``value`` lies in the float32 range.
 
-    Rewards are float32: a location beyond ``3.4e38`` would become ``inf``.
+    Rewards are float32: a location beyond ``3.4e38`` would become ``inf``.  ``positive``: a value whose
+    sign is checked elsewhere (a scale), refused as above the largest float32 alone.
     """
     v = real_array(name, value)
     if v is None:
@@ -492,7 +493,7 @@ def check_float32(name: str, value: Any) -> None:
     big = np.abs(np.asarray(v, np.float64)) > FLOAT32_MAX
     if np.any(big):
         got = np.asarray(v, np.float64)[big].flat[0]
+        where = f"be at most {FLOAT32_MAX:.8g}" if positive else f"lie in [-{FLOAT32_MAX:.8g}, {FLOAT32_MAX:.8g}]"
         raise ValueError(
-            f"{name} must lie in [-{FLOAT32_MAX:.8g}, {FLOAT32_MAX:.8g}] (rewards are float32, so a larger "
-            f"value would be inf); got {name}={_fmt(got)}."
+            f"{name} must {where} (rewards are float32, so a larger value would be inf); got {name}={_fmt(got)}."
         )

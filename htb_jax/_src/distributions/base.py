@@ -69,7 +69,7 @@ class Distribution:
         check_broadcast(family, **values)
         for name, value in values.items():
             if name != "p":
-                check_float32(f"{family} {name}", value)
+                check_float32(f"{family} {name}", value, positive=name == "scale")
             if name == "scale":
                 check_float32_scale(f"{family} {name}", value)
 
@@ -103,6 +103,9 @@ class Distribution:
         Returns:
           f32[*sample_shape, *batch_shape].
         """
+        if not isinstance(key, (jax.Array, np.ndarray)):  # jax's message, "invalid PRNG key data", named no argument
+            hint = f" Use jax.random.key({key})." if isinstance(key, numbers.Integral) else ""
+            raise TypeError(f"key must be a jax.random.key(seed); got key={key!r} ({type(key).__name__}).{hint}")
         shape = (sample_shape,) if isinstance(sample_shape, numbers.Integral) else sample_shape
         if not isinstance(shape, (tuple, list)) or not all(
                 isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)) for n in shape):
