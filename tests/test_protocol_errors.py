@@ -459,6 +459,10 @@ def test_a_protocol_method_called_directly_names_itself():
         NO_MOMENTS.abs_moment(0.5)
     with pytest.raises(NotImplementedError, match=r"^UniformWithoutMoments does not define cdf\(x\) \(simulate, "):
         NO_MOMENTS.cdf(0.5)
+    # sample gave float64 draws silently, which reward_table refuses
+    with pytest.raises(TypeError, match=r"^sample needs Float64Uniform.from_bits\(words\) to return float32 rewards; "
+                                        r"got float64\.$"):
+        FLOAT64.sample(KEY, (4,))
 
 
 # -- the commands: one line on stderr, status 2, nothing written, nothing compiled --------------------------

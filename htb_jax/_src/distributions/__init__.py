@@ -19,7 +19,8 @@ Each family provides:
   for :class:`TwoPoint`, tanh-sinh quadrature otherwise, ``inf`` where it
   diverges);
 * ``eps_sup()``: the supremum of the ``eps`` with ``E|X|^(1+eps) < inf``;
-* ``cdf(x)`` and ``shifted(delta)``;
+* ``cdf(x)`` (every family but :class:`Stable`, whose distribution function
+  has no closed form) and ``shifted(delta)``;
 * where the sum of ``s`` i.i.d. draws has a closed-form law (``has_block_sums``:
   :class:`TwoPoint` and :class:`Dirac` through the binomial law,
   :class:`Gaussian`, :class:`Stable`), ``block_sums_from_bits(words, size)``:

@@ -112,7 +112,11 @@ class Distribution:
             raise TypeError(f"sample_shape must be a tuple of integers >= 0; got sample_shape={sample_shape!r}.")
         if any(n < 0 for n in shape):
             raise ValueError(f"sample_shape must be a tuple of integers >= 0; got sample_shape={sample_shape!r}.")
-        return _sample(self, key, tuple(int(n) for n in shape))
+        draws = _sample(self, key, tuple(int(n) for n in shape))
+        if draws.dtype != jnp.float32:  # as reward_table refuses it: never a silently other dtype
+            raise TypeError(f"sample needs {type(self).__name__}.from_bits(words) to return float32 rewards; got "
+                            f"{draws.dtype}.")
+        return draws
 
     def from_bits(self, words: jax.Array) -> jax.Array:
         """Bits-to-variate transform.
