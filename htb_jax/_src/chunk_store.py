@@ -358,7 +358,10 @@ class ChunkStore:
             ) from None
 
     def __del__(self):
-        directory_lock.release(self.directory, getattr(self, "_lock", None))
+        try:
+            directory_lock.release(self.directory, getattr(self, "_lock", None))
+        except Exception:  # noqa: BLE001 -- at interpreter exit the modules may be gone; the OS releases the lock
+            pass
 
     def _chunk_files(self) -> list[str]:
         """The paths of the chunk files in the directory, of whatever run."""
