@@ -95,6 +95,8 @@ def test_readme_table_is_the_default_frontier_output():
     assert len(shown) == 9
     recorded = (ROOT / "experiments" / "frontier_default" / "table.md").read_text()
     assert all(line in recorded.splitlines() for line in shown)
+    assert recorded.splitlines()[0].startswith("Fits over T in ") and recorded.splitlines()[0] in README.splitlines()
+    assert recorded.rstrip("\n") in (ROOT / "docs" / "getting-started" / "main-job.md").read_text()  # all of it
     config = frontier.TFrontierConfig()
     runs = frontier.load_runs(ROOT / "experiments" / "frontier_default" / "runs.npz", config.family)
     assert runs.regret.shape[-1] == config.num_seeds
