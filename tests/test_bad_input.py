@@ -18,7 +18,7 @@ import htb_jax as htb
 from htb_jax._src import chunk_store, resumable
 from htb_jax._src.cli import main
 from htb_jax._src.frontier import TFrontierConfig
-from htb_jax._src.reward_table import as_threefry_key
+from htb_jax._src.prng_key import as_threefry_key
 from htb_jax._src.sweep import SweepConfig
 from htb_jax._src.validation import check_broadcast, check_integer, check_interval, real_array
 
@@ -92,7 +92,8 @@ LIBRARY = {
                                           r"rewards: loc \+ gap = 6e\+38 > 3\.4028235e\+38; give a smaller gap, or a "
                                           r"base located nearer 0\.$",
                                           lambda: htb.equal_gap(htb.Gaussian(loc=3e38, scale=1.0), 3, 3e38)),
-    "sample int key": (TypeError, r"^key must be a jax.random.key\(seed\); got key=0 \(int\)\. Use jax.random.key\(0\)\.$",
+    "sample int key": (TypeError, r"^key must be a jax.random.key\(seed\) \(or legacy uint32\[2\] key data from "
+                                  r"jax.random.PRNGKey\(seed\)\); got key=0 \(int\)\. Use jax.random.key\(0\)\.$",
                        lambda: NU.sample(0, (4,))),
     "scale above float32": (ValueError, r"^Gaussian scale must be at most 3\.4028235e\+38 \(rewards are float32, so a "
                             r"larger value would be inf\); got Gaussian scale=1e\+39\.$",

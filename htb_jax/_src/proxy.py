@@ -63,8 +63,9 @@ from htb_jax._src.instances import check_instance, intrinsic_scale
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls, num_blocks
+from htb_jax._src.prng_key import as_threefry_key
 from htb_jax._src.protocol_checks import check_policy
-from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys
+from htb_jax._src.reward_table import MAX_PULLS, prefix_sums, seed_keys
 from htb_jax._src.validation import (
     check_flag,
     check_instance_type,

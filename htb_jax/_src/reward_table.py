@@ -22,18 +22,17 @@ shared by every block size.
 from __future__ import annotations
 
 import functools
-import numbers
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from htb_jax._src import bits as bits_lib
 from htb_jax._src import pytree
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import check_instance
 from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.prng_key import as_threefry_key
 from htb_jax._src.validation import check_integer, check_static
 
 MAX_PULLS = 2**32  # pull counters are one uint32 word
@@ -64,44 +63,6 @@ def seed_keys(key: jax.Array, num_seeds: int, first_seed: Any = 0) -> jax.Array:
     key = as_threefry_key(key)
     seeds = jnp.asarray(first_seed, jnp.uint32) + jnp.arange(num_seeds, dtype=jnp.uint32)
     return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, seeds)
-
-
-def as_threefry_key(key: jax.Array) -> jax.Array:
-    """A typed threefry key from a typed key or legacy ``uint32[2]`` key data.
-
-    Accepts one key: ``jax.random.key(seed)`` (a typed key of shape ``()``) or
-    ``jax.random.PRNGKey(seed)`` (``uint32[2]`` key data).  Traced keys pass
-    with the implementation check only.
-
-    Raises:
-      TypeError: for anything else that is not a key: an int, a string, a
-        float or signed-integer array.
-      ValueError: for keys of another implementation (``rbg``,
-        ``unsafe_rbg``), a batch of keys, or key data of another length.
-    """
-    form = "a jax.random.key(seed) (or legacy uint32[2] key data from jax.random.PRNGKey(seed))"
-    if isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
-        impl = str(jax.random.key_impl(key))
-        if "threefry" not in impl:
-            raise ValueError(
-                f"htb_jax draws its reward tables with threefry2x32; got a key of impl {impl}. "
-                "Use jax.random.key(seed)."
-            )
-        if not isinstance(key, jax.core.Tracer) and key.shape != ():
-            raise ValueError(
-                f"key must be one key, {form}; got a batch of keys of shape {key.shape} (seed s draws "
-                "from fold_in(key, s): pass the root key)."
-            )
-        return key
-    if not isinstance(key, jax.core.Tracer):
-        if isinstance(key, (numbers.Number, str, bytes)) or not isinstance(key, (jax.Array, np.ndarray)):
-            hint = f" Use jax.random.key({key})." if isinstance(key, numbers.Integral) else ""
-            raise TypeError(f"key must be {form}; got key={key!r} ({type(key).__name__}).{hint}")
-        if key.dtype != jnp.uint32:
-            raise TypeError(f"key must be {form}; got key data of dtype {key.dtype} and shape {key.shape}.")
-        if key.shape != (2,):
-            raise ValueError(f"key must be {form}; got uint32 key data of shape {key.shape}, not (2,).")
-    return jax.random.wrap_key_data(jnp.asarray(key, jnp.uint32), impl="threefry2x32")
 
 
 def table_words(seed_key, num_arms: int, first_pull, num_pulls: int, num_words: int):

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from htb_jax._src import bits as bits_lib
-from htb_jax._src.reward_table import as_threefry_key
+from htb_jax._src.prng_key import as_threefry_key
 from htb_jax._src.validation import check_given, check_integer, check_static
 
 ROUND_STREAM = 0x40D5  # fold_in tag of the per-round policy words

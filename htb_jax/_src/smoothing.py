@@ -93,10 +93,11 @@ from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.outcome import pseudo_regret
 from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls
+from htb_jax._src.prng_key import as_threefry_key
 from htb_jax._src.protocol_checks import check_policy
 from htb_jax._src.proxy import MAX_TABLE_BYTES, _check_horizon, static_blocks
 from htb_jax._src.pytree import class_keyed_jit
-from htb_jax._src.reward_table import MAX_PULLS, as_threefry_key, prefix_sums, seed_keys, standard_words
+from htb_jax._src.reward_table import MAX_PULLS, prefix_sums, seed_keys, standard_words
 from htb_jax._src.rounding import snapped_ceil
 from htb_jax._src.simulate.fast_path import SAMPLERS, auto_sampler
 from htb_jax._src.validation import check_choice, check_integer, check_interval, check_static, concrete

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from htb_jax._src.validation import check_interval, has_tracer
+from htb_jax._src.validation import broadcast_named_shapes, check_interval, has_tracer
 
 Float = float | np.ndarray
 
@@ -107,12 +107,8 @@ def _broadcast(*values: ArrayLike) -> tuple[Float, ...]:
 
 def _check_shapes(function: str, **values: ArrayLike) -> None:
     """``ValueError`` naming every argument's shape unless they broadcast (values checked as numbers first)."""
-    shapes = {name: np.shape(value) for name, value in values.items()}
-    try:
-        np.broadcast_shapes(*shapes.values())
-    except ValueError:
-        listed = ", ".join(f"{name} of shape {shape}" for name, shape in shapes.items())
-        raise ValueError(f"the arguments of {function} must broadcast to one shape; got {listed}.") from None
+    broadcast_named_shapes({name: np.shape(value) for name, value in values.items()},
+                           f"the arguments of {function} must broadcast to one shape")
 
 
 def _check_eps(eps: ArrayLike, name: str = "eps") -> np.ndarray:

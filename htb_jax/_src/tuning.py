@@ -73,13 +73,13 @@ from htb_jax._src.instances import check_instance, intrinsic_scale
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.policies.adar_etc import AdaRETC
+from htb_jax._src.prng_key import as_threefry_key
 from htb_jax._src.proxy import (
     _check_horizon,
     analytic_regret_bound,
     proxy_regrets,
     proxy_table,
 )
-from htb_jax._src.reward_table import as_threefry_key
 from htb_jax._src.schedule_search import admissible_schedule, schedule_logits
 from htb_jax._src.schedule_search import polish as polish_schedule
 from htb_jax._src.simulate.fast_path import SAMPLERS

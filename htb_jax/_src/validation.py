@@ -325,13 +325,16 @@ def check_broadcast(what: str, **values: Any) -> tuple[int, ...]:
             shapes[name] = tuple(np.shape(value))
         except (TypeError, ValueError):
             continue  # not array-like: a placeholder, or refused by the type checks
+    return broadcast_named_shapes(shapes, f"the parameters of {what} must broadcast to one batch shape")
+
+
+def broadcast_named_shapes(shapes: dict[str, tuple[int, ...]], refusal: str) -> tuple[int, ...]:
+    """The broadcast of ``shapes`` (by argument name), or ``ValueError``: ``refusal``, then every name's shape."""
     try:
         return tuple(np.broadcast_shapes(*shapes.values()))
     except ValueError:
         listed = ", ".join(f"{name} of shape {shape}" for name, shape in shapes.items())
-        raise ValueError(
-            f"the parameters of {what} must broadcast to one batch shape; got {listed}."
-        ) from None
+        raise ValueError(f"{refusal}; got {listed}.") from None
 
 
 def check_interval(

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from htb_jax._src import quadrature
+from htb_jax._src.prng_key import as_threefry_key
 from htb_jax._src.pytree import class_keyed_jit
 from htb_jax._src.validation import (
     check_broadcast,
@@ -103,9 +104,7 @@ class Distribution:
         Returns:
           f32[*sample_shape, *batch_shape].
         """
-        if not isinstance(key, (jax.Array, np.ndarray)):  # jax's message, "invalid PRNG key data", named no argument
-            hint = f" Use jax.random.key({key})." if isinstance(key, numbers.Integral) else ""
-            raise TypeError(f"key must be a jax.random.key(seed); got key={key!r} ({type(key).__name__}).{hint}")
+        key = as_threefry_key(key)  # jax's own message, "invalid PRNG key data", named no argument
         shape = (sample_shape,) if isinstance(sample_shape, numbers.Integral) else sample_shape
         if not isinstance(shape, (tuple, list)) or not all(
                 isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)) for n in shape):

@@ -282,7 +282,7 @@ def _same_family(a, b) -> bool:
 
 
 # L_T of every schedule and horizon as one program (op by op, each of its ~25 operations compiled alone
-# after the run: 39 programs in a default `htb-jax frontier`, 15 with this).
+# after the run: 39 programs in a default `htb-jax frontier`, 16 with this).
 _exploration_lengths = jax.jit(lambda policy, horizons, num_arms: policy.exploration_length(num_arms, horizons),
                                static_argnums=2)
 

@@ -21,8 +21,9 @@ from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.memory import check_memory_budget
 from htb_jax._src.policies import adar_etc as adar_etc_lib
+from htb_jax._src.prng_key import as_threefry_key
 from htb_jax._src.protocol_checks import check_policy_instance
-from htb_jax._src.reward_table import MAX_SEEDS, as_threefry_key
+from htb_jax._src.reward_table import MAX_SEEDS
 from htb_jax._src.simulate.fast_path import SAMPLERS, takes_fast_path
 from htb_jax._src.simulate.schedule import MAX_PULL_CHUNK
 from htb_jax._src.validation import (
