@@ -212,7 +212,7 @@ def tune_schedule(
     ``simulate``), so every iteration sees the same rewards.  The default
     (``proxy="smoothed"``, ``polish=48``) reaches ``simulate``'s minimum
     under heavy tails, where the pathwise gradient of ``"monte_carlo"`` does
-    not (module docstring, "Which proxy").  The whole optimisation (all
+    not (docs/guides/proxies-tuning.md, "The default tuner" and "The other proxies").  The whole optimisation (all
     ``lam`` at once, vmapped) is one jit-compiled program.
 
     Args:
@@ -242,7 +242,7 @@ def tune_schedule(
         central-difference gradients, :func:`smoothed_regret`),
         ``"monte_carlo"`` (:func:`regret_proxy`'s relaxation) or
         ``"analytic"`` (:func:`analytic_regret_bound`); when each is right:
-        the module docstring.
+        docs/guides/proxies-tuning.md, "The other proxies".
       width: smoothed proxy: the half-width of the differences in ``alpha``
         and ``q``, a number or a pair ``(first, last)`` shrunk geometrically
         over the steps; each in ``(0, 1]``.  It sets the scale of the
@@ -259,7 +259,7 @@ def tune_schedule(
         more (one tooth's lengths; across the whole
         range of the exploration length, then ``alpha`` over ``+-
         width[0]``, then the lengths of the teeth around the best where the
-        minimum of a tooth sits; see the module docstring); the best of
+        minimum of a tooth sits; docs/guides/proxies-tuning.md, "The default tuner"); the best of
         those and of the iterates is returned.  0 skips it; ``None`` (the
         default) is 48 with the smoothed proxy (16 reached the same minima
         on the instances measured; 3 x 48 evaluations against the descent's

@@ -42,7 +42,7 @@ def _check_runs(name: str, runs) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class FamilyRuns:
-    """Per-seed regrets of a batch of policies on a :class:`SpikeFamily` or :class:`ParetoFamily`.
+    """Per-seed regrets of a batch of policies on a :class:`SpikeFamily`, :class:`ParetoFamily` or :class:`StableFamily`.
 
     Attributes:
       regret: f64[G, F + 1, H, S] (member ``F`` is the fixed instance).
@@ -56,7 +56,7 @@ class FamilyRuns:
     regret: np.ndarray
     exploration: np.ndarray
     horizons: np.ndarray
-    family: SpikeFamily | ParetoFamily
+    family: SpikeFamily | ParetoFamily | StableFamily
     seconds: float
     resumed_chunks: int = 0
 
