@@ -9,8 +9,11 @@ import htb_jax as htb
 from conftest import engine_arms
 
 
-@pytest.mark.parametrize("growth", [2.0, 1.5])
+@pytest.mark.parametrize("growth", [2.0, 1.5, 16.0])
 def test_same_arms_as_the_reference_loop(growth):
+    # Growth 16: the epoch of 4096 rounds starts at round 274 and reaches past T = 2000; its schedule
+    # is L(4096) = 560 rounds (B = 206), where a length cut to the run's T + 1 = 2001 would explore 472
+    # rounds with 188 blocks and commit earlier.
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=2, gap=0.3)
     policy = htb.AnytimeAdaRETC(eps=1.0, alpha=0.7, q=0.0, growth=growth)
     _, arms, tables = engine_arms(policy, nu, 2000, 2, jax.random.key(9))
@@ -20,11 +23,11 @@ def test_same_arms_as_the_reference_loop(growth):
 
 def test_anytime_prefix_property():
     # The policy never looks at T: a shorter horizon sees a prefix of the same run.  The long run is
-    # test_same_arms_as_the_reference_loop's (its program; growth 2: epochs up to 1024 rounds, the
-    # short run stops inside the 512-round epoch); a policy that read T would change its epochs'
-    # schedules, hence the arms, before round 1000.
+    # test_same_arms_as_the_reference_loop's (its program; growth 16: both runs stop inside the epoch
+    # of 4096 rounds that starts at round 274, and both commit in it, at round 833); a policy that
+    # read T, or cut that epoch at T + 1, would change its schedule, hence the arms, before round 1000.
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=2, gap=0.3)
-    policy = htb.AnytimeAdaRETC(eps=1.0, alpha=0.7, q=0.0, growth=2.0)
+    policy = htb.AnytimeAdaRETC(eps=1.0, alpha=0.7, q=0.0, growth=16.0)
     long = htb.simulate(jax.random.key(9), policy, nu, 2000, 2, record_arms=True)
     short = htb.simulate(jax.random.key(9), policy, nu, 1000, 2, record_arms=True)
     np.testing.assert_array_equal(short.arms, long.arms[:, :1000])
@@ -37,10 +40,10 @@ def test_growth_range():
 
 def test_commits_compile_block_sums_only_up_to_the_largest_epoch_block(monkeypatch):
     # eps = 0.2, alpha = 0.867 (beta = 0.798): the epochs' blocks grow with their length; the last
-    # commit before T = 20000 (epoch l = 8192) sums blocks of 5 pulls, and the epoch capped at T + 1
-    # rounds that the engine also lays out would use 6, so the commit compiles the block-sum branches
-    # up to 8 instead of all 32 and the prefix-sum route.  A bound below a commit's block size would
-    # zero its block sums (estimates of 0, another commit).
+    # commit before T = 20000 (in the epoch of 16384 rounds that starts at round 16384, at round 19169)
+    # sums blocks of 5 pulls, so the commit compiles the block-sum branches up to 8 instead of all 32
+    # and the prefix-sum route.  A bound below a commit's block size would zero its block sums
+    # (estimates of 0, another commit).
     from reference_policies import _adar_etc_schedule, _ceil_snapped
 
     from htb_jax._src.simulate import engine_path, schedule
@@ -56,11 +59,12 @@ def test_commits_compile_block_sums_only_up_to_the_largest_epoch_block(monkeypat
         start, epoch = start + length, epoch + 1
     assert max(sizes) == 5
     flat = schedule._flatten(policy)
-    assert engine_path._commit_block_size_bounds(flat, np.array([horizon]), k) == (8, 1)
+    blocks = schedule.max_blocks(k, np.array([horizon]))  # the epochs run (up to 16384 rounds) need no more
+    assert engine_path._commit_block_bounds(flat, np.array([horizon]), k, blocks) == (blocks, 8, 1)
 
     nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.2), num_arms=k, gap=0.3)
     bounded = htb.simulate(jax.random.key(14), policy, nu, horizon, 2, record_arms=True)
-    monkeypatch.setattr(engine_path, "_commit_block_size_bounds", lambda *args: (None, 1))
+    monkeypatch.setattr(engine_path, "_commit_block_bounds", lambda *args: (args[-1], None, 1))
     every_size = htb.simulate(jax.random.key(14), policy, nu, horizon, 2, record_arms=True)
     for field in ("estimates", "committed", "arms", "regret"):
         np.testing.assert_array_equal(getattr(bounded, field), getattr(every_size, field), err_msg=field)

@@ -53,18 +53,22 @@ class AnytimeAdaRETC(ExploreThenCommit):
         super().__post_init__()
         check_interval("growth", self.growth, MIN_GROWTH, MAX_GROWTH, low_closed=True, high_closed=True)
 
-    def epoch_lengths(self, count: int) -> jax.Array:
-        """``l_k = ceil(g^k)`` for ``k < count``, i64[..., count]."""
-        k = jnp.arange(count, dtype=jnp.float64)
-        growth = jnp.asarray(self.growth, jnp.float64)[..., None]
-        return snapped_ceil(growth**k).astype(jnp.int64)
-
     def epochs(self, max_pulls: int) -> jax.Array:
         """The lengths of the epochs an engine run of at most ``max_pulls`` rounds may enter,
-        i64[..., count]: enough epochs at the smallest growth factor, each at most
-        ``max_pulls + 1`` rounds.  Each epoch is AdaR-ETC with this length as its horizon."""
+        i64[..., count]: enough epochs at the smallest growth factor.  Each epoch that starts by
+        round ``max_pulls`` has its own length ``l_k = ceil(g^k)``, even where that reaches past
+        ``max_pulls`` (its schedule is AdaR-ETC's with horizon ``l_k``, whatever the run's horizon);
+        the epochs after it, which no run enters, are given length 1."""
         count = math.ceil(math.log(max_pulls + 1) / math.log(MIN_GROWTH)) + 2
-        return jnp.minimum(self.epoch_lengths(count), max_pulls + 1)
+        k = jnp.arange(count, dtype=jnp.float64)
+        growth = jnp.asarray(self.growth, jnp.float64)[..., None]
+        lengths = snapped_ceil(growth**k)  # f64: past int64 (inf) for the late epochs at a large growth
+        # Rounds before each epoch, counting each earlier epoch as at most max_pulls + 1 (exact in
+        # int64): fewer than max_pulls exactly when the true count is.
+        capped = jnp.minimum(lengths, max_pulls + 1).astype(jnp.int64)
+        before = jnp.cumsum(capped, axis=-1) - capped
+        # An epoch entered has l_k <= g l_{k-1} + 1 <= 16 max_pulls + 1 rounds: an int64.
+        return jnp.where(before < max_pulls, lengths, 1.0).astype(jnp.int64)
 
     def commit_horizons(self, horizons: jax.Array) -> jax.Array:
         """Every epoch length a run up to ``max(horizons)`` may commit in: :meth:`epochs`, i64[..., count]."""

@@ -23,19 +23,26 @@ from htb_jax._src.policies.adar_etc import ExploreThenCommit
 from htb_jax._src.sharding import gather
 from htb_jax._src.simulate.outputs import _arrange_engine, _on_host
 from htb_jax._src.simulate.request import Request
-from htb_jax._src.simulate.schedule import _schedule_maxima
+from htb_jax._src.simulate.schedule import _schedule_maxima, max_blocks
 
 
-def _commit_block_size_bounds(policy: Any, horizons: np.ndarray, num_arms: int) -> tuple[int | None, int]:
-    """The engine's static bounds on an ETC commit's block sizes over the flat policy's
-    ``commit_horizons`` (``EngineSpec.max_block_size`` and ``min_block_size``): the largest, rounded
-    by :func:`~htb_jax._src.mom.static_block_sizes`, and the smallest nonzero one, rounded by
-    :func:`~htb_jax._src.mom.static_smallest_block_size`; ``(None, 1)`` (any size) for a policy
-    without such commits."""
+def _commit_block_bounds(policy: Any, horizons: np.ndarray, num_arms: int, blocks: int) -> tuple[int, int | None, int]:
+    """The engine's static bounds on an ETC commit's blocks over the flat policy's
+    ``commit_horizons`` (``EngineSpec.max_blocks``, ``max_block_size`` and ``min_block_size``).
+
+    Returns:
+      the block axis: ``blocks`` (the runs' horizons') or, where a commit horizon is longer (an
+      anytime epoch reaching past the run), :func:`~htb_jax._src.simulate.schedule.max_blocks` of
+      it; the largest block size, rounded by :func:`~htb_jax._src.mom.static_block_sizes`; the
+      smallest nonzero one, rounded by :func:`~htb_jax._src.mom.static_smallest_block_size`.
+      ``(blocks, None, 1)`` (any size) for a policy without such commits.
+    """
     if not isinstance(policy, ExploreThenCommit):
-        return None, 1
-    _, _, largest, smallest = _schedule_maxima(policy, policy.commit_horizons(horizons), num_arms)
-    return mom.static_block_sizes(int(largest)), mom.static_smallest_block_size(int(smallest))
+        return blocks, None, 1
+    commits = np.asarray(policy.commit_horizons(horizons))
+    _, _, largest, smallest = _schedule_maxima(policy, commits, num_arms)
+    return (max(blocks, max_blocks(num_arms, commits)), mom.static_block_sizes(int(largest)),
+            mom.static_smallest_block_size(int(smallest)))
 
 
 def check_arms_in_range(name: str, pulls: Any, num_seeds: int, horizons: np.ndarray, num_arms: int) -> None:
@@ -107,8 +114,8 @@ def prepare_engine_path(request: Request, record_arms: bool) -> tuple[MemoryPlan
     """
     r = request
     k = r.num_arms
-    spec = engine_lib.EngineSpec(k, int(r.horizons.max()), r.pull_chunk, r.max_blocks,
-                                 *_commit_block_size_bounds(r.flat, r.horizons, k))
+    spec = engine_lib.EngineSpec(k, int(r.horizons.max()), r.pull_chunk,
+                                 *_commit_block_bounds(r.flat, r.horizons, k, r.max_blocks))
     program, args, plan = engine_lib.prepare_engine(
         r.key, r.flat, r.flat_instance, r.horizons, r.num_seeds, spec=spec, num_checkpoints=r.num_checkpoints,
         first_seed=r.first_seed, seed_chunk=r.seed_chunk, devices=r.devices, memory_budget=r.memory_budget,
