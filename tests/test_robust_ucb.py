@@ -125,6 +125,27 @@ def test_catoni_root_is_solved_to_float64_resolution_each_round():
     assert float(roots[0]) - start > 1.2  # the 10^6 moved the root far (the other arm's moves with a)
 
 
+def test_catoni_scale_is_the_arms_own_just_above_four_log_inverse_delta():
+    # At round t + 1 = 28, 4 log(1/delta) = 8 log 28 = 26.66: arm 0's 27th sample makes it valid, with
+    # a of its own s = 27 (an a taken at s = 4 L + 1 = 27.66, the invalid arms' stand-in, moves the
+    # root by 7e-6 here).  Tolerance as in the test above; the start is the root to reach.
+    t, v = 27, 2.0
+    assert 8 * math.log(t + 1) < 27 < 8 * math.log(t + 1) + 1
+    base = ((1.0 - (np.arange(1, 27) - 0.5) / 26) ** (-1 / 3) - 1.5).astype(np.float32).astype(np.float64)
+    samples = [*base, 2.0]
+    a = _catoni_scale(27, t + 1, v)
+    want = _catoni_root(samples, a)
+    x = np.zeros((2, 256))
+    x[:, :26] = base
+    ctx = RoundContext(jnp.int64(t), jnp.array([26, 1], jnp.int64), jnp.int64(256), None)
+    _, roots = jax.jit(_catoni_kernel().update)((jnp.array(x), jnp.array([want, 0.0])), ctx, jnp.int32(0),
+                                                  jnp.float32(2.0))
+    y = a * (np.array(samples) - want)
+    psi, slope = np.log1p(np.abs(y) + 0.5 * y * y), (1 + np.abs(y)) / (1 + np.abs(y) + 0.5 * y * y)
+    tolerance = (27 + 4) * 2.0**-52 * psi.sum() / (a * slope.sum()) + np.spacing(want)
+    assert abs(float(roots[0]) - want) <= tolerance, (float(roots[0]) - want, tolerance)
+
+
 def test_catoni_is_valid_only_above_four_log_inverse_delta():
     # Valid for s > 4 log(1/delta) = 8 log t, strictly.  8 log t is a whole number only through
     # float64 rounding: at t = 167164588018521, log t = 32.75 + 3e-5 float64 spacings, so the float64
