@@ -62,6 +62,19 @@ def test_schedule_matches_exact_arithmetic_on_random_grid():
         assert got == schedule_reference(k, t, eps, alpha, q), (k, t, eps, alpha, q)
 
 
+def test_schedule_at_the_largest_horizons_is_within_float64s_error():
+    # eps = 1/4 at alpha = 5/6: beta = 5/6, K^q T^beta up to 1e15 at T = 1e18, where float64's power
+    # (beta's rounding times log T) is off by whole rounds and the 2^-44 snap rounds to the nearest
+    # integer.  The guide and exploration_length's docstring state at most 2e-14 relative (9 rounds of
+    # 7e14 measured); a power computed in float32 (1e-7 relative), or a snap window that grows with
+    # the value in absolute terms beyond its 2^-44 relative, is off by far more.
+    rng = np.random.default_rng(5)
+    horizons = np.unique((10 ** rng.uniform(17, 18, 40)).astype(np.int64))
+    got = np.asarray(htb.AdaRETC(eps=0.25, alpha=5 / 6, q=0.0).exploration_length(3, horizons))
+    want = np.array([schedule_reference(3, int(t), 0.25, 5 / 6, 0.0)[1] for t in horizons])
+    assert np.max(np.abs(got - want) / want) <= 2e-14
+
+
 def test_named_forms():
     for eps_bar in (0.25, 0.5, 1.0):
         cal = htb.AdaRETC.calibrated(eps_bar)

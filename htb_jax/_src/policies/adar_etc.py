@@ -175,7 +175,14 @@ class ExploreThenCommit:
         """``L_T = min(T, K B_T + ceil(K^q T^beta))`` (Algorithm 1, line 1).
 
         ``K^q T^beta`` is evaluated in float64 and snapped to an integer when
-        within a relative ``2^-44`` of one, before the ceiling.
+        within a relative ``2^-44`` of one, before the ceiling, so that a power
+        that is an integer (``10^(9 * 2/3) = 10^6``) stays one despite the
+        rounding of ``beta``.  So ``L_T`` can fall one round short of the exact
+        ceiling where ``K^q T^beta`` lies within that distance above an
+        integer, and, past ``K^q T^beta`` of about ``10^13`` (where float64's
+        error reaches whole rounds), a few rounds off: within ``2e-14``
+        relative at ``T`` up to ``10^18`` against 60-digit arithmetic (9 rounds
+        short of ``7e14`` at ``eps = 1/4``, ``alpha = 5/6``).
 
         Args:
           num_arms: ``K >= 2``.
