@@ -161,6 +161,17 @@ def test_catoni_is_valid_only_above_four_log_inverse_delta():
     np.testing.assert_array_equal(jax.jit(kernel.summary)(state, ctx).estimates, [np.nan, 1.0])
 
 
+def test_catoni_reports_the_roots_round_t_plus_one_would_use():
+    # The roots in the state are solved for round T + 1 (after the last reward), so the summary
+    # reports them where they are valid at T + 1: at T = 3, 8 log 3 = 8.8 and 8 log 4 = 11.1, so
+    # 9 samples are valid at T but not at T + 1 (NaN), and 12 at both.  A summary judged at T would
+    # report arm 0's root, solved with the invalid arms' stand-in a.
+    kernel = _catoni_kernel()
+    ctx = RoundContext(jnp.int64(3), jnp.array([9, 12], jnp.int64), jnp.int64(3), None)
+    state = (jnp.zeros((2, 256)), jnp.array([0.5, 1.0]))
+    np.testing.assert_array_equal(jax.jit(kernel.summary)(state, ctx).estimates, [np.nan, 1.0])
+
+
 @pytest.mark.parametrize(
     "make,message",
     [

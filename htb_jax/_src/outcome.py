@@ -33,7 +33,7 @@ class Outcome:
         infinite index; 0 for the other index policies.
       estimates: f32[..., K] the policy's mean estimates: for ETC policies
         those it committed on (NaN when there was no commit), for index
-        policies those of the last round.
+        policies those after the last round's reward.
       checkpoints: i64[..., C] the rounds of ``regret_curve``: ``C``
         log-spaced rounds from 1 to ``T``.
       regret_curve: f64[..., C] cumulative pseudo-regret after each

@@ -33,7 +33,12 @@ round, though no arm was played differently (4 seeds, ``T = 600``).
 ``"mom"`` keeps float64 prefix sums and caches each arm's estimate: a round
 recomputes the pulled arm (O(k log) with ``k <= 1 + 16 log t``), and all arms
 only in the rounds where ``floor(1 + 16 log t)`` changes (about ``16 log T``
-rounds in all).
+rounds in all); it keeps the estimates in float32, the rewards' precision, and
+adds the float64 width to them.
+
+The estimates a run reports (``Outcome.estimates``) are those after its last
+reward, as round ``T + 1``'s index would compute them (NaN where the estimator
+is not yet valid).
 """
 
 from __future__ import annotations
@@ -230,7 +235,7 @@ def _truncated_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
         return x.at[arm, ctx.pulls[arm]].set(reward.astype(jnp.float64))
 
     def summary(x, ctx):
-        mean, _ = index(x, ctx.pulls, ctx.horizon)
+        mean, _ = index(x, ctx.pulls, ctx.horizon + 1)  # after the last reward, as Catoni's and "mom"'s
         return PolicySummary(jnp.int32(-1), jnp.int64(0), jnp.where(ctx.pulls > 0, mean, jnp.nan).astype(jnp.float32))
 
     return PolicyKernel(init, act, update, summary)
@@ -268,8 +273,8 @@ def _catoni_kernel(policy: RobustUCB, spec: EngineSpec) -> PolicyKernel:
         return x, _catoni_root(x, pulls, a, roots, ctx.t)  # no arm has more than t pulls after round t
 
     def summary(state, ctx):
-        _, roots = state
-        _, valid = scale(ctx.pulls, ctx.horizon)
+        _, roots = state  # each solved for round T + 1, after the last reward
+        _, valid = scale(ctx.pulls, ctx.horizon + 1)
         return PolicySummary(jnp.int32(-1), jnp.int64(0), jnp.where(valid, roots, jnp.nan).astype(jnp.float32))
 
     return PolicyKernel(init, act, update, summary)
