@@ -105,6 +105,10 @@ def _status(argv) -> int:
         (["--memory-budget", "lots"], "argument --memory-budget: not a number of bytes: 'lots' (e.g. 512MiB, 2GiB)"),
         (["--seeds", "many"], "argument --seeds: not a number: 'many' (e.g. 0.8, 2/3 or 1e6)"),
         (["--seeds", "2.5"], "--seeds must be an integer in [2, 4294967296]; got --seeds=2.5."),  # never truncated
+        # the default seed chunk was computed from them first: an OverflowError traceback, and "cannot convert
+        # float NaN to integer"
+        (["--seeds", "inf"], "--seeds must be an integer in [2, 4294967296]; got --seeds=inf."),
+        (["--seeds", "nan"], "--seeds must be an integer in [2, 4294967296]; got --seeds=nan."),
         (["--config", "/nonexistent/sweep.toml"],
          "cannot read the configuration file '/nonexistent/sweep.toml': No such file or directory"),
     ],

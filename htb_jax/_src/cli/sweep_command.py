@@ -219,9 +219,13 @@ def _run_sweep(args, flags: dict) -> int:
                   f"{', '.join(left)} left out", file=sys.stderr)
     settings.update(flags)  # flags win over the file
     out = settings.pop("out", "htb-jax-sweep")
-    if "seed_chunk" not in settings:  # off a CPU, every seed up to 4096 a chunk: a call costs about its latency
-        d = sweep_lib.SweepConfig()
-        settings["seed_chunk"] = resumable.default_seed_chunk(settings.get("num_seeds", d.num_seeds), d.seed_chunk)
+    d = sweep_lib.SweepConfig()
+    seeds = settings.get("num_seeds", d.num_seeds)
+    whole = isinstance(seeds, (int, float)) and not isinstance(seeds, bool) and math.isfinite(seeds)
+    if "seed_chunk" not in settings and whole and seeds == int(seeds) and seeds >= 1:
+        # Off a CPU, every seed up to 4096 a chunk: a call costs about its latency.  Other seeds
+        # (1.5, inf, NaN) are refused by name by config.validate() below.
+        settings["seed_chunk"] = resumable.default_seed_chunk(int(seeds), d.seed_chunk)
     _check_family_parameters(settings)
     _check_default_alphas(settings)
     config = sweep_lib.SweepConfig(**settings)
