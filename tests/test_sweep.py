@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from htb_jax._src.sweep import SweepConfig, write_csv
+from htb_jax._src.sweep import SweepConfig, format_table, write_csv
 
 
 def test_write_csv_reads_back_every_field_exactly(tmp_path):
@@ -35,6 +35,16 @@ def test_write_csv_reads_back_every_field_exactly(tmp_path):
             assert math.copysign(1.0, value) == math.copysign(1.0, expected)
         assert got["exact"] == str(bool(want["exact"])) and got["agrees"] == str(bool(want["agrees"]))
     assert raw.splitlines()[1].startswith(b'"Student-t(2.4), K=7","AdaR-ETC ""order-free""",64,0.3333333333333333,')
+
+
+def test_table_shows_every_digit_of_each_horizon():
+    # One significant digit ("{:.0e}") printed 2500 as 2e+03 and 10 and 11 both as 1e+01.
+    horizons = [1, 10, 11, 1500, 2500, 123456, 10**18, 10**18 - 1]
+    rows = [dict(alpha=0.8, q=0.0, beta=0.4, horizon=np.int64(t), exploration=1, mean_regret=1.0, stderr=0.1,
+                 best_arm_rate=1.0) for t in horizons]
+    shown = [line.split(" | ")[3] for line in format_table(rows).splitlines()[2:]]
+    assert shown == ["1e+00", "1e+01", "1.1e+01", "1.5e+03", "2.5e+03", "1.23456e+05", "1e+18",
+                     "9.99999999999999999e+17"]
 
 
 def test_results_larger_than_the_machines_memory_are_refused_before_the_run(monkeypatch):

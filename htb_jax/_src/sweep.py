@@ -409,8 +409,13 @@ def format_table(rows: Sequence[dict]) -> str:
     def two_digits(x):
         return f"{float(f'{x:.2g}'):g}"
 
+    def horizon(t):  # every digit, as few as it takes: 1e+03, 1.5e+03, 1.23456e+05
+        digits = str(int(t))
+        significant = digits.rstrip("0")
+        return f"{significant[0]}{'.' * (len(significant) > 1)}{significant[1:]}e{len(digits) - 1:+03d}"
+
     lines = [
-        f"| {r['alpha']:.3f} | {r['q']:.3f} | {r['beta']:.3f} | {r['horizon']:.0e} | {r['exploration']} "
+        f"| {r['alpha']:.3f} | {r['q']:.3f} | {r['beta']:.3f} | {horizon(r['horizon'])} | {r['exploration']} "
         f"| {r['mean_regret']:.4g} | {two_digits(r['stderr'])} | {rate(r)} |"
         for r in rows
     ]
