@@ -221,8 +221,7 @@ def test_a_read_only_file_system_is_refused_before_the_banner_and_left_as_it_was
     [
         (["sweep", "--seeds", "200"], "200 seeds in 4 chunks", "200 seeds in 1 chunk;"),
         (["frontier", "--seeds", "64"], "64 seeds in 4 chunks", "64 seeds in 1 chunk;"),
-        (["frontier", "--policy", "htb_jax:UCB1()", "--seeds", "16"], "16 seeds in chunks of 8",
-         "16 seeds in chunks of 16"),
+        (["frontier", "--policy", "htb_jax:UCB1()", "--seeds", "16"], "16 seeds in 2 chunks;", "16 seeds in 1 chunk;"),
     ],
     ids=["sweep", "frontier", "frontier-policy"],
 )

@@ -94,9 +94,10 @@ def run_policy(args) -> int:
     )
     # The kernel and the law checked, the program traced (nothing compiled) and the store read.
     store = open_measure_store(plan, chunk_store.CLI_REMEDY)
+    chunks = -(-seeds // plan.seed_chunk)
     print(
         f"{name}: d and c on Theorem 1's two-point family at eps in {list(args.eps)}; T in {horizons[0]}..{horizons[-1]} "
-        f"({len(horizons)} horizons); {seeds} seeds in chunks of {plan.seed_chunk}; output in {args.out}",
+        f"({len(horizons)} horizons); {seeds} seeds in {chunks} chunk{'s' * (chunks > 1)}; output in {args.out}",
         file=sys.stderr,
     )
     if jax.process_index() == 0:
