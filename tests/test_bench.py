@@ -281,12 +281,17 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"only must be None or experiment names among tail, .*worst-case; got "
                                          r"only=\['tails'\]"):
         htb.bench.run(htb.UCB1(), only=["tails"], out=str(tmp_path / "x"))
+    with pytest.raises(ValueError, match=r"only must not repeat a name; got only=\['tail', 'tail'\], with tail"):
+        htb.bench.run(htb.UCB1(), only=["tail", "tail"], out=str(tmp_path / "x"))
     with pytest.raises(ValueError, match="peers=False needs a policy"):
         htb.bench.run(None, peers=False, out=str(tmp_path / "x"))
     assert list(tmp_path.iterdir()) == []
     assert main(["bench", "--only", "tails", "--out", str(tmp_path / "y")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--only takes experiment names" in err
+    assert main(["bench", "--only", "tail,tail", "--out", str(tmp_path / "y")]) == 2  # it ran tail once
+    assert capsys.readouterr().err == ("htb-jax: error: --only must not repeat a name; got --only='tail,tail', "
+                                       "with tail more than once\n")
     assert not (tmp_path / "y").exists()
     assert main(["bench", "--policy", "htb_jax:UCB", "--out", str(tmp_path / "y")]) == 2
     assert "--policy: 'UCB' failed in htb_jax" in capsys.readouterr().err

@@ -244,6 +244,10 @@ def check_arguments(policy, name, size, out, peers, only, restart, progress, com
         if not listed or any(o not in names for o in listed):
             raise ValueError(f"only must be None or experiment names among {', '.join(names)}; got "
                              f"{given('only', only)}.")
+        repeated = sorted({o for o in listed if listed.count(o) > 1})
+        if repeated:
+            raise ValueError(f"only must not repeat a name; got only={listed!r}, with {', '.join(repeated)} more "
+                             f"than once.")
         only = listed
     if policy is None and not peers:
         raise ValueError("peers=False needs a policy: there would be nothing to run")

@@ -71,6 +71,10 @@ def run_bench(args, argv: list[str]) -> int:
         unknown = [s for s in only if s not in names]
         if not only or unknown:
             raise ValueError(f"--only takes experiment names among {', '.join(names)}; got {args.only!r}")
+        repeated = sorted({s for s in only if only.count(s) > 1})
+        if repeated:
+            raise ValueError(f"--only must not repeat a name; got --only={args.only!r}, with {', '.join(repeated)} "
+                             f"more than once")
     if policy is None and args.no_peers:
         raise ValueError("--no-peers needs --policy: there would be nothing to run")
     command = shlex.join(["htb-jax", *argv])

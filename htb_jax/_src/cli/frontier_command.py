@@ -145,7 +145,7 @@ def add_frontier_parser(sub) -> None:
     p.add_argument("--eps", type=floats, default=None, help="comma-separated eps values (default 1,0.5,0.25; with --family stable 0.5,0.25)")
     p.add_argument("--alphas-per-eps", type=integer, default=None, help=f"alpha grid size per eps, from alpha*(eps) to --max-alpha (default {d.alphas_per_eps}; not with --policy)")
     p.add_argument("--max-alpha", type=real, default=None, help=f"largest alpha (default {d.max_alpha}; not with --policy)")
-    p.add_argument("--horizons", type=ints, default=None, help="comma-separated horizons (default 1e3,1e4,...,1e15; with --policy the checkpoints of a run to 1e4, ten per decade)")
+    p.add_argument("--horizons", type=ints, default=None, help="comma-separated increasing horizons (default 1e3,1e4,...,1e15; with --policy the checkpoints of a run to 1e4, ten per decade)")
     p.add_argument("--fit-from", type=integer, default=None, help="smallest horizon in the fits (default 1e9; with --policy 1e3, where the "
                    "checkpoints start; with --policy and --horizons, the horizons below it are not run)")
     p.add_argument("--seeds", type=integer, default=None, help=f"seeds (default {d.num_seeds}; with --policy {_POLICY_SEEDS})")

@@ -107,7 +107,7 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--eps", type=real, default=unset, help=f"tail exponent of the schedules, in (0, 1] (default {d.eps:g})")
     p.add_argument("--alphas", type=floats, default=unset, help="comma-separated alphas, fractions allowed (default 2/3,0.75,0.85,0.95)")
     p.add_argument("--qs", type=floats, default=unset, help="comma-separated qs (default 0,1/3)")
-    p.add_argument("--horizons", type=ints, default=unset, help="comma-separated horizons (default 1e3,1e4,1e5,1e6)")
+    p.add_argument("--horizons", type=ints, default=unset, help="comma-separated increasing horizons (default 1e3,1e4,1e5,1e6)")
     p.add_argument("--seeds", dest="num_seeds", type=integer, default=unset, help=f"seeds per grid point (default {d.num_seeds})")
     p.add_argument("--seed-chunk", type=integer, default=unset, help=(
         f"seeds per chunk: progress and resume unit (default {d.seed_chunk} on a CPU, every seed up to "
