@@ -100,7 +100,10 @@ def fit_exponent(
     indices with replacement, uses the same indices at every point, recomputes
     ``y`` and refits.  Its ends are order statistics of the resampled slopes,
     taken outward (numpy's ``"lower"`` method for ``low``, ``"higher"`` for
-    ``high``), so the interval never narrows by interpolation.
+    ``high``), so the interval never narrows by interpolation, and widened to
+    hold the point estimate where the resampled slopes lie to one side of it
+    (where every seed agrees, the resamples' rounding can put all of them
+    ``1e-16`` away from it).
 
     Individual regrets may be zero or negative (realised regret); only the
     statistic at each point must be positive.  A bootstrap draw whose
@@ -156,7 +159,7 @@ def fit_exponent(
     slopes = np.concatenate(
         [_slopes(log_x, resampled(c, i)) for i, c in _resamples(key, num_bootstrap, r.shape[1])]
     )
-    low, high = _percentile_interval(slopes, level)
+    low, high = _percentile_interval(slopes, level, slope)
     return ExponentFit(slope, intercept, low, high, float(level), int(num_bootstrap))
 
 
@@ -243,7 +246,7 @@ def fit_worst_case_exponent(
     slopes = np.concatenate(
         [_slopes(log_x, resampled(c)) for _, c in _resamples(key, num_bootstrap, num_seeds)]
     )
-    low, high = _percentile_interval(slopes, level)
+    low, high = _percentile_interval(slopes, level, slope)
     return ExponentFit(slope, intercept, low, high, float(level), int(num_bootstrap), argmax)
 
 
@@ -382,10 +385,11 @@ def _resamples(key: int, num_bootstrap: int, num_seeds: int) -> Iterator[tuple[n
         yield indices, counts.reshape(size, num_seeds).astype(np.float64)
 
 
-def _percentile_interval(slopes: np.ndarray, level: float) -> tuple[float, float]:
-    """Outward order statistics of f[B] ``slopes``; ``nan`` slopes count as ``-inf`` / ``+inf``."""
+def _percentile_interval(slopes: np.ndarray, level: float, slope: float) -> tuple[float, float]:
+    """Outward order statistics of f[B] ``slopes``; ``nan`` slopes count as ``-inf`` / ``+inf``.  The
+    interval is widened to hold the point estimate ``slope``."""
     tail = (1.0 - level) / 2.0
     undefined = np.isnan(slopes)
     low = np.quantile(np.where(undefined, -np.inf, slopes), tail, method="lower")
     high = np.quantile(np.where(undefined, np.inf, slopes), 1.0 - tail, method="higher")
-    return float(low), float(high)
+    return min(float(low), slope), max(float(high), slope)
