@@ -83,7 +83,17 @@ class Measurement:
         return "; ".join(parts)
 
     def row(self) -> dict:
-        """The flat row of a table or CSV."""
+        """The flat row of a table or CSV (``measure.csv``'s columns, in this order).
+
+        Returns:
+          ``policy`` and ``family`` (the labels), ``eps``; ``horizons`` (how many were fitted),
+          ``t_min``, ``t_max``, ``seeds``, ``anytime``; ``d``, ``d_low``, ``d_high``, ``d_finite_t``
+          and ``c``, ``c_low``, ``c_high``, ``c_finite_t`` (the fits and their 95% intervals, the
+          schedule's finite-T slopes or NaN); ``block_share``, ``off_frontier``;
+          ``worst_normalized`` and ``worst_member`` (the largest mean ``R_T / U_eps`` over the
+          family at the largest horizon, and its member), ``fixed_regret`` (the mean regret on the
+          fixed instance there); ``seconds``; ``note`` (:meth:`note`).
+        """
         return dict(
             policy=self.name, family=self.family_name, eps=self.eps,
             horizons=len(self.horizons), t_min=int(self.horizons[0]), t_max=int(self.horizons[-1]),
