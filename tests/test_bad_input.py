@@ -697,11 +697,15 @@ def test_sweep_refuses_before_printing_or_writing(tmp_path, capsys, extra, messa
     _assert_refused([*SMALL, "--out", str(tmp_path / "out"), *extra], tmp_path / "out", capsys, message)
 
 
-def test_the_default_alphas_are_named_as_the_default(tmp_path, capsys):
+def test_the_default_alphas_and_qs_are_named_as_the_default(tmp_path, capsys):
     # Before: "alphas must lie in [0.75, 1) for --eps=0.5; got alphas=0.666667", values never given.
     _assert_refused(["sweep", "--eps", "0.5", "--out", str(tmp_path / "out")], tmp_path / "out", capsys,
                     "--eps=0.5 admits alphas in [0.75, 1), and the default alphas 0.6667,0.75,0.85,0.95 (for eps = 1) "
                     "start below it: give alphas (--alphas) too.")
+    # Before: "qs must lie in [0, 0.25] for --eps=0.5; got qs=0.333333 (entry [1])".
+    _assert_refused(["sweep", "--eps", "0.5", "--alphas", "0.8", "--out", str(tmp_path / "out")], tmp_path / "out",
+                    capsys, "--eps=0.5 admits qs in [0, 0.25], and the default qs 0,0.3333 (for eps = 1) end above "
+                    "it: give qs (--qs) too.")
 
 
 def _assert_refused(argv, out, capsys, message):

@@ -178,20 +178,25 @@ def _check_family_parameters(settings: dict) -> None:
             )
 
 
-def _check_default_alphas(settings: dict) -> None:
-    """``ValueError`` where the default alphas (AdaR-ETC's range for ``eps = 1``) leave the range of the
-    ``eps`` given, named as the default rather than as values the user gave."""
-    if "alphas" in settings or "eps" not in settings:
+def _check_default_grid(settings: dict) -> None:
+    """``ValueError`` where the default alphas or qs (AdaR-ETC's ranges for ``eps = 1``) leave the
+    range of the ``eps`` given, named as the default rather than as values the user gave."""
+    if "eps" not in settings:
         return
     try:
-        low, _ = theory.alpha_range(settings["eps"])
+        alphas, qs = theory.alpha_range(settings["eps"]), theory.q_range(settings["eps"])
     except (TypeError, ValueError):
         return  # SweepConfig.validate names eps
-    default = sweep_lib.SweepConfig().alphas
-    if min(default) < low:
+    d = sweep_lib.SweepConfig()
+    if "alphas" not in settings and min(d.alphas) < alphas[0]:
         raise ValueError(
-            f"eps={settings['eps']:g} admits alphas in [{low:g}, 1), and the default alphas "
-            f"{','.join(f'{a:.4g}' for a in default)} (for eps = 1) start below it: give alphas (--alphas) too."
+            f"eps={settings['eps']:g} admits alphas in [{alphas[0]:g}, 1), and the default alphas "
+            f"{','.join(f'{a:.4g}' for a in d.alphas)} (for eps = 1) start below it: give alphas (--alphas) too."
+        )
+    if "qs" not in settings and max(d.qs) > qs[1]:
+        raise ValueError(
+            f"eps={settings['eps']:g} admits qs in [0, {qs[1]:g}], and the default qs "
+            f"{','.join(f'{q:.4g}' for q in d.qs)} (for eps = 1) end above it: give qs (--qs) too."
         )
 
 
@@ -227,7 +232,7 @@ def _run_sweep(args, flags: dict) -> int:
         # (1.5, inf, NaN) are refused by name by config.validate() below.
         settings["seed_chunk"] = resumable.default_seed_chunk(int(seeds), d.seed_chunk)
     _check_family_parameters(settings)
-    _check_default_alphas(settings)
+    _check_default_grid(settings)
     config = sweep_lib.SweepConfig(**settings)
     # Everything is checked before anything is printed or written (the directory first: it is quick).
     check_output_dir(out)
