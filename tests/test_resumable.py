@@ -313,6 +313,14 @@ def test_a_manifest_another_command_wrote_meanwhile_is_never_overwritten(tmp_pat
     assert (tmp_path / "out" / "manifest.json").read_text() == "{}"
 
 
+def test_another_root_key_is_named_with_both_keys(tmp_path):
+    # It said "another configuration (root key)", without either key.
+    _store(tmp_path).save(0, {"x": np.zeros(1)})
+    with pytest.raises(chunk_store.ForeignStoreError, match=r"another configuration \(root key: jax.random.key\(0\) "
+                                                            r"there, jax.random.key\(3\) here\)"):
+        chunk_store.ChunkStore(str(tmp_path), {"a": 1}, [0, 3], [(0, 1), (1, 1)], {"program_sha256": "0"})
+
+
 def test_a_store_opened_again_in_one_process_takes_its_lock_over(tmp_path):
     # A notebook cell run again while a traceback still holds the first store must not refuse itself.
     first = _store(tmp_path)

@@ -181,8 +181,9 @@ def read_manifest(directory: str, config: dict, root_key, layout, program: dict 
             f"chunk layout: {len(old_layout)} chunks of up to {max((b for _, b in old_layout), default=0)} seeds there, "
             f"{len(layout)} of up to {max(int(b) for _, b in layout)} here: another seed chunk"
         ]
-    if not changed and old.get("root_key") != [int(x) for x in np.asarray(root_key).ravel()]:
-        changed = ["root key"]
+    new_key = [int(x) for x in np.asarray(root_key).ravel()]
+    if not changed and old.get("root_key") != new_key:
+        changed = [f"root key: {_shown_key(old.get('root_key'))} there, {_shown_key(new_key)} here"]
     if changed:
         raise ForeignStoreError(
             f"the output directory {directory!r} holds a run with another configuration "
@@ -194,6 +195,13 @@ def read_manifest(directory: str, config: dict, root_key, layout, program: dict 
             f"the output directory {directory!r} holds chunks computed by another program ({stale}); {remedy}"
         )
     return old
+
+
+def _shown_key(words) -> str:
+    """A stored root key's data as the key it is: ``jax.random.key(3)`` for ``[0, 3]``, else the data."""
+    if isinstance(words, list) and len(words) == 2 and words[0] == 0 and isinstance(words[1], int):
+        return f"jax.random.key({words[1]})"
+    return f"key data {words!r}"
 
 
 def run_chunks(
