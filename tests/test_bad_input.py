@@ -678,6 +678,10 @@ CLI = [
     (["--seeds", "1000000000000"], "--seeds must be an integer in [2, 4294967296]; got --seeds=1000000000000."),
     (["--seeds", "4000000000"], "--seed-chunk must be at least 40000 for --seeds=4000000000"),
     (["--memory-budget", "1"], "--memory-budget must be at least"),
+    # a budget never given was named by the library's argument, "got memory_budget=2147483648"
+    (["--arms", "1e5", "--horizons", "1e3"], "--memory-budget must be at least 2199449680 bytes for this simulation "
+     "(1 concurrent execution(s) per device, each 1048576 fixed, 2193600000 for one seed per chunk and 4801104 for the "
+     "results of its 2 seeds); got the default --memory-budget=2147483648."),
     (["--family", "two-point", "--spike-prob", "1e-300"], "--spike-prob must be at least 2 gap / 3.4028235e+38"),
     # one range for --gap at both ends (a huge gap named float32's symmetric range, a negative one (0, inf))
     (["--gap", "1e39"], "--gap must lie in (0, 3.40282e+38]; got --gap=1e+39."),
@@ -728,6 +732,9 @@ def _assert_refused(argv, out, capsys, message):
         (["--horizons", "1500.7,1e9,1e10"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=1500.7."),
         (["--seeds", "1000000000000"], "--seeds must be an integer in [2, 4294967296]; got --seeds=1000000000000."),
         (["--fit-from", "1e9.5"], "argument --fit-from: not a number: '1e9.5'"),
+        # it named --fit-from=1000000000 as if given
+        (["--horizons", "1e3,1e4"], "the fits start at the default --fit-from=1e+09, and --horizons=[1000, 10000] has "
+         "fewer than two from there: give --fit-from too"),
         (["--eps", ","], "argument --eps: expected comma-separated numbers, at least one"),
         (["--eps", "1,1"], "--eps must not repeat a value; got --eps=[1, 1], with 1 2 times."),
         (["--stable-alpha", "1.8"], "--stable-alpha is for --family stable."),

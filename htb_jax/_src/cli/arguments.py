@@ -97,7 +97,7 @@ class Parser(argparse.ArgumentParser):
 
 
 @contextlib.contextmanager
-def flag_names(names: dict[str, str]):
+def flag_names(names: dict[str, str], defaults: dict[str, str] | None = None):
     """Within it, a ``TypeError`` or ``ValueError`` names the command line's flags, not the library's
     arguments: where a message names an argument of ``names`` as the library's checks do
     (``num_seeds must ...``, ``got num_seeds=0``, ``... takes a law for family; got ...``, a message
@@ -107,6 +107,8 @@ def flag_names(names: dict[str, str]):
     Args:
       names: library argument -> flag, e.g. ``{"num_seeds": "--seeds"}``; an argument the user did
         not give as a flag (a TOML key) is left out, so that the message names what they wrote.
+      defaults: library argument -> flag, for arguments left at the flag's default: named as such
+        (``got the default --memory-budget=2147483648``).
     """
     try:
         yield
@@ -114,7 +116,9 @@ def flag_names(names: dict[str, str]):
         if type(e) not in (TypeError, ValueError):  # an error class of our own keeps its own message
             raise
         message = str(e)
-        for name, flag in names.items():
+        for name, flag in (defaults or {}).items():
+            message = re.sub(rf"\bgot {re.escape(name)}=", f"got the default {flag}=", message)
+        for name, flag in {**(defaults or {}), **names}.items():
             message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)|(?<=\bfor ){re.escape(name)}(?=;)"
                              rf"|^{re.escape(name)}(?=: )", flag, message)
         if message == str(e):

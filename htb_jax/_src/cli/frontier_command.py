@@ -209,6 +209,9 @@ def _run_frontier(args) -> int:
     if args.anytime != "auto":
         raise ValueError("--anytime is for --policy: the T-frontier runs AdaR-ETC's schedules at each horizon.")
     d = frontier_lib.TFrontierConfig()
+    if args.fit_from is None and args.horizons is not None and sum(t >= d.fit_from for t in args.horizons) < 2:
+        raise ValueError(f"the fits start at the default --fit-from={d.fit_from:.0e}, and --horizons={list(args.horizons)} "
+                         f"has fewer than two from there: give --fit-from too")
     family = d.family
     if stable:
         family = frontier_lib.StableFamily(index=_STABLE.index if args.stable_alpha is None else args.stable_alpha)

@@ -233,6 +233,12 @@ def _run_sweep(args, flags: dict) -> int:
         settings["seed_chunk"] = resumable.default_seed_chunk(int(seeds), d.seed_chunk)
     _check_family_parameters(settings)
     _check_default_grid(settings)
+    # The budget named as the default where neither a flag nor the file gives one.
+    with flag_names({}, defaults={} if "memory_budget" in settings else {"memory_budget": "--memory-budget"}):
+        return _run_config(args, settings, out)
+
+
+def _run_config(args, settings: dict, out: str) -> int:
     config = sweep_lib.SweepConfig(**settings)
     # Everything is checked before anything is printed or written (the directory first: it is quick).
     check_output_dir(out)
