@@ -322,3 +322,16 @@ def test_family_over_a_config_file_leaves_the_files_other_family_parameters_out(
     err = capsys.readouterr().err.splitlines()
     assert err[0] == f"--family student-t overrides family = 'pareto' of {config}: its pareto_shape = 2.5 left out"
     assert err[1].startswith("htb-jax: error: --seeds must be an integer in [2, ") and len(err) == 2
+
+
+def test_flag_names_names_a_setting_left_at_its_default_as_the_default():
+    # A user law's eps range was refused with "got eps=1." where --eps had never been given.
+    from htb_jax._src.cli.arguments import flag_names
+
+    with pytest.raises(ValueError) as refused, flag_names({"family": "--family"}, defaults={"eps": "--eps"}):
+        raise ValueError("family 'm:Law()' has a finite (1+eps)-moment only for eps < 0.8; got eps=1.")
+    assert str(refused.value) == ("family 'm:Law()' has a finite (1+eps)-moment only for eps < 0.8; got the default "
+                                  "--eps=1.")
+    with pytest.raises(ValueError) as refused, flag_names({"eps": "--eps"}, defaults={}):
+        raise ValueError("eps must lie in (0, 1]; got eps=2.")
+    assert str(refused.value) == "--eps must lie in (0, 1]; got --eps=2."

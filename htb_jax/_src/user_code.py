@@ -1,7 +1,7 @@
 """A user's own policy or reward law named on the command line as ``MODULE:EXPRESSION``.
 
 ``htb-jax frontier --policy 'mypolicies:EpsilonGreedy(c=5.0)'`` and
-``htb-jax sweep --family 'mylaws:TwoSidedLomax(0.0, 1.0, 1.8)' --eps 0.5 --alphas 0.8 --qs 0`` import
+``htb-jax sweep --family 'mylaws:TwoSidedLomax(loc=0.0, scale=1.0, shape=1.8)' --eps 0.5 --alphas 0.8 --qs 0`` import
 ``MODULE`` (the current directory is put on the path first) and evaluate
 ``EXPRESSION`` in its namespace, so a user's code runs where a built-in name
 would.  Every failure is one line naming the option, the module or the

@@ -4,6 +4,7 @@ resumable in its output directory."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -97,8 +98,8 @@ def add_sweep_parser(sub) -> None:
                         "parameters of another family out)")
     p.add_argument("--family", default=unset, help=(
         f"arm distribution: {', '.join(sweep_lib.FAMILIES)}, or MODULE:EXPRESSION, one arm's law of one's own "
-        f"(e.g. 'mylaws:TwoSidedLomax(0.0, 1.0, 1.8)' with --eps 0.5 --alphas 0.8 --qs 0, MODULE from the current "
-        f"directory) (default {d.family})"))
+        f"(e.g. 'mylaws:TwoSidedLomax(loc=0.0, scale=1.0, shape=1.8)' with --eps 0.5 --alphas 0.8 --qs 0, MODULE "
+        f"from the current directory) (default {d.family})"))
     p.add_argument("--arms", dest="num_arms", type=integer, default=unset, help=f"number of arms K (default {d.num_arms})")
     p.add_argument("--gap", type=real, default=unset, help=f"gap Delta (default {d.gap})")
     p.add_argument("--pareto-shape", type=real, default=unset, help=f"Pareto tail index, > 1+eps (default {d.pareto_shape})")
@@ -233,8 +234,9 @@ def _run_sweep(args, flags: dict) -> int:
         settings["seed_chunk"] = resumable.default_seed_chunk(int(seeds), d.seed_chunk)
     _check_family_parameters(settings)
     _check_default_grid(settings)
-    # The budget named as the default where neither a flag nor the file gives one.
-    with flag_names({}, defaults={} if "memory_budget" in settings else {"memory_budget": "--memory-budget"}):
+    # A setting neither a flag nor the file gives is named as the flag's default.
+    fields = (f.name for f in dataclasses.fields(sweep_lib.SweepConfig))
+    with flag_names({}, defaults={key: _flag(key) for key in fields if key not in settings}):
         return _run_config(args, settings, out)
 
 
