@@ -239,3 +239,24 @@ def test_spike_family_instances_are_theorem_1_pairs_bit_for_bit():
         a, b = np.asarray(getattr(built, name)), np.asarray(getattr(eager, name))
         assert a.dtype == b.dtype == np.float64
         np.testing.assert_array_equal(a.view(np.uint64), b.view(np.uint64))
+
+
+def test_t_frontier_figure_holds_every_point_and_its_title(monkeypatch, tmp_path):
+    # The axes stopped at 1.02: a worst-case slope of 1.014 with its interval, or a negative c on stable arms,
+    # lay on or past the edge; one eps's panel cut its one-line title at both ends.
+    import matplotlib.pyplot as plt
+
+    config = frontier.TFrontierConfig(eps_values=(1.0,), alphas_per_eps=1, horizons=(10**3, 10**4), fit_from=10**3,
+                                      num_seeds=4, family=FAMILY)
+    row = dict(eps=1.0, alpha=0.9, d=1.014, d_low=1.009, d_high=1.035, d_theory=0.9, d_finite_t=0.998, c=0.081,
+               c_low=-0.1, c_high=0.09, c_theory=0.2, c_finite_t=0.081)
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    frontier.plot_t_frontier(frontier.TFrontierResult(config, None, [row]), tmp_path / "f.png")
+    (fig,) = figures
+    (ax,) = fig.axes
+    assert ax.get_xlim()[1] >= 1.035 + 0.03 and ax.get_ylim()[0] <= -0.1 - 0.03
+    assert fig._suptitle.get_text().count("\n") == 1
+    renderer = fig.canvas.get_renderer()
+    box = fig._suptitle.get_window_extent(renderer)
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.x1

@@ -115,10 +115,18 @@ def plot_t_frontier(result: TFrontierResult, path) -> None:
     eps_values = result.config.eps_values
     family = result.config.family
     stable = isinstance(family, StableFamily)
-    width, height = 4.2 * len(eps_values), 4.0
+    # Axes that hold every point and interval (a worst-case slope above 1, a negative c on stable arms).
+    shown = [r[k] for r in result.rows for k in ("d", "d_high", "c", "c_high", "d_finite_t", "c_finite_t")]
+    high = max(1.02, max((v for v in shown if np.isfinite(v)), default=0.0) + 0.03)
+    low = min(0.0, min((r["c_low"] for r in result.rows if np.isfinite(r["c_low"])), default=0.0) - 0.03)
+    # One panel is too narrow for the title on one line.
+    lines = 1 if len(eps_values) > 1 else 2
+    width, height = 4.2 * len(eps_values), 4.0 + 0.18 * (lines - 1)
     fig, axes = plt.subplots(1, len(eps_values), figsize=(width, height), squeeze=False)
     for ax, e in zip(axes[0], eps_values, strict=True):
-        frontier_panel(ax, e, f"eps = {e:g}  (o theory, x schedule at finite T, ■ measured)")
+        frontier_panel(ax, e, f"eps = {e:g}  (o theory, x schedule at finite T, ■ measured)", high=high)
+        if low < 0.0:
+            ax.set_ylim(low, high)
         rows = [r for r in result.rows if r["eps"] == e]
         colors = plt.cm.viridis(np.linspace(0.0, 0.85, max(len(rows), 1)))
         for r, color in zip(rows, colors, strict=False):
@@ -128,12 +136,13 @@ def plot_t_frontier(result: TFrontierResult, path) -> None:
         ax.legend(fontsize=7, loc="lower left")
     fig.suptitle(
         f"AdaR-ETC T-frontier over {f'symmetric {family.index:g}-stable arms' if stable else 'Theorem 1 two-point family'}"
-        f": T in [{fitted_horizons(result.config)}], {result.config.num_seeds} seeds",
+        f":{' ' if lines == 1 else chr(10)}T in [{fitted_horizons(result.config)}], {result.config.num_seeds} seeds",
         fontsize=10,
     )
     # Margins in inches, those tight_layout finds for these labels: laying out by drawing the figure
     # once more would double the time it takes.
-    fig.subplots_adjust(left=0.67 / width, right=1.0 - 0.16 / width, bottom=0.59 / height, top=1.0 - 0.62 / height,
+    top = 0.62 + 0.18 * (lines - 1)
+    fig.subplots_adjust(left=0.67 / width, right=1.0 - 0.16 / width, bottom=0.59 / height, top=1.0 - top / height,
                         wspace=0.2)
     fig.savefig(path, dpi=130)
     plt.close(fig)
