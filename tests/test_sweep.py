@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from htb_jax._src.sweep import SweepConfig, format_table, write_csv
+from htb_jax._src.sweep import SweepConfig, SweepResult, format_table, plot, write_csv
 
 
 def test_write_csv_reads_back_every_field_exactly(tmp_path):
@@ -63,3 +63,22 @@ def test_results_larger_than_the_machines_memory_are_refused_before_the_run(monk
         config.validate()
     monkeypatch.setattr(memory, "host_memory", lambda: 2**30)
     config.validate()
+
+
+@pytest.mark.parametrize("alphas, qs, legend, bars", [((0.7, 0.8), (0.0, 0.1), 4, 0), ((0.7, 0.75, 0.8), (0.0, 0.1, 0.2), 3, 1)])
+def test_figure_names_few_curves_and_colors_many_by_alpha(monkeypatch, tmp_path, alphas, qs, legend, bars):
+    # A 40 x 4 grid drew a 160-entry legend over the whole plot (and matplotlib warned that it could not lay
+    # the figure out): beyond 8 curves the alphas go on a color bar and the legend names each q's style.
+    import matplotlib.pyplot as plt
+
+    config = SweepConfig(alphas=alphas, qs=qs, horizons=(1000, 10000), num_seeds=4)
+    shape = (len(alphas), len(qs), 2)
+    regret = np.random.default_rng(0).uniform(50.0, 500.0, (*shape, 4))
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    plot(SweepResult(config, regret, np.ones(shape, np.int64), np.ones(shape), 0.0), tmp_path / "s.png")
+    (fig,) = figures
+    ax = fig.axes[0]
+    assert len(ax.get_legend().get_texts()) == legend and len(fig.axes) == 1 + bars
+    if bars:
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["q=0", "q=0.1", "q=0.2"]

@@ -447,8 +447,13 @@ def write_csv(rows: Sequence[dict], path) -> None:
     atomic_write(str(path), lambda f: f.write(text.getvalue().encode()))
 
 
+LEGEND_CURVES = 8  # curves a sweep's figure names one by one in its legend
+
+
 def plot(result: SweepResult, path) -> None:
-    """Log-log regret against ``T`` per ``(alpha, q)``, mean with a standard-error band."""
+    """Log-log regret against ``T`` per ``(alpha, q)``, mean with a standard-error band: up to
+    :data:`LEGEND_CURVES` curves named in the legend, more colored by ``alpha`` on a color bar, with
+    the legend naming each ``q``'s line style."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -457,26 +462,40 @@ def plot(result: SweepResult, path) -> None:
     c = result.config
     horizons = np.asarray(c.horizons, float)
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    colors = plt.cm.viridis(np.linspace(0.0, 0.85, len(c.alphas)))
     styles = ["-", "--", ":", "-."]
+    # A legend entry per curve up to LEGEND_CURVES; beyond, a color bar for alpha and a legend for q.
+    many = len(c.alphas) * len(c.qs) > LEGEND_CURVES
+    if many:
+        cmap = matplotlib.colors.ListedColormap(plt.cm.viridis(np.linspace(0.0, 0.85, 256)))
+        norm = matplotlib.colors.Normalize(min(c.alphas), max(c.alphas) + (len(c.alphas) == 1))
+        colors = cmap(norm(np.asarray(c.alphas, float)))
+    else:
+        colors = plt.cm.viridis(np.linspace(0.0, 0.85, len(c.alphas)))
     for a, alpha in enumerate(c.alphas):
         for b, q in enumerate(c.qs):
             r = result.regret[a, b]
             mean = r.mean(-1)
             se = r.std(-1, ddof=1) / math.sqrt(r.shape[-1])
-            label = f"alpha={alpha:.3g}, q={q:.3g}"
-            ax.plot(horizons, mean, styles[b % 4], color=colors[a], marker="o", ms=3, label=label)
+            if many:  # no bands: a hundred of them would cover the curves
+                ax.plot(horizons, mean, styles[b % 4], color=colors[a], marker="o", ms=2, lw=0.8)
+                continue
+            ax.plot(horizons, mean, styles[b % 4], color=colors[a], marker="o", ms=3,
+                    label=f"alpha={alpha:.3g}, q={q:.3g}")
             ax.fill_between(horizons, np.maximum(mean - se, 1e-9), mean + se, color=colors[a], alpha=0.2)
+    if many:
+        fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label="alpha")
+        for b, q in enumerate(c.qs):
+            ax.plot([], [], styles[b % 4], color="0.3", label=f"q={q:.3g}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("horizon T")
-    ax.set_ylabel("mean regret (± 1 s.e.)")
+    ax.set_ylabel("mean regret" if many else "mean regret (± 1 s.e.)")
     ax.set_title(
         f"AdaR-ETC, eps={c.eps:g}: {c.describe()}, {c.num_seeds} seeds",
         fontsize=9,
     )
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, ncol=1 if many else 2)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
