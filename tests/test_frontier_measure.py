@@ -423,3 +423,11 @@ def test_notes_can_name_the_family():
     assert plots._note({}, spike) == spike.note()
     with pytest.raises(ValueError, match=r"claims must be keyed by \(policy name, eps\) of a measurement"):
         measurement._check_keyed("claims", {("p", "two-point", 1.0): (1.0, 0.5)}, [spike])
+
+
+def test_measurement_repr_leaves_the_per_seed_arrays_out():
+    # Its repr printed every seed's regret (F + 1 members x H horizons x S seeds).
+    fit = htb.ExponentFit(0.5, 0.0, 0.4, 0.6, 0.95, 10)
+    m = htb.frontier.Measurement("p", "two-point", 1.0, np.array([100, 1000]), np.full((3, 2, 400), 7.25), np.ones(3),
+                                 np.zeros(2, np.int64), fit, fit, np.nan, np.nan, np.nan, False, 0.0, 0)
+    assert "7.25" not in repr(m) and "regret" not in repr(m) and "horizons=array([ 100, 1000])" in repr(m)

@@ -45,9 +45,9 @@ class Measurement:
     family_name: str
     eps: float
     horizons: np.ndarray
-    regret: np.ndarray
-    scale: np.ndarray
-    exploration: np.ndarray
+    regret: np.ndarray = dataclasses.field(repr=False)  # its repr printed every seed's regret
+    scale: np.ndarray = dataclasses.field(repr=False)
+    exploration: np.ndarray = dataclasses.field(repr=False)
     d: ExponentFit
     c: ExponentFit
     d_finite_t: float
