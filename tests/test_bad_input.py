@@ -791,6 +791,8 @@ def test_toml_lists_are_not_truncated_or_empty(tmp_path, capsys):
         ("key = -1\n", "key must be an integer in [0, 4294967295]; got key=-1."),
         # an infinite integer (an OverflowError's traceback, exit status 1)
         ("num_seeds = inf\n", f"num_seeds in {config} must be an integer; got inf"),
+        # a number written as a string, as on the command line (lists took "2/3", a single number refused it)
+        ('eps = "3/2"\n', "eps must lie in (0, 1]; got eps=1.5."),
     ]:
         config.write_text(text + f'out = "{tmp_path / "out"}"\n')
         assert main(["sweep", "--config", str(config)]) == 2

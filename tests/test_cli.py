@@ -148,7 +148,8 @@ def test_toml_errors(tmp_path, capsys):
     assert capsys.readouterr().err.startswith(f"htb-jax: error: unknown key 'seeds' in {config} (known: family,")
     config.write_text("num_seeds = 'four'\n")
     assert main(["sweep", "--config", str(config)]) == 2
-    assert capsys.readouterr().err == f"htb-jax: error: num_seeds in {config} must be an integer; got 'four'\n"
+    assert capsys.readouterr().err == (f"htb-jax: error: num_seeds in {config} must be an integer; got 'four' (not a "
+                                       "number: 'four' (e.g. 0.8, 2/3 or 1e6))\n")
     # a value out of range is named as the file names it, one given as a flag by its flag
     config.write_text("num_seeds = 1\n")
     assert main(["sweep", "--config", str(config)]) == 2

@@ -149,15 +149,18 @@ def _read_toml(path: str) -> dict:
                     raise TypeError
                 settings[name] = value
             else:
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                number = value
+                if isinstance(value, str):  # as on the command line: "2/3", "1e3"
+                    number = real(value) if kind is float else integer(value)
+                if isinstance(number, bool) or not isinstance(number, (int, float)):
                     raise TypeError
-                if kind is int and (not math.isfinite(value) or value != int(value)):
+                if kind is int and (not math.isfinite(number) or number != int(number)):
                     raise ValueError
-                settings[name] = kind(value)
+                settings[name] = kind(number)
         except (TypeError, ValueError, argparse.ArgumentTypeError) as e:
             what = {"floats": "a non-empty list of numbers (fractions such as \"2/3\" allowed)",
                     "ints": "a non-empty list of integers", "bytes": "a number of bytes",
-                    str: "a string", int: "an integer", float: "a number"}[kind]
+                    str: "a string", int: "an integer", float: "a number (\"2/3\" allowed)"}[kind]
             why = f" ({e})" if isinstance(e, argparse.ArgumentTypeError) else ""
             raise ValueError(f"{name} in {path} must be {what}; got {value!r}{why}") from None
     return settings
