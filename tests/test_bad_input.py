@@ -786,8 +786,7 @@ def test_toml_lists_are_not_truncated_or_empty(tmp_path, capsys):
         ('alphas = ["2/0"]\n', f'alphas in {config} must be a non-empty list of numbers (fractions such as "2/3" '
                                 "allowed); got ['2/0'] (division by zero in '2/0')"),
         # a value of the list, by its index in the list (AdaRETC named the grid's [i, j] as alpha)
-        # eps, given nowhere, is the flag's default
-        ("alphas = [0.8, 1.0]\n", "alphas must lie in [0.666667, 1) for --eps=1; got alphas=1 (entry [1])."),
+        ("alphas = [0.8, 1.0]\n", "alphas must lie in [0.666667, 1) for eps=1; got alphas=1 (entry [1])."),
         ("horizons = [true]\n", f"horizons in {config} must be a non-empty list of integers; got [True]"),
         ("key = -1\n", "key must be an integer in [0, 4294967295]; got key=-1."),
         # an infinite integer (an OverflowError's traceback, exit status 1)

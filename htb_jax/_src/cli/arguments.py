@@ -116,9 +116,10 @@ def flag_names(names: dict[str, str], defaults: dict[str, str] | None = None):
         if type(e) not in (TypeError, ValueError):  # an error class of our own keeps its own message
             raise
         message = str(e)
-        for name, flag in (defaults or {}).items():
+        for name, flag in (defaults or {}).items():  # the value refused, and what must hold of it
             message = re.sub(rf"\bgot {re.escape(name)}=", f"got the default {flag}=", message)
-        for name, flag in {**(defaults or {}), **names}.items():
+            message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b)", flag, message)
+        for name, flag in names.items():
             message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)|(?<=\bfor ){re.escape(name)}(?=;)"
                              rf"|^{re.escape(name)}(?=: )", flag, message)
         if message == str(e):
