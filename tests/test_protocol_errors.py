@@ -112,6 +112,19 @@ class NamedGreedy:
         return greedy_kernel(spec)
 
 
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class MisspeltGreedy:
+    """A policy whose ``act`` reads ``ctx.pull``, a misspelling of ``ctx.pulls``."""
+
+    @property
+    def batch_shape(self):
+        return ()
+
+    def kernel(self, spec):
+        return greedy_kernel(spec)._replace(act=lambda sums, ctx: htb.first_argmax(ctx.pull))
+
+
 @dataclasses.dataclass(frozen=True)
 class LabelledETC(htb.AdaRETC):
     """A subclass of a built-in policy, made a dataclass but not registered as a pytree."""
@@ -473,8 +486,8 @@ MODULE = "protocol_mistakes"
 @pytest.fixture
 def user_module(tmp_path, monkeypatch):
     """This file's policies and laws, written out as a user's module in the current directory."""
-    classes = (greedy_kernel, UnregisteredGreedy, FixedShapeGreedy, BranchingGreedy, Uniform, UnregisteredUniform,
-               UniformWithoutMoments, UniformWithoutBits, Float64Uniform)
+    classes = (greedy_kernel, UnregisteredGreedy, FixedShapeGreedy, BranchingGreedy, MisspeltGreedy, Uniform,
+               UnregisteredUniform, UniformWithoutMoments, UniformWithoutBits, Float64Uniform)
     (tmp_path / f"{MODULE}.py").write_text(
         "import dataclasses\n\nimport jax\nimport jax.numpy as jnp\nimport numpy as np\n\nimport htb_jax as htb\n\n\n"
         + "\n\n".join(inspect.getsource(c) for c in classes)
@@ -524,6 +537,17 @@ def test_the_commands_refuse_a_protocol_mistake_in_one_line(user_module, capsys,
     assert err.count("\n") == 1 and err.startswith("htb-jax: error: "), err
     assert re.search(pattern, err), err
     assert [s for s in seen if s != ABSTRACT_FROM_BITS] == [], seen
+    assert not out.exists()
+
+
+def test_another_error_of_the_users_code_is_one_line_in_the_command(user_module, capsys):
+    # An error of another class than TypeError or ValueError, raised by the user's code, printed a traceback
+    # through JAX's internals and ended with status 1 (the Python API raises it with its note).
+    out = user_module / "out"
+    assert CLI.load()(["frontier", "--policy", f"{MODULE}:MisspeltGreedy()", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        "htb-jax: error: AttributeError: 'RoundContext' object has no attribute 'pull'. Did you mean: 'pulls'? "
+        "(raised by MisspeltGreedy's kernel.act, evaluated abstractly before the simulation)\n")
     assert not out.exists()
 
 

@@ -28,7 +28,7 @@ from htb_jax._src.distributions import (
     TwoPoint,
 )
 from htb_jax._src.distributions.base import LAW_METHODS
-from htb_jax._src.protocol_checks import check_pytree
+from htb_jax._src.protocol_checks import USER_CODE_NOTE, check_pytree
 from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.validation import (
     FLOAT32_MAX,
@@ -172,7 +172,7 @@ def _check_from_bits(instance: Distribution, name: str, function: str) -> None:
     try:
         out = jax.eval_shape(from_bits_abstractly, law, words)
     except Exception as error:
-        error.add_note(f"(raised by {cls.__name__}.from_bits, evaluated abstractly before {function} ran)")
+        error.add_note(f"{USER_CODE_NOTE}{cls.__name__}.from_bits, evaluated abstractly before {function} ran)")
         raise
     expected = (*shape, _PULLS)
     if hasattr(out, "shape") and hasattr(out, "dtype") and (tuple(out.shape), out.dtype) == (

@@ -42,7 +42,7 @@ from jax.extend.core import Var
 from htb_jax._src import round_stream
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.outcome import Summary as OutcomeSummary
-from htb_jax._src.protocol_checks import refusing_signature
+from htb_jax._src.protocol_checks import USER_CODE_NOTE, refusing_signature
 from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.reward_table import TableReader
 from htb_jax._src.validation import given, real_array
@@ -217,7 +217,7 @@ def _evaluated(name: str, function: str, call) -> Any:
     try:
         return jax.eval_shape(call)
     except Exception as error:
-        error.add_note(f"(raised by {name}'s kernel.{function}, evaluated abstractly before the simulation)")
+        error.add_note(f"{USER_CODE_NOTE}{name}'s kernel.{function}, evaluated abstractly before the simulation)")
         if isinstance(error, _TRACER_ERRORS):
             error.add_note(
                 f"{name}'s kernel functions are traced once, with abstract values for every round and parameter: "
@@ -303,7 +303,7 @@ def _check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[An
     try:
         kernel = policy.kernel(spec)
     except Exception as error:
-        error.add_note(f"(raised by {name}.kernel(spec), called before the simulation)")
+        error.add_note(f"{USER_CODE_NOTE}{name}.kernel(spec), called before the simulation)")
         if isinstance(error, _TRACER_ERRORS):
             error.add_note(_TRACED_PARAMETERS.format(name=name))
         raise

@@ -20,6 +20,11 @@ import numpy as np
 
 from htb_jax._src.validation import given, shown
 
+# How the note begins that the checks add to an error raised by a user's own code when they call it
+# before a run ("(raised by MyPolicy's kernel.act, evaluated abstractly before the simulation)"):
+# the command line shows such an error, of any class, in one line.
+USER_CODE_NOTE = "(raised by "
+
 
 def _type_names(types: tuple[type, ...]) -> str:
     names = [t.__name__ for t in types]

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import atexit
+import difflib
 import os
 import signal
 import sys
@@ -15,6 +16,7 @@ from htb_jax._src.cli.arguments import Parser
 from htb_jax._src.cli.bench_command import add_bench_parser, run_bench
 from htb_jax._src.cli.frontier_command import add_frontier_parser, run_frontier
 from htb_jax._src.cli.sweep_command import add_sweep_parser, run_sweep
+from htb_jax._src.protocol_checks import USER_CODE_NOTE
 
 
 def main(argv=None) -> int:
@@ -82,11 +84,18 @@ def _run(argv) -> int:
             message = f"{e.filename}: {e.strerror or e}" if e.filename else f"{e.strerror or e} (writing the results)"
         else:
             message = str(e)
-        # One line: a message of several lines (JAX's, on a traced value) by its first, then the notes
-        # that say what raised it and what to do (not JAX's own, on its filtered traceback: "-----...").
-        notes = [" ".join(note.split()) for note in getattr(e, "__notes__", ()) if not note.startswith("---")]
-        message = " ".join([(message.splitlines() or [""])[0], *notes])
-        print(f"htb-jax: error: {message}", file=sys.stderr)
+        print(f"htb-jax: error: {_one_line(message, e)}", file=sys.stderr)
+        return 2
+    except Exception as e:
+        # Any other error the user's policy or law raised when called before the run (an AttributeError
+        # of a misspelt name, say): the checks noted which function raised it.
+        if not any(note.startswith(USER_CODE_NOTE) for note in getattr(e, "__notes__", ())):
+            raise
+        message = f"{type(e).__name__}: {e}"
+        if isinstance(e, AttributeError) and e.name is not None and e.obj is not None:  # what Python's traceback adds
+            close = difflib.get_close_matches(e.name, [n for n in dir(e.obj) if not n.startswith("_")], n=1)
+            message += f". Did you mean: {close[0]!r}?" if close else ""
+        print(f"htb-jax: error: {_one_line(message, e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C: one line, status 130 (128 + SIGINT), every finished chunk kept
         terminated = resumable.interrupt_signal() == signal.SIGTERM
@@ -95,6 +104,13 @@ def _run(argv) -> int:
         if argv is None:  # the command line itself: end at once (see end_after_interrupt)
             end_after_interrupt(status)
         return status
+
+
+def _one_line(message: str, error: BaseException) -> str:
+    """A message of several lines (JAX's, on a traced value) by its first, then the notes that say
+    what raised it and what to do (not JAX's own, on its filtered traceback: ``"-----..."``)."""
+    notes = [" ".join(note.split()) for note in getattr(error, "__notes__", ()) if not note.startswith("---")]
+    return " ".join([(message.splitlines() or [""])[0], *notes])
 
 
 def end_after_interrupt(status: int = 130) -> None:
