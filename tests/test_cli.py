@@ -336,3 +336,12 @@ def test_flag_names_names_a_setting_left_at_its_default_as_the_default():
     with pytest.raises(ValueError) as refused, flag_names({"eps": "--eps"}, defaults={}):
         raise ValueError("eps must lie in (0, 1]; got eps=2.")
     assert str(refused.value) == "--eps must lie in (0, 1]; got --eps=2."
+
+
+def test_flag_names_leaves_a_quoted_expression_as_written():
+    # "--policy: 'TruncUCB(eps=1.0, u=x)' failed" was shown as 'TruncUCB(--eps=1.0, u=x)'.
+    from htb_jax._src.cli.arguments import flag_names
+
+    with pytest.raises(ValueError) as refused, flag_names({"eps": "--eps", "horizons": "--horizons"}):
+        raise ValueError("'TruncUCB(eps=1.0, horizons=2)' failed; eps must lie in (0, 1]; got eps=2.")
+    assert str(refused.value) == "'TruncUCB(eps=1.0, horizons=2)' failed; --eps must lie in (0, 1]; got --eps=2."

@@ -115,13 +115,16 @@ def flag_names(names: dict[str, str], defaults: dict[str, str] | None = None):
     except (TypeError, ValueError) as e:
         if type(e) not in (TypeError, ValueError):  # an error class of our own keeps its own message
             raise
-        message = str(e)
-        for name, flag in (defaults or {}).items():  # the value refused, and what must hold of it
-            message = re.sub(rf"\bgot {re.escape(name)}=", f"got the default {flag}=", message)
-            message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b)", flag, message)
-        for name, flag in names.items():
-            message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)|(?<=\bfor ){re.escape(name)}(?=;)"
-                             rf"|^{re.escape(name)}(?=: )", flag, message)
+        # A quoted expression of the user's ('TruncUCB(eps=1.0, u=2.0)') is shown as written.
+        parts = re.split(r"('[^'\n]*\([^'\n]*\)[^'\n]*')", str(e))
+        for i in range(0, len(parts), 2):
+            for name, flag in (defaults or {}).items():  # the value refused, and what must hold of it
+                parts[i] = re.sub(rf"\bgot {re.escape(name)}=", f"got the default {flag}=", parts[i])
+                parts[i] = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b)", flag, parts[i])
+            for name, flag in names.items():
+                parts[i] = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)|(?<=\bfor ){re.escape(name)}(?=;)"
+                                  + (rf"|^{re.escape(name)}(?=: )" if i == 0 else ""), flag, parts[i])
+        message = "".join(parts)
         if message == str(e):
             raise
         raise type(e)(message) from None
