@@ -212,7 +212,10 @@ def _flag(key: str) -> str:
 def run_sweep(args) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in ("command", "config", "restart", *distributed.FLAGS)}
     # Errors name the flags the user gave (and, for values read from --config, the file's keys).
-    with flag_names({key: _flag(key) for key in flags}):
+    names = {key: _flag(key) for key in flags}
+    if "family" in flags:  # the law is simulate's instance
+        names["instance"] = "--family"
+    with flag_names(names):
         return _run_sweep(args, flags)
 
 
