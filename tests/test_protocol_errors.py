@@ -439,6 +439,12 @@ CASES = {
         r"instance=Uniform\(loc=\[0.2, 0.0\], width=1.0\) \(Uniform\), whose loc is a list: give "
         r"jnp.asarray\(\[0.2, 0.0\]\) \(or call self.check_parameters\(\) in Uniform.__post_init__: it converts "
         r"lists, as htb_jax's laws do\)\.$"),
+    # the same for a policy: it ran as a grid of two, each point seeing the whole list
+    "simulate-a list parameter of a policy": (
+        lambda: htb.simulate(KEY, FixedShapeGreedy(c=[1.0, 5.0]), NU, 100, 2),
+        r"^simulate takes a policy whose parameters are numbers or arrays for policy; got "
+        r"policy=FixedShapeGreedy\(c=\[1.0, 5.0\]\) \(FixedShapeGreedy\), whose c is a list: give "
+        r"jnp.asarray\(\[1.0, 5.0\]\)\.$"),
 }
 
 

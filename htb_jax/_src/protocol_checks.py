@@ -11,6 +11,7 @@ names the function, the argument, what it must be and the value given, as
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import numbers
 from typing import Any
@@ -215,6 +216,14 @@ def check_policy_tree(name: str, value: Any, function: str) -> None:
       function: the function's name, for the message.
     """
     leaves = check_pytree(name, value, function, "a policy")
+    for field in dataclasses.fields(value) if dataclasses.is_dataclass(value) else ():
+        parameter = getattr(value, field.name)
+        if isinstance(parameter, (list, tuple)) and not field.metadata.get("static", False):
+            raise TypeError(  # JAX would take its entries for parameters of their own, each of batch shape ()
+                f"{function} takes a policy whose parameters are numbers or arrays for {name}; got "
+                f"{given(name, value)}, whose {field.name} is a {type(parameter).__name__}: give "
+                f"jnp.asarray({shown(parameter)})."
+            )
     shape = tuple(value.batch_shape)
     shapes = [(leaf_name, tuple(np.shape(leaf))) for leaf_name, leaf in leaves]
     bad = [(leaf_name, s) for leaf_name, s in shapes if not _broadcasts_to(s, shape)]
