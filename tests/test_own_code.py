@@ -278,6 +278,8 @@ class _Broken:
             return good._replace(summary=lambda sums, ctx: htb.Summary(jnp.zeros(()), jnp.zeros(()), 2))
         if self.what == "estimates":
             return good._replace(summary=lambda sums, ctx: htb.PolicySummary(jnp.int32(-1), jnp.int64(0), sums))
+        if self.what == "python ints":
+            return good._replace(summary=lambda sums, ctx: htb.PolicySummary(-1, 0, sums.astype(jnp.float32)))
         return good._replace(init=None)
 
 
@@ -346,8 +348,12 @@ def _backend_compilations():
                                  r"is the outcome summary of htb.summarize; a kernel returns htb.PolicySummary\)"),
     (_Broken("estimates"), r"_Broken's kernel.summary must return htb.PolicySummary.*; got PolicySummary of "
                            r"\(int32\[\], int64\[\], float64\[3\]\)\.$"),
+    # -1 written for committed: the message named an int64 the user never wrote
+    (_Broken("python ints"), r"_Broken's kernel.summary must return htb.PolicySummary.*; got PolicySummary of "
+                             r"\(int64\[\], int64\[\], float32\[3\]\) \(a Python int such as -1 is int64 under "
+                             r"htb_jax's 64-bit mode: write jnp.int32\(-1\)\)\.$"),
 ], ids=["class", "no kernel", "batch_shape method", "kernel arity", "tuple", "init", "act", "act float", "act vector", "act arity", "update arity",
-        "update", "outcome summary", "estimates"])
+        "update", "outcome summary", "estimates", "python ints"])
 def test_a_malformed_policy_is_named_before_the_simulation_compiles(policy, pattern):
     # Each message names the function at fault and what it returned; the engine's program (and the
     # function under test, which the check only evaluates abstractly) is never compiled.

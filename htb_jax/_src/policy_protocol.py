@@ -358,6 +358,8 @@ def _check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[An
             " (htb.Summary is the outcome summary of htb.summarize; a kernel returns htb.PolicySummary)"
             if isinstance(summary, OutcomeSummary) else ""
         )
+        if isinstance(summary, PolicySummary) and getattr(summary.committed, "dtype", None) == jnp.int64:
+            hint = " (a Python int such as -1 is int64 under htb_jax's 64-bit mode: write jnp.int32(-1))"
         raise TypeError(
             f"{name}'s kernel.summary must return htb.PolicySummary(committed=int32[], exploration=int64[], "
             f"estimates=float32[{k}]); got {_abstract(summary)}{hint}."
