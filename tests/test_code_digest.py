@@ -102,6 +102,25 @@ def test_a_global_named_as_an_attribute_leaves_the_digest():
         assert class_digest(module.Policy) == first
 
 
+def test_a_helper_read_as_an_attribute_of_a_users_module_is_followed():
+    # policy code calling helpers.bonus(...), helpers a module of the user's: an edit of bonus followed by
+    # importlib.reload(helpers) resumed a store with the old regrets, in the same process.
+    helpers = types.ModuleType("users_helpers")
+    exec(compile("FACTOR = 2.0\n\ndef bonus(n):\n    return FACTOR * n\n", "users_helpers.py", "exec"), helpers.__dict__)
+    helpers.bonus.__module__ = "users_helpers"
+    module = _module(SOURCE.replace("return WIDTH[\"c\"] * bonus(n, t)", "return helpers.bonus(n) * jnp.sqrt(t)"))
+    module.helpers = helpers
+    first = class_digest(module.Policy)
+    helpers.FACTOR = 3.0  # a global of the helper
+    assert class_digest(module.Policy) != first
+    helpers.FACTOR = 2.0
+    assert class_digest(module.Policy) == first
+    exec(compile("def bonus(n):\n    return FACTOR * n + 1.0\n", "users_helpers.py", "exec"), helpers.__dict__)
+    helpers.bonus.__module__ = "users_helpers"  # the function redefined, as a reload does
+    assert class_digest(module.Policy) != first
+    assert is_users(helpers) and not is_users(jnp) and not is_users(np)
+
+
 def test_partials_decorated_helpers_and_large_arrays():
     source = SOURCE.replace("WIDTH = {\"c\": 1.0}", "import functools\nWIDTH = {\"c\": 1.0}\nBIG = np.zeros(2**18)")
     source = source.replace("return WIDTH[\"c\"] * bonus(n, t)", "return WIDTH[\"c\"] * PARTIAL(n, t) + BIG[0]")

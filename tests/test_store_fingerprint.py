@@ -268,6 +268,30 @@ def test_the_fingerprint_ignores_placement_and_sees_values():
         "htb_jax": htb.__version__, "jax": jax.__version__, "jaxlib": jaxlib.__version__}
 
 
+def test_the_program_hash_sees_the_code_of_a_callback():
+    # A policy calling jax.pure_callback(np_bonus, ...): the jaxpr names np_bonus only, so an edit of what it
+    # computes (here a global it reads, as in a module of the user's) resumed a store with the old regrets.
+    module = type(sys)("users_callbacks")
+    exec(compile("import numpy as np\nSCALE = 2.0\n\ndef np_bonus(x):\n    return np.asarray(SCALE * x, np.float32)\n",
+                 "users_callbacks.py", "exec"), module.__dict__)
+    module.np_bonus.__module__ = "users_callbacks"
+
+    def program(x):
+        y = jax.pure_callback(module.np_bonus, jax.ShapeDtypeStruct((), jnp.float32), x)
+        return jax.lax.cond(x > 0, lambda: y, lambda: jax.pure_callback(module.np_bonus,
+                                                                        jax.ShapeDtypeStruct((), jnp.float32), -x))
+
+    def sha():
+        return fingerprint_lib.program_sha256([jax.jit(program).trace(jnp.float32(1.0))], [])
+
+    first = sha()
+    assert sha() == first
+    module.SCALE = 3.0
+    assert sha() != first
+    module.SCALE = 2.0
+    assert sha() == first
+
+
 def test_a_store_of_htb_jax_code_alone_resumes_untraced_and_traces_where_a_file_changed(tmp_path, monkeypatch):
     """A built-in policy on a built-in family: the store records the inputs' key beside the program's;
     opened again it resumes without tracing; after a file of htb_jax changed (its digest patched) it

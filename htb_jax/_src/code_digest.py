@@ -20,10 +20,11 @@ of the functions nested in it, and what those names and its closure denote now:
 * anything else by its type alone.
 
 The names followed are those the code reads as globals (``LOAD_GLOBAL``), not its attributes'
-(``self.c`` reads no global ``c``: a loop variable ``c`` in a notebook changes nothing).  Not
-followed: attributes of modules (``mymodule.helper``: ``import`` it into the policy's module
-by name, or re-create the policy's class), an array edited in place beyond 1 MiB, code in a
-module named as one of the standard library's.  The digest is used within one process; a
+(``self.c`` reads no global ``c``: a loop variable ``c`` in a notebook changes nothing), and the
+attributes read right after a global that is a user's module (``mymodule.helper``, so an edit
+of ``helper`` followed by ``importlib.reload(mymodule)`` is seen).  Not followed: an attribute
+read of a module through anything else (a module passed as an argument, or held in a local), an
+array edited in place beyond 1 MiB, code in a module named as one of the standard library's.  The digest is used within one process; a
 store's fingerprint across processes is the traced program itself
 (:mod:`htb_jax._src.fingerprint`).
 """
@@ -46,13 +47,23 @@ _LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "htb_jax", "optax", "scipy", "
 _PLAIN = (type(None), bool, int, float, complex, str, bytes, np.generic)
 _DEPTH = 4  # containers nested deeper are keyed by their type
 _GLOBAL_READS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+_ATTRIBUTE_READS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _ARRAY_BYTES = 2**20  # arrays up to this size are keyed by their bytes, larger ones by their identity
 
 
 def is_users(value: Any) -> bool:
-    """Whether a class or function is defined outside the libraries and the standard library."""
-    root = (getattr(value, "__module__", None) or "").split(".")[0]
+    """Whether a class, function or module is defined outside the libraries and the standard library."""
+    module = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+    root = (module or "").split(".")[0]
     return bool(root) and root not in _LIBRARIES and root not in sys.stdlib_module_names and root != "builtins"
+
+
+def value_digest(value: Any) -> str:
+    """SHA-256 of a value as the digest follows it: a user's function by its code and what it reads
+    (a callback's, say), a plain value by itself, anything else by its type."""
+    h = hashlib.sha256()
+    _update_value(h, value, set(), 0)
+    return h.hexdigest()
 
 
 def class_digest(cls: type) -> str:
@@ -90,9 +101,21 @@ def _update_function(h, function: types.FunctionType, seen: set) -> None:
     _update_code(h, function.__code__, names)
     scope = function.__globals__
     for name in sorted(names):
-        if name in scope:
-            h.update(f"{name}=".encode())
-            _update_value(h, scope[name], seen, 0)
+        first, *attributes = name.split(".")
+        if first not in scope:
+            continue
+        value = scope[first]
+        if attributes:  # an attribute read of a user's module (mymodule.helper), followed as a global
+            for attribute in attributes:
+                if not (isinstance(value, types.ModuleType) and is_users(value)):
+                    break
+                value = getattr(value, attribute, None)
+            else:
+                h.update(f"{name}=".encode())
+                _update_value(h, value, seen, 0)
+            continue
+        h.update(f"{name}=".encode())
+        _update_value(h, value, seen, 0)
     for name, cell in zip(function.__code__.co_freevars, function.__closure__ or (), strict=True):
         try:
             value = cell.cell_contents
@@ -116,10 +139,21 @@ def _update_code(h, code: types.CodeType, names: set[str]) -> None:
 @functools.lru_cache(maxsize=4096)
 def _code(code: types.CodeType) -> tuple[bytes, frozenset]:
     """:func:`_update_code`'s part of one code object, which never changes: the digest of its bytecode,
-    constants and names (nested code included) and the global names it reads."""
+    constants and names (nested code included) and the global names it reads, each with the
+    attributes read of it right after (``mymodule.helper``: ``"mymodule.helper"``, and ``"mymodule"``)."""
     h = hashlib.sha256(code.co_code)
     h.update(repr(code.co_names).encode())
-    names = {i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_READS}
+    names = set()
+    chain = None
+    for i in dis.get_instructions(code):
+        if i.opname in _GLOBAL_READS:
+            chain = i.argval
+            names.add(chain)
+        elif i.opname in _ATTRIBUTE_READS and chain is not None:
+            chain = f"{chain}.{i.argval}"
+            names.add(chain)
+        elif i.opname not in ("CACHE", "EXTENDED_ARG"):
+            chain = None
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             digest, read = _code(const)

@@ -8,7 +8,9 @@ does, so every store also records :func:`fingerprint`: the SHA-256 of
 * each simulation's traced program (its jaxpr, as ``simulate`` would build it
   for one seed on one device): every operation of the engine or the fast path,
   of a policy's kernel and of a law's ``from_bits``, with the literals they
-  use, but not their source lines, so that a comment changes nothing;
+  use, but not their source lines, so that a comment changes nothing, and the Python code of
+  its callbacks (``jax.pure_callback``: a jaxpr names their function only), followed as
+  :mod:`htb_jax._src.code_digest` follows a user's code;
 * the values of the program's constants and arguments (the policy's and the
   instance's parameters, the gaps that ``mean()`` gives, the horizons, the key);
 
@@ -45,7 +47,7 @@ import jax
 import numpy as np
 from jax.extend.core import ClosedJaxpr, Jaxpr
 
-from htb_jax._src import version
+from htb_jax._src import code_digest, version
 
 # A function shown in a jaxpr's parameters prints with its address, which changes from one process to the next.
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -94,13 +96,29 @@ def _update_consts(h, jaxpr) -> None:
                     _update_consts(h, value)
 
 
+def _update_callbacks(h, jaxpr) -> None:
+    """The Python code of every callback (``jax.pure_callback``, ``io_callback``, ``jax.debug.callback``)
+    in a (closed) jaxpr and the jaxprs nested in it: a jaxpr names a callback's function only."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    for eqn in jaxpr.eqns:
+        if "callback" in eqn.params:
+            callback = eqn.params["callback"]
+            h.update(code_digest.value_digest(getattr(callback, "callback_func", callback)).encode())
+        for param in eqn.params.values():
+            for value in param if isinstance(param, (tuple, list)) else (param,):
+                if isinstance(value, (ClosedJaxpr, Jaxpr)):
+                    _update_callbacks(h, value)
+
+
 def program_sha256(traced: Sequence[jax.stages.Traced], arguments: Sequence[Any]) -> str:
-    """SHA-256 of traced programs (their jaxprs without source lines, and their constants) and of their
-    arguments' values."""
+    """SHA-256 of traced programs (their jaxprs without source lines, their constants and the code of
+    their callbacks) and of their arguments' values."""
     h = hashlib.sha256()
     for t in traced:
         h.update(_ADDRESS.sub("", str(t.jaxpr)).encode())
         _update_consts(h, t.jaxpr)
+        _update_callbacks(h, t.jaxpr)
     for leaf in jax.tree.leaves(arguments):
         _update_array(h, leaf)
     return h.hexdigest()
