@@ -197,6 +197,7 @@ def test_frontier_command_writes_table_csv_figure_and_runs(tmp_path, capsys):
     assert main(refit) == 0
     refitted, err = capsys.readouterr()
     assert "resumed: 2 of 2 chunks read back" in err and "/4 seeds" not in err  # nothing computed
+    assert "\nevery chunk read back; wrote " in err  # it printed "0.0 s (compilation included)"
     assert "Fits over T in [1e+03, 1e+07]" in out and "Fits over T in [1e+05, 1e+07]" in refitted
     np.testing.assert_array_equal(frontier.load_runs(tmp_path / "runs.npz", runs.family).regret, runs.regret)
 

@@ -139,6 +139,9 @@ def test_student_t_sweep_is_the_commands_output_started_interrupted_and_again(st
     # Started again it reads the chunks back and prints the same table.
     assert status_again == 0 and out_again.strip().splitlines() == table
     assert err_again.splitlines()[:2] == again.splitlines()[1:3]
+    # ... and says it simulated nothing (it printed "0.0 s (compilation included)")
+    assert err_again.strip().splitlines()[-1] == "every chunk read back" + wrote
+    assert again.strip().splitlines()[-1] == "every chunk read back" + wrote
     # With --seeds 800 it refuses, in one line, with status 2.
     assert refusal.splitlines()[0] == f"{command} --seeds 800"
     assert status_800 == 2 and err_800.strip() == refusal.splitlines()[1]
