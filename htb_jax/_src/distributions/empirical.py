@@ -115,8 +115,10 @@ class Empirical(Distribution):
     of the arm's ``n`` sorted observations, in exact integer arithmetic
     (``w = 2^32 h + l``: ``i = (h n + floor(l n / 2^32)) >> 32``, every product
     below ``2^64``), the same on every machine.  The draw is thus the empirical
-    quantile ``F_n^-1(U)`` at ``U = w / 2^64``, as the other families draw
-    ``F^-1(U)``.  Index ``i`` has ``floor(2^64 / n)`` or ``ceil(2^64 / n)`` of
+    quantile ``F_n^-1(U)`` at ``U = w / 2^64``.  (Each family maps the words its
+    own way: a :class:`Pareto` draw is ``F^-1(1 - U)``, and a :class:`Gaussian`'s
+    no quantile of ``U`` alone, so runs on data and on a fitted law with one key
+    are not paired draw by draw.)  Index ``i`` has ``floor(2^64 / n)`` or ``ceil(2^64 / n)`` of
     the ``2^64`` words: probability ``1/n`` within ``2^-64``.  ``shift`` is
     added in float32.
 
