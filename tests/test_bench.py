@@ -289,6 +289,8 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, capsys):
     assert main(["bench", "--only", "tails", "--out", str(tmp_path / "y")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--only takes experiment names" in err
+    assert main(["bench", "--only", "tail,,gaps", "--out", str(tmp_path / "y")]) == 2  # the empty name was dropped
+    assert "--only takes experiment names" in capsys.readouterr().err
     assert main(["bench", "--only", "tail,tail", "--out", str(tmp_path / "y")]) == 2  # it ran tail once
     assert capsys.readouterr().err == ("htb-jax: error: --only must not repeat a name; got --only='tail,tail', "
                                        "with tail more than once\n")

@@ -51,14 +51,15 @@ def suggested_eps(alpha: float) -> float:
                         f"(suggested_eps({alpha.alpha:.4g})), or .alpha - 2 * .stderr for the cautious choice.")
     check_untraced("suggested_eps compares the tail index with 1 in Python",
                    ": use jnp.minimum(1.0, alpha - 1.0) inside jit.", alpha=alpha)
-    a = real_array("alpha", alpha)
+    a = real_array("alpha", alpha, "a number, the tail index")
     if a is None or a.ndim != 0:
         raise ValueError(f"alpha must be one tail index > 1, a number; got alpha={alpha!r}.")
     a = float(a)
     if not a > 1.0:
         raise ValueError(
             f"alpha must exceed 1 for a finite mean (E|X|^(1+eps) < inf needs 1 + eps < alpha, eps in (0, 1]); "
-            f"got alpha={a:.6g}."
+            f"got alpha={a:.6g}: the data support no eps (with few observations the cautious alpha - 2 stderr "
+            f"can fall below 1 where alpha does not; Hill's estimate needs more of the tail)."
         )
     return min(1.0, a - 1.0)
 

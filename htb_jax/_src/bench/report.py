@@ -180,11 +180,14 @@ def _reach(results: dict) -> dict[str, int | None]:
     return reach
 
 
-def _regret_cell(cell, reach) -> str:
+def _regret_cell(cell, reach, horizon: int) -> str:
+    """A setting's regret cell: mean [interval] · median · 90% quantile, at ``T = ...`` where the policy
+    ran to another horizon than the setting's (the worst case runs the slow policies to a shorter one)."""
     if cell is None:
         return "not reached" + ("" if reach is None else f" (reaches T = {reach})")
+    at = "" if int(cell["horizon"]) == int(horizon) else f" at T = {int(cell['horizon'])}"
     return (f"{_interval(cell['mean'], cell['mean_low'], cell['mean_high'])} · "
-            f"{_num(cell['median'])} · {_num(cell['q90'])}")
+            f"{_num(cell['median'])} · {_num(cell['q90'])}{at}")
 
 
 def _file_stem(name: str) -> str:
@@ -209,8 +212,9 @@ def _experiment_blocks(results: dict, e: dict, figure: str | None, reach: dict) 
     cells = e["cells"]
     blocks.append(("table", ["policy", *(s["label"] if f"T = {s['horizon']}" in s["label"]
                                          else f"{s['label']} (T = {s['horizon']})" for s in e["settings"])],
-                   [([n, *(_regret_cell(c, reach[n]) for c in cells.get(n, [None] * len(e["settings"])))], user[n])
-                    for n in names],
+                   [([n, *(_regret_cell(c, reach[n], s["horizon"])
+                           for c, s in zip(cells.get(n, [None] * len(e["settings"])), e["settings"], strict=True))],
+                     user[n]) for n in names],
                    "l" + "r" * len(e["settings"])))
     if figure is not None:
         blocks.append(("img", figure, f"{e['name']}: regret curves per setting"))

@@ -59,7 +59,8 @@ def plot_profile(results: dict, path: Path) -> None:
 
     The user's policies (``user: true``) are drawn opaque with a black edge and listed first in
     the legend; the peers are lighter.  A policy without a score in an experiment (no setting
-    reached) reads "not reached" instead of a bar.
+    reached) reads "not reached" instead of a bar; one with a score but no rank (it reached some of
+    the settings only: a mean over those, which does not compare) is hatched.
     """
     plt = _pyplot()
     policies, experiments = _ordered(results), results["experiments"]
@@ -71,14 +72,19 @@ def plot_profile(results: dict, path: Path) -> None:
         y = np.arange(len(experiments)) - 0.4 + bar * (i + 0.5)
         scores = np.array([_float(e["scores"].get(p["name"])) for e in experiments])
         shown = ~np.isnan(scores)
+        partial = shown & np.array([e["ranks"].get(p["name"]) is None for e in experiments])
         ax.barh(y[shown], scores[shown], height=bar, color=colors[p["name"]], alpha=1.0 if p["user"] else 0.55,
-                edgecolor="black" if p["user"] else "none", linewidth=1.2, label=_label(p), zorder=3 if p["user"] else 2)
+                edgecolor="black" if p["user"] else "none", linewidth=1.2, label=_label(p), zorder=3 if p["user"] else 2,
+                hatch=["////" if h else None for h in partial[shown]])
         for y_absent in y[~shown]:
             ax.text(0.01, y_absent, "not reached", color=colors[p["name"]], fontsize=6, va="center")
     ax.set_yticks(np.arange(len(experiments)), [e["name"] for e in experiments])
     ax.set_ylim(len(experiments) - 0.5, -0.5)
     ax.set_xlim(0.0, 1.0)
-    ax.set_xlabel("score (1 = best; each experiment defines its own)")
+    ax.set_xlabel("score (1 = best; each experiment defines its own)"
+                  + ("; hatched: over the settings reached, unranked" if any(
+                      e["ranks"].get(p["name"]) is None and e["scores"].get(p["name"]) is not None
+                      for e in experiments for p in policies) else ""), fontsize=8)
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(f"{results['suite']} profile (size {results['size']})", fontsize=10)

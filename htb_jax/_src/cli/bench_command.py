@@ -67,8 +67,8 @@ def run_bench(args, argv: list[str]) -> int:
     names = [*NAMES, worst_case.NAME]
     only = None
     if args.only is not None:
-        only = [s.strip() for s in args.only.split(",") if s.strip()]
-        unknown = [s for s in only if s not in names]
+        only = [s.strip() for s in args.only.split(",")]
+        unknown = [s for s in only if s not in names]  # an empty name too ("tail,,gaps")
         if not only or unknown:
             raise ValueError(f"--only takes experiment names among {', '.join(names)}; got {args.only!r}")
         repeated = sorted({s for s in only if only.count(s) > 1})
