@@ -433,6 +433,19 @@ def test_the_guides_reference_table_is_the_stored_reports():
     assert f"reads the peers' {stored} stored runs back" in (ROOT / "docs" / "guides" / "bench.md").read_text()
 
 
+def test_the_stored_report_is_what_write_report_renders_from_its_results():
+    """report.md and scorecard.tex are what the report code renders from the stored results.json today.
+    Catches a stored report left behind by a change of the report's rendering (its worst-case table named
+    T = 10^4 for the O(t) peers' regrets at T = 2000)."""
+    from htb_jax._src.bench import report
+
+    results = json.loads((REFERENCE / "results.json").read_text())
+    figures = {e["name"]: (f"regret-{report._file_stem(e['name'])}.png" if any(
+        c is not None for curves in e["curves"].values() for c in curves) else None) for e in results["experiments"]}
+    assert report._markdown(report._blocks(results, figures)) == (REFERENCE / "report.md").read_text()
+    assert report._latex(results) == (REFERENCE / "scorecard.tex").read_text()
+
+
 def test_a_stored_reference_run_reproduces():
     """UCB1 on the gaps experiment at the CPU size, run again, gives the stored cells: bit for bit on a CPU
     with FMA (the reference's), the means to 1e-12 relative elsewhere (a pseudo-regret is exact; the
