@@ -28,7 +28,7 @@ from htb_jax._src.distributions import (
     TwoPoint,
 )
 from htb_jax._src.distributions.base import LAW_METHODS
-from htb_jax._src.protocol_checks import USER_CODE_NOTE, check_pytree
+from htb_jax._src.protocol_checks import USER_CODE_NOTE, check_no_list_parameters, check_pytree
 from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.validation import (
     FLOAT32_MAX,
@@ -40,7 +40,6 @@ from htb_jax._src.validation import (
     check_interval,
     concrete,
     given,
-    shown,
 )
 
 # The families whose ``loc`` is their mean (the docstring of htb_jax._src.distributions).
@@ -103,15 +102,8 @@ def check_instance(
     )
     check_pytree(name, instance, function, "a reward law (an htb.Distribution)")
     cls = type(instance)
-    for field in dataclasses.fields(instance) if dataclasses.is_dataclass(instance) else ():
-        value = getattr(instance, field.name)
-        if isinstance(value, (list, tuple)) and not field.metadata.get("static", False):
-            raise TypeError(  # JAX would take its entries for leaves of their own, each of batch shape ()
-                f"{function} takes a reward law whose parameters are numbers or arrays for {name}; got "
-                f"{given(name, instance)}, whose {field.name} is a {type(value).__name__}: give jnp.asarray({shown(value)}) "
-                f"(or call self.check_parameters() in {cls.__name__}.__post_init__: it converts lists, as htb_jax's "
-                "laws do)."
-            )
+    check_no_list_parameters(name, instance, function, "a reward law", f" (or call self.check_parameters() in "
+                             f"{cls.__name__}.__post_init__: it converts lists, as htb_jax's laws do)")
     words = cls.num_words
     if isinstance(words, bool) or not isinstance(words, (int, np.integer)) or words < 1:
         raise TypeError(

@@ -199,6 +199,27 @@ def check_pytree(name: str, value: Any, function: str, kind: str) -> list[tuple[
     return named
 
 
+def check_no_list_parameters(name: str, value: Any, function: str, kind: str, remedy: str = "") -> None:
+    """``TypeError`` where a field of the dataclass ``value`` that is not static holds a list or a tuple:
+    JAX would take its entries for parameters of their own, each of batch shape ``()``.
+
+    Args:
+      name: parameter name used in the message (``"policy"``, ``"instance"``).
+      value: the policy or law given.
+      function: the function's name, for the message.
+      kind: what ``value`` is, for the message (``"a policy"``, ``"a reward law"``).
+      remedy: more of the way out, after ``give jnp.asarray(...)``.
+    """
+    for field in dataclasses.fields(value) if dataclasses.is_dataclass(value) else ():
+        parameter = getattr(value, field.name)
+        if isinstance(parameter, (list, tuple)) and not field.metadata.get("static", False):
+            raise TypeError(
+                f"{function} takes {kind} whose parameters are numbers or arrays for {name}; got "
+                f"{given(name, value)}, whose {field.name} is a {type(parameter).__name__}: give "
+                f"jnp.asarray({shown(parameter)}){remedy}."
+            )
+
+
 def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     try:
         return tuple(np.broadcast_shapes(shape, target)) == tuple(target)
@@ -216,14 +237,7 @@ def check_policy_tree(name: str, value: Any, function: str) -> None:
       function: the function's name, for the message.
     """
     leaves = check_pytree(name, value, function, "a policy")
-    for field in dataclasses.fields(value) if dataclasses.is_dataclass(value) else ():
-        parameter = getattr(value, field.name)
-        if isinstance(parameter, (list, tuple)) and not field.metadata.get("static", False):
-            raise TypeError(  # JAX would take its entries for parameters of their own, each of batch shape ()
-                f"{function} takes a policy whose parameters are numbers or arrays for {name}; got "
-                f"{given(name, value)}, whose {field.name} is a {type(parameter).__name__}: give "
-                f"jnp.asarray({shown(parameter)})."
-            )
+    check_no_list_parameters(name, value, function, "a policy")
     shape = tuple(value.batch_shape)
     shapes = [(leaf_name, tuple(np.shape(leaf))) for leaf_name, leaf in leaves]
     bad = [(leaf_name, s) for leaf_name, s in shapes if not _broadcasts_to(s, shape)]
