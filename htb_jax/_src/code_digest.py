@@ -105,17 +105,13 @@ def _update_function(h, function: types.FunctionType, seen: set) -> None:
         if first not in scope:
             continue
         value = scope[first]
-        if attributes:  # an attribute read of a user's module (mymodule.helper), followed as a global
-            for attribute in attributes:
-                if not (isinstance(value, types.ModuleType) and is_users(value)):
-                    break
-                value = getattr(value, attribute, None)
-            else:
-                h.update(f"{name}=".encode())
-                _update_value(h, value, seen, 0)
-            continue
-        h.update(f"{name}=".encode())
-        _update_value(h, value, seen, 0)
+        for attribute in attributes:  # an attribute read of a user's module (mymodule.helper), followed
+            if not (isinstance(value, types.ModuleType) and is_users(value)):
+                break
+            value = getattr(value, attribute, None)
+        else:
+            h.update(f"{name}=".encode())
+            _update_value(h, value, seen, 0)
     for name, cell in zip(function.__code__.co_freevars, function.__closure__ or (), strict=True):
         try:
             value = cell.cell_contents

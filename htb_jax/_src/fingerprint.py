@@ -84,22 +84,12 @@ def _update_array(h, value) -> None:
 
 
 def _update_consts(h, jaxpr) -> None:
-    """The constants of a (closed) jaxpr and of every jaxpr nested in its equations' parameters."""
+    """The constants of a (closed) jaxpr and of every jaxpr nested in its equations' parameters, and the
+    Python code of every callback among their equations (``jax.pure_callback``, ``io_callback``,
+    ``jax.debug.callback``: a jaxpr names a callback's function only), in one pass."""
     if isinstance(jaxpr, ClosedJaxpr):
         for const in jaxpr.consts:
             _update_array(h, const)
-        jaxpr = jaxpr.jaxpr
-    for eqn in jaxpr.eqns:
-        for param in eqn.params.values():
-            for value in param if isinstance(param, (tuple, list)) else (param,):
-                if isinstance(value, (ClosedJaxpr, Jaxpr)):
-                    _update_consts(h, value)
-
-
-def _update_callbacks(h, jaxpr) -> None:
-    """The Python code of every callback (``jax.pure_callback``, ``io_callback``, ``jax.debug.callback``)
-    in a (closed) jaxpr and the jaxprs nested in it: a jaxpr names a callback's function only."""
-    if isinstance(jaxpr, ClosedJaxpr):
         jaxpr = jaxpr.jaxpr
     for eqn in jaxpr.eqns:
         if "callback" in eqn.params:
@@ -108,7 +98,7 @@ def _update_callbacks(h, jaxpr) -> None:
         for param in eqn.params.values():
             for value in param if isinstance(param, (tuple, list)) else (param,):
                 if isinstance(value, (ClosedJaxpr, Jaxpr)):
-                    _update_callbacks(h, value)
+                    _update_consts(h, value)
 
 
 def program_sha256(traced: Sequence[jax.stages.Traced], arguments: Sequence[Any]) -> str:
@@ -118,7 +108,6 @@ def program_sha256(traced: Sequence[jax.stages.Traced], arguments: Sequence[Any]
     for t in traced:
         h.update(_ADDRESS.sub("", str(t.jaxpr)).encode())
         _update_consts(h, t.jaxpr)
-        _update_callbacks(h, t.jaxpr)
     for leaf in jax.tree.leaves(arguments):
         _update_array(h, leaf)
     return h.hexdigest()

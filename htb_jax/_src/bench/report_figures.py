@@ -68,11 +68,13 @@ def plot_profile(results: dict, path: Path) -> None:
     n = len(policies)
     bar = 0.8 / n
     fig, ax = plt.subplots(figsize=(7.5, 1.3 + len(experiments) * (0.35 + 0.09 * n)))
+    any_partial = False
     for i, p in enumerate(policies):
         y = np.arange(len(experiments)) - 0.4 + bar * (i + 0.5)
         scores = np.array([_float(e["scores"].get(p["name"])) for e in experiments])
         shown = ~np.isnan(scores)
         partial = shown & np.array([e["ranks"].get(p["name"]) is None for e in experiments])
+        any_partial |= bool(partial.any())
         ax.barh(y[shown], scores[shown], height=bar, color=colors[p["name"]], alpha=1.0 if p["user"] else 0.55,
                 edgecolor="black" if p["user"] else "none", linewidth=1.2, label=_label(p), zorder=3 if p["user"] else 2,
                 hatch=["////" if h else None for h in partial[shown]])
@@ -82,9 +84,7 @@ def plot_profile(results: dict, path: Path) -> None:
     ax.set_ylim(len(experiments) - 0.5, -0.5)
     ax.set_xlim(0.0, 1.0)
     ax.set_xlabel("score (1 = best; each experiment defines its own)"
-                  + ("; hatched: over the settings reached, unranked" if any(
-                      e["ranks"].get(p["name"]) is None and e["scores"].get(p["name"]) is not None
-                      for e in experiments for p in policies) else ""), fontsize=8)
+                  + ("; hatched: over the settings reached, unranked" if any_partial else ""), fontsize=8)
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(f"{results['suite']} profile (size {results['size']})", fontsize=10)
