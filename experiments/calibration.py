@@ -48,7 +48,8 @@ def main() -> None:
     rows = htb.frontier.eps_profile_rows(runs, entries, FIT_FROM)
     note = (
         f"Fits over T in [{FIT_FROM:.0e}, {max(HORIZONS):.0e}], {SEEDS} seeds, 95% bootstrap intervals; "
-        "'finite T' is the slope the schedule implies over the same horizons."
+        "'finite T' is the slope of the schedule's estimation term T (K B_T / L_T)^(eps/(1+eps)) over the same "
+        "horizons; for eps > eps_bar the theory is the exploration term's beta_bar."
     )
     curves = {label: functools.partial(profile, eps_bar=b) for label, b in zip(labels, EPS_BAR, strict=True)}
     htb.frontier.write_eps_profile(rows, runs, out, "calibration", note, curves, "AdaR-ETC calibrated at eps_bar (Theorem 6)")

@@ -50,7 +50,6 @@ the CSV's rows: ``--replot`` draws them again from ``peer_frontier.csv`` in
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import math
@@ -283,29 +282,18 @@ def read_rows(path: pathlib.Path) -> list[dict]:
         return [{k: kinds.get(k, float)(v) for k, v in r.items()} for r in csv.DictReader(f)]
 
 
-def horizon(text: str) -> int:
-    """A horizon on the command line, a positive integer: ``1e7`` as well as ``10000000``."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (value >= 1 and value.is_integer()):
-        raise argparse.ArgumentTypeError(f"must be a positive integer such as 5000 or 1e7; got {text!r}")
-    return int(value)
-
-
 def add_arguments(parser) -> None:
     """The experiment's options, on the shared parser."""
-    parser.add_argument("--horizon", type=horizon, default=10**7,
+    parser.add_argument("--horizon", type=command_line.integer(1), default=10**7,
                         help="largest T of the policies whose round costs O(K): UCB1, R-UCB, R-UCB-G (default 1e7)")
-    parser.add_argument("--forced-horizon", type=horizon, default=10**6, help="largest T of ForceMoM (default 1e6)")
-    parser.add_argument("--etc-horizon", type=horizon, default=10**7,
+    parser.add_argument("--forced-horizon", type=command_line.integer(1), default=10**6, help="largest T of ForceMoM (default 1e6)")
+    parser.add_argument("--etc-horizon", type=command_line.integer(1), default=10**7,
                         help="largest T of AdaR-ETC on its fast path (default 1e7)")
-    parser.add_argument("--slow-horizon", type=horizon, default=5000,
+    parser.add_argument("--slow-horizon", type=command_line.integer(1), default=5000,
                         help="largest T of the policies whose round costs O(t) (default 5000)")
-    parser.add_argument("--seeds", type=int, default=8, help="seeds of the O(K) policies and ForceMoM (default 8)")
-    parser.add_argument("--slow-seeds", type=int, default=32, help="seeds of the O(t) policies (default 32)")
-    parser.add_argument("--adar-seeds", type=int, default=1024, help="seeds of AdaR-ETC (default 1024)")
+    parser.add_argument("--seeds", type=command_line.integer(2), default=8, help="seeds of the O(K) policies and ForceMoM (default 8)")
+    parser.add_argument("--slow-seeds", type=command_line.integer(2), default=32, help="seeds of the O(t) policies (default 32)")
+    parser.add_argument("--adar-seeds", type=command_line.integer(2), default=1024, help="seeds of AdaR-ETC (default 1024)")
     parser.add_argument("--only", default=None, metavar="TEXT",
                         help="run only the policies whose name contains TEXT (a case-sensitive substring, "
                         "e.g. ForceMoM); the results go to table_only.md, peer_frontier_only.csv and "

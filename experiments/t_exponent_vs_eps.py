@@ -3,7 +3,8 @@
 Known-eps AdaR-ETC at its balanced point ``alpha*(eps) = (1+eps)/(1+2eps)``
 (theory: ``alpha*(eps)``) and the order-free AdaR-ETC of Theorem 4 (theory:
 ``(3+eps)/(3(1+eps))``), worst case over Theorem 1's two-point family,
-normalized by ``U_eps``.  One run serves every true eps: only the
+normalized by ``U_eps``; the figure also draws Figure 2's third curve, the
+minimax ``1/(1+eps)`` that needs ``u`` and ``eps`` known.  One run serves every true eps: only the
 normalization depends on it.  Writes ``experiments/t_exponent_vs_eps/``.
 
     python experiments/t_exponent_vs_eps.py            # simulate and fit
@@ -53,7 +54,8 @@ def main() -> None:
         f"Fits over T in [{FIT_FROM:.0e}, {max(HORIZONS):.0e}], {SEEDS} seeds, 95% bootstrap intervals; "
         "'finite T' is the slope the schedule implies over the same horizons."
     )
-    curves = {
+    curves = {  # Figure 2's three curves; the first is the bound with u and eps known, no schedule's
+        "minimax with (eps, u) known, 1/(1+eps)": lambda e: htb.theory.oracle_exponents(e).t,
         "known eps, alpha*(eps)": htb.theory.balanced_exponent,
         "order-free": htb.theory.order_free_exponent,
     }

@@ -421,6 +421,15 @@ def test_notes_can_name_the_family():
     assert measurement._check_keyed("notes", notes, [spike, shifted]) is notes
     assert (plots._note(notes, spike), plots._note(notes, shifted)) == ("its own", "the policy's")
     assert plots._note({}, spike) == spike.note()
+    # A point numbered for its estimate beyond the line (d + c (eps/(1+eps)) < 1) whose intervals reach the
+    # line had only "finite-T slope, T in [...]" under it: the note now says which; beyond by both, m.note()'s own.
+    d, c = (htb.ExponentFit(slope, 0.0, slope - 0.01, slope + 0.02, 0.95, 10) for slope in (0.59, 0.79))
+    near = dataclasses.replace(spike, d=d, c=c)  # off frontier -0.03, the far corner +0.03
+    assert near.off_frontier < 0.0 < near.c.high + 2.0 * near.d.high - 2.0
+    assert plots._note({}, near) == (f"{near.note()}; beyond Theorem 1's line by its estimate, on it within "
+                                     "its intervals")
+    far = dataclasses.replace(near, d=dataclasses.replace(d, high=d.slope), c=dataclasses.replace(c, high=c.slope))
+    assert far.beyond_bound and plots._note({}, far) == far.note() and "beyond Theorem 1's line" in far.note()
     with pytest.raises(ValueError, match=r"claims must be keyed by \(policy name, eps\) of a measurement"):
         measurement._check_keyed("claims", {("p", "two-point", 1.0): (1.0, 0.5)}, [spike])
 

@@ -43,7 +43,9 @@ def eps_profile_rows(runs: FamilyRuns, entries: Sequence[tuple[str, int, float, 
       fit_from: smallest horizon in the fits.
 
     Returns:
-      One dict per entry: label, eps, theory, finite_t, measured slope and interval, verdict.
+      One dict per entry: label, eps, theory, finite_t (the slope of the estimation term
+      ``T (K B_T / L_T)^(eps/(1+eps))`` over the fitted horizons, as :func:`free_exponent`
+      gives it), measured slope and interval, verdict.
     """
     _check_runs("runs", runs)
     _check_entries(entries)
@@ -151,7 +153,8 @@ def plot_eps_profile(rows: Sequence[dict], curves: dict, path, title: str) -> No
         ax.plot(r["eps"], r["finite_t"], "x", color=color, ms=7)
     ax.set_xlabel("true tail exponent eps")
     ax.set_ylabel("distribution-free exponent of T")
-    ax.set_title(title + "\n(lines theory, ■ measured with 95% interval, x schedule at finite T)", fontsize=8)
+    ax.set_title(title + "\n(lines theory, ■ measured with 95% interval,\n"
+                 "x the estimation term T (K B_T / L_T)^(eps/(1+eps)) at finite T)", fontsize=8)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()

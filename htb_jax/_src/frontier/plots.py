@@ -167,8 +167,14 @@ def categorical_colors(names: Sequence[str]) -> dict[str, tuple]:
 
 
 def _note(notes: dict, m: Measurement) -> str:
-    """The note under a numbered point: the family's own, else the policy's at its eps, else ``m.note()``."""
-    return notes.get((m.name, m.family_name, m.eps), notes.get((m.name, m.eps), m.note()))
+    """The note under a numbered point: the family's own, else the policy's at its eps, else ``m.note()``,
+    which says where the point lies beyond the line only when its intervals do too."""
+    given = notes.get((m.name, m.family_name, m.eps), notes.get((m.name, m.eps)))
+    if given is not None:
+        return given
+    if m.off_frontier < 0.0 and not m.beyond_bound:
+        return f"{m.note()}; beyond Theorem 1's line by its estimate, on it within its intervals"
+    return m.note()
 
 
 def plot_measurements(

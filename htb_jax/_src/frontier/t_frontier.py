@@ -340,8 +340,10 @@ def t_frontier_table(result: TFrontierResult) -> str:
         "intervals; 'finite T' is the slope the schedule itself implies over the same horizons; "
         "K B_T / L_T at the largest T.\n"
         + (f"Stable family: S_a arms, a = {c.family.index:g}, {c.family.num_members} gaps on a log grid; "
-           "d theory = max(beta, 1 - beta (a-1)/a); c on a fixed instance whose commits fail with probability "
-           f"{_fixed_errors(result)} at the fitted T.\n" if isinstance(c.family, StableFamily) else "")
+           "d theory = max(beta, 1 - beta (a-1)/a); c on a fixed S_"
+           f"{c.family.fixed_index:g} instance whose commits fail with probability {_fixed_errors(result)} "
+           "at the fitted T; c theory is beta, which needs them to vanish (Theorem 3 does not cover this "
+           "instance, it has no moment of order 1 + eps).\n" if isinstance(c.family, StableFamily) else "")
         + "\n"
         "| eps | alpha | d theory | d finite T | d measured | c theory | c finite T | c measured "
         "| K B_T / L_T | d | c |\n"
