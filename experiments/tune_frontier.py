@@ -188,12 +188,12 @@ def table_md(rows, summaries, tau_rows) -> str:
     out = [
         f"T = {HORIZON:.0e}, K = 2, {NUM_SEEDS} seeds (common to all iterations), tau = {TAU}, "
         f"smooth max sigma = {SIGMA}, Adam({LEARNING_RATE}) x {STEPS} steps from two starts (alpha at {STARTS} of the admissible "
-        "range; the lower final objective kept), q = 0. 'grid argmin': the same proxy objective minimised on 81 alphas. "
+        "range; the start whose last step's objective J is lower kept), q = 0. 'grid argmin': the same proxy objective minimised on 81 alphas. "
         "(d, c) = (alpha, beta_alpha), the theoretical exponents at the tuned alpha; "
         "K B_T / L_T at the tuned schedule.",
         "",
         "| eps | lam | tuned alpha | start | grid argmin | analytic-proxy alpha | d | c | K B_T / L_T "
-        "| worst R/U | R_ref | J start | J end |",
+        "| worst R/U | R_ref | J start | J last step |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:

@@ -409,6 +409,16 @@ LIBRARY = {
                                          r"sampler='per_pull' with proxy='monte_carlo' \(leave it out\)\.$",
                              lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 2000, 4, proxy="monte_carlo",
                                                        sampler="per_pull")),
+    # a list of temperatures passed silently where the proxy reads none, and failed in the trace where it does
+    "tune tau list": (ValueError, r"^tau must be a scalar, one temperature for every run \(vmap over tau for several\); "
+                                  r"got tau of shape \(2,\)\.$",
+                      lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 2000, 4, proxy="analytic", tau=[0.1, 0.2])),
+    "tune sigma list": (ValueError, r"^sigma must be a scalar temperature; got sigma of shape \(2,\)\.$",
+                        lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 2000, 4, sigma=[0.1, 0.2])),
+    # NumPy's "zero-size array to reduction operation maximum"
+    "regret_at_lengths empty": (ValueError, r"^lengths must hold at least one exploration length; got lengths of "
+                                            r"shape \(0,\)\.$",
+                                lambda: htb.regret_at_lengths(KEY, NU, 1000, 4, [])),
     # smoothed_regret: a list width taken for the value, then failing under jax.grad
     "smoothed width list": (ValueError, r"^width must be a scalar, one relative half-width; got width of shape \(2,\)\.$",
                             lambda: htb.smoothed_regret(KEY, ETC, NU, 1000, 4, [0.01, 0.02])),

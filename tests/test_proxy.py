@@ -334,3 +334,31 @@ def test_a_traced_schedule_past_the_table_has_a_nan_gradient(table):
     value, slope = jax.jit(jax.value_and_grad(
         lambda a: jnp.mean(proxy.proxy_regrets(htb.AdaRETC(eps=0.5, alpha=a, q=0.0), table, 10**6, 0.05))))(0.76)
     assert np.isnan(value) and np.isnan(slope)
+
+
+def test_counts_given_as_integral_floats_run_as_their_integers():
+    # check_integer accepts 300.0, but num_pulls went on as a float into the trace: "'float' object
+    # cannot be interpreted as an integer" 14 frames down (regret_proxy's through proxy_table's;
+    # tune_schedule's num_steps in test_tuning).
+    key, nu = jax.random.key(KEY), htb.equal_gap(htb.Gaussian(loc=0.0, scale=1.0), num_arms=2, gap=0.5)
+    policy = htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0)
+    assert np.array_equal(htb.proxy_table(key, nu, 1000, 4, num_pulls=300.0).prefix,
+                          htb.proxy_table(key, nu, 1000, 4, num_pulls=300).prefix)
+    lengths = jnp.array([400, 600])  # at least K B_T = 344
+    assert np.array_equal(htb.regret_at_lengths(key, nu, 1000, 4, lengths, sampler="per_pull", num_pulls=500.0),
+                          htb.regret_at_lengths(key, nu, 1000, 4, lengths, sampler="per_pull", num_pulls=500))
+    assert htb.smoothed_regret(key, policy, nu, 1000, 4, sampler="per_pull", num_pulls=500.0) == htb.smoothed_regret(
+        key, policy, nu, 1000, 4, sampler="per_pull", num_pulls=500)
+
+
+def test_the_analytic_bound_refuses_an_eps_beyond_the_policys_batch():
+    # One schedule and two true eps failed inside the trace ("Cannot broadcast to shape with fewer
+    # dimensions", from lax); one eps per schedule of a batch is the documented use.
+    nu = htb.equal_gap(htb.Pareto(loc=0.0, shape=2.5), num_arms=2, gap=0.2)
+    with pytest.raises(ValueError, match=r"eps must broadcast to the policy's batch shape \(\) \(one true eps per "
+                                         r"schedule\); got eps of shape \(2,\)\."):
+        htb.analytic_regret_bound(htb.AdaRETC(eps=0.5, alpha=0.8, q=0.0), nu, 1000, eps=[0.2, 0.3])
+    pair = htb.AdaRETC(eps=0.5, alpha=jnp.array([0.8, 0.9]), q=0.0)
+    both = htb.analytic_regret_bound(pair, nu, 1000, eps=[0.2, 0.3])
+    first = htb.analytic_regret_bound(htb.AdaRETC(eps=0.5, alpha=0.8, q=0.0), nu, 1000, eps=0.2)
+    assert both.shape == (2,) and both[0] == first

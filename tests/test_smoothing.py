@@ -223,3 +223,33 @@ def test_the_eps_derivative_is_nan_where_eps_minus_width_has_no_schedule():
 
     grad = jax.jit(jax.grad(regret))
     assert np.isfinite(grad(0.05, 0.01)) and np.isnan(grad(0.05, 0.05)) and np.isnan(grad(0.05, 0.06))
+
+
+def test_a_width_up_to_eps_sizes_the_table_without_overflow():
+    # default_pulls covered eps - width by max(eps - width, 1e-6): at alpha = 0.8, eps = width = 0.5 that
+    # made T^beta overflow (OverflowError, naming nothing). Below 0 the eps difference is NaN and reads
+    # nothing, so the table covers alpha - width and q + width at eps itself.
+    from htb_jax._src.smoothing import default_pulls
+
+    key, nu = jax.random.key(KEY), _student()
+    policy = htb.AdaRETC(eps=0.5, alpha=0.8, q=0.0)
+    held = default_pulls(policy, 3, 1000, 0.5, eps_moves=False)
+    assert default_pulls(policy, 3, 1000, 0.5) == held
+    assert held == -(-1000 // 3)  # at alpha - width = 0.3, beta = 2.1: the exploration reaches T
+    value, slope = jax.value_and_grad(
+        lambda eps: smoothed_regret(key, htb.AdaRETC(eps=eps, alpha=0.8, q=0.0), nu, 1000, 4, 0.5, sampler="per_pull")
+    )(0.5)
+    assert value == htb.simulate(key, policy, nu, 1000, 4, sampler="per_pull").regret.mean() and np.isnan(slope)
+    # A small positive eps - width is still covered: eps = 0.05, width 0.01 covers eps 0.04.
+    assert default_pulls(htb.AdaRETC(eps=0.05, alpha=0.99, q=0.0), 3, 10**6, 0.01) > default_pulls(
+        htb.AdaRETC(eps=0.05, alpha=0.99, q=0.0), 3, 10**6, 0.01, eps_moves=False)
+
+
+def test_the_table_check_counts_every_instance_held_at_once():
+    # The per-pull tables of a batch of instances are drawn together (one vmap), but the check counted
+    # one instance's: eight instances of 200 MiB passed a 1 GiB limit.
+    batch = htb.Gaussian(loc=jnp.tile(jnp.array([0.5, 0.0]), (8, 1)), scale=1.0)
+    with pytest.raises(ValueError, match=r"^smoothed_regret holds the per-pull prefix sums of every instance at once: "
+                                         r"num_seeds=64 x 8 instance\(s\) x K=2 x 204801 pulls x 8 bytes = 1600 MiB"):
+        smoothed_regret(jax.random.key(KEY), htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), batch, 10**6, 64,
+                        sampler="per_pull", num_pulls=204800)

@@ -360,6 +360,10 @@ def test_eps_outside_0_1_raises(fn, eps, shown):
         (lambda: theory.calibrated_profile([0.5, 0.6], [1.0, 1.0, 1.0]), r"calibrated_profile .* eps_bar of shape"),
         (lambda: theory.pairwise_lower_bound([0.1, 0.2], 0.5, [1.0, 0.5, 0.25]), r"pairwise_lower_bound .* k of"),
         (lambda: theory.force_mom_exponents([0.5, 0.6], [1.0, 0.5, 0.25]), r"force_mom_exponents .* rho of"),
+        (lambda: theory.free_exponents([0.8, 0.9], [0.0, 0.1, 0.2], 1.0),
+         r"the arguments of free_exponents must broadcast to one shape; got alpha of shape \(2,\), q of shape \(3,\), "
+         r"eps of shape \(\)\."),
+        (lambda: theory.dependent_exponents([0.8, 0.9], [0.0, 0.1, 0.2], 1.0), r"dependent_exponents .* q of shape"),
         # below 1.67e-16, alpha*(eps) rounds to 1: the range of alpha was [1, 1), refused for every alpha
         (lambda: theory.alpha_range(1e-17), r"eps must be at least 1.6653e-16: below it alpha\*\(eps\) = "
          r"\(1\+eps\)/\(1\+2eps\) rounds to 1 in float64 and no alpha lies in \[alpha\*\(eps\), 1\); got eps=1e-17\."),

@@ -1,5 +1,7 @@
 """tune_schedule: admissible iterates (also with huge learning rates), vmap over lam, the objective."""
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -120,8 +122,10 @@ def test_objective_trace_is_the_scalarised_proxy():
 
 
 def test_descent_lowers_the_analytic_objective_and_q_can_be_frozen():
+    # num_steps as an integral float (40.0) is 40: it went on as a float into the trace and failed there.
     res = _tune(jax.random.key(0), 1.0, _family(), _reference(), 10**5, S, lam=0.5,
-                            num_steps=40, proxy="analytic", tune_q=False, init_alpha=0.8, init_q=0.1)
+                            num_steps=40.0, proxy="analytic", tune_q=False, init_alpha=0.8, init_q=0.1)
+    assert res.objective.shape == (40,)
     assert float(res.objective[-1]) < float(res.objective[0])
     np.testing.assert_allclose(res.q_trace, 0.1, rtol=1e-9)
 
@@ -129,6 +133,9 @@ def test_descent_lowers_the_analytic_objective_and_q_can_be_frozen():
 def test_validation_errors():
     fam, ref = _family(), _reference()
     key = jax.random.key(0)
+    with pytest.raises(TypeError, match=r"eps must be one number in \(0, 1\]: the tuning is for one eps \(call it "
+                                        r"once per eps for several\); got eps=\[0.5\] \(list\)"):
+        htb.tune_schedule(key, [0.5], fam, ref, T, S)  # float([0.5]) failed naming nothing
     with pytest.raises(ValueError, match=r"lam must lie in \[0, 1\]; got lam=1.5"):
         htb.tune_schedule(key, 1.0, fam, ref, T, S, lam=1.5)
     with pytest.raises(ValueError, match=r"init_alpha must lie in \[0.666667, 1\) for eps=1; got init_alpha=0.5"):
@@ -150,8 +157,9 @@ def test_validation_errors():
     with pytest.raises(ValueError, match=r"sampler='block_sums' of smoothed_regret needs block means affine"):
         htb.tune_schedule(key, 1.0, fam, ref, T, S, sampler="block_sums")
     pareto = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=2, gap=0.5)
-    with pytest.raises(ValueError, match=r"tune_schedule\(proxy='smoothed'\) holds one instance's per-pull prefix "
-                                         r"sums at a time: num_seeds=1024 .* lower num_seeds or horizon "
+    with pytest.raises(ValueError, match=r"tune_schedule\(proxy='smoothed'\) holds the per-pull prefix sums of the "
+                                         r"family's members and the reference at once: num_seeds=1024 x 2 "
+                                         r"instance\(s\) .* lower num_seeds or horizon "
                                          r"\(T=100000000\), use a smaller width, or pass proxy='monte_carlo'"):
         htb.tune_schedule(key, 1.0, jax.tree.map(lambda p: p[None], pareto.broadcast()), pareto, 10**8, 1024)
 
@@ -427,3 +435,28 @@ def test_tooth_lengths_hold_the_minimum_of_every_tooth(instance, num_arms, group
     else:
         assert any(o >= k * blocks - k for o in offsets), offsets
 
+
+
+def test_the_smoothed_table_covers_the_tuned_schedules_at_eps_itself():
+    # The table covered eps - width too, which the tuning never evaluates (eps's tangent is symbolically
+    # zero): 2.5 times the pulls at eps = 0.5, T = 10^6 (1519 MiB an instance for 256 seeds, where 605
+    # MiB suffice). And it was checked as one instance's, while the family's F members and the
+    # reference are held at once: F + 1 times as much memory as the check allowed.
+    from htb_jax._src.smoothing import default_pulls
+    from htb_jax._src.tuning import _smoothed_pulls
+
+    eps, horizon, width = 0.5, 10**6, 0.05
+    low_alpha, high_q = htb.theory.alpha_range(eps)[0], htb.theory.q_range(eps)[1]
+    pulls = _smoothed_pulls(["per_pull", "per_pull"], eps, 2, horizon, 64, (width, 0.002), 2)
+    edge = htb.AdaRETC(eps=eps, alpha=low_alpha, q=high_q)
+    assert pulls == default_pulls(edge, 2, horizon, width, eps_moves=False)
+    assert 2.4 * pulls < default_pulls(edge, 2, horizon, width)
+    # It covers the exploration of the widest difference, alpha*(eps) - w and q_max + w, at eps:
+    # ceil(K^(q+w) T^beta) <= K pulls, plus the K B_T term and a pull's margin (0.2% here).
+    beta = (1.0 - (low_alpha - width)) * (1.0 + eps) / eps
+    explore = math.ceil(2.0 ** (high_q + width) * horizon**beta)
+    assert explore <= 2 * pulls <= 1.01 * explore
+    # Three instances of 256 seeds hold 1815 MiB: refused, where one instance's 605 MiB passed.
+    with pytest.raises(ValueError, match=r"num_seeds=256 x 3 instance\(s\) x K=2 x 154965 pulls x 8 bytes = 1816 MiB"):
+        _smoothed_pulls(["per_pull", "per_pull"], eps, 2, horizon, 256, (width, 0.002), 2)
+    assert _smoothed_pulls(["order_statistic", "per_pull"], eps, 2, horizon, 256, (width, 0.002), 2) == pulls

@@ -181,6 +181,7 @@ def proxy_table(
     if num_pulls is None:
         num_pulls = max_proxy_pulls(eps, k, horizon)
     check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS, one=True)
+    num_pulls = int(num_pulls)  # 300.0 is 300: a float would reach jnp.arange inside the trace
     if given:
         remedy = "lower num_seeds or num_pulls."
     elif eps is None:
@@ -485,7 +486,8 @@ def analytic_regret_bound(policy: AdaRETC, instance: Distribution, horizon: int,
       policy: :class:`AdaRETC`, batch shape ``G``.
       instance: batch shape ``I + (K,)``.
       horizon: ``T``.
-      eps: the true tail exponent for ``u`` (default: the policy's ``eps``).
+      eps: f[] or f[...] broadcasting to ``G``: the true tail exponent for ``u``
+        (default: the policy's ``eps``).
 
     Returns:
       f64[*G, *I].
@@ -495,9 +497,16 @@ def analytic_regret_bound(policy: AdaRETC, instance: Distribution, horizon: int,
     check_instance(instance, function="htb.analytic_regret_bound", needs=("mean", "abs_moment"))
     k = instance_num_arms(instance)
     check_arms_and_horizon(k, horizon)
+    grid, inst = tuple(policy.batch_shape), instance.batch_shape[:-1]
     if eps is not None:
         check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
-    grid, inst = policy.batch_shape, instance.batch_shape[:-1]
+        try:
+            fits = np.broadcast_shapes(np.shape(eps), grid) == grid
+        except ValueError:
+            fits = False
+        if not fits:  # jnp.broadcast_to failed inside the trace, naming nothing
+            raise ValueError(f"eps must broadcast to the policy's batch shape {grid} (one true eps per schedule); "
+                             f"got eps of shape {np.shape(eps)}.")
     flat = _flat_policy(policy)
     blocks = float(static_blocks(k, horizon))
     gaps = instance_gaps(instance).reshape(-1, k)  # [F, K]

@@ -251,6 +251,8 @@ def regret_at_lengths(
     if tuple(instance.batch_shape) != (k,):
         raise ValueError(f"instance must be one instance, batch shape (K,); got batch shape {instance.batch_shape}.")
     check_integer("num_seeds", num_seeds, 1, one=True)
+    if 0 in np.shape(lengths):  # NumPy's "zero-size array to reduction operation maximum" named nothing
+        raise ValueError(f"lengths must hold at least one exploration length; got lengths of shape {np.shape(lengths)}.")
     shortest = min(horizon, k * static_blocks(k, horizon))
     check_integer("lengths", lengths, shortest, maximum=horizon)
     sampler = _check_sampler(sampler, instance)
@@ -259,13 +261,14 @@ def regret_at_lengths(
         needed = -(-(horizon if most is None else int(np.max(most))) // k)
         if num_pulls is None:
             num_pulls = needed
-        _check_table_size("regret_at_lengths holds the per-pull prefix sums", num_seeds, k, num_pulls,
-                          "num_seeds or the lengths" if num_pulls == needed else "num_seeds or num_pulls")
+        num_pulls = _check_table_size("regret_at_lengths holds the per-pull prefix sums", num_seeds, k, num_pulls,
+                                      "num_seeds or the lengths" if num_pulls == needed else "num_seeds or num_pulls")
         if most is not None and num_pulls < needed:  # reads past the table would be clipped: another regret
             raise ValueError(f"num_pulls must cover the longest exploration, ceil(max(lengths) / K) = {needed} pulls "
                              f"per arm; got num_pulls={num_pulls}.")
     elif num_pulls is not None:
         check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS, one=True)
+        num_pulls = int(num_pulls)
     key_data = jax.random.key_data(as_threefry_key(key))
     return _regret_at_lengths(key_data, instance, jnp.asarray(lengths, jnp.int64), k, horizon, num_seeds, sampler,
                               num_pulls)
@@ -382,16 +385,19 @@ def smoothed_regret_fn(key: jax.Array, instance: Distribution, horizon: int, num
     return regret
 
 
-def _check_table_size(holds: str, num_seeds: int, k: int, num_pulls: Any, lower: str) -> None:
-    """Refuses a bad ``num_pulls`` or per-pull prefix sums (``S x K x (num_pulls + 1)`` float64)
-    above :data:`MAX_TABLE_BYTES`; the message starts with ``holds`` and ends with what to lower."""
+def _check_table_size(holds: str, num_seeds: int, k: int, num_pulls: Any, lower: str, members: int = 1) -> int:
+    """Refuses a bad ``num_pulls`` or per-pull prefix sums (``members x S x K x (num_pulls + 1)`` float64,
+    every instance's at once) above :data:`MAX_TABLE_BYTES`; the message starts with ``holds`` and ends
+    with what to lower.  Returns ``num_pulls`` as an ``int`` (``300.0`` is 300)."""
     check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS, one=True)
-    size = 8 * num_seeds * k * (num_pulls + 1)
+    num_pulls = int(num_pulls)
+    size = 8 * int(members) * int(num_seeds) * k * (num_pulls + 1)
     if size > MAX_TABLE_BYTES:
         raise ValueError(
-            f"{holds}: num_seeds={num_seeds} x K={k} x {num_pulls + 1} pulls x 8 bytes = {size / 2**20:.0f} MiB, "
-            f"more than the limit of {MAX_TABLE_BYTES / 2**20:.0f} MiB; lower {lower}."
+            f"{holds}: num_seeds={num_seeds} x {members} instance(s) x K={k} x {num_pulls + 1} pulls x 8 bytes = "
+            f"{size / 2**20:.0f} MiB, more than the limit of {MAX_TABLE_BYTES / 2**20:.0f} MiB; lower {lower}."
         )
+    return num_pulls
 
 
 def _check_sampler(sampler: Any, instance: Distribution) -> str:
@@ -413,18 +419,24 @@ def _check_sampler(sampler: Any, instance: Distribution) -> str:
     return sampler
 
 
-def default_pulls(policy: AdaRETC, num_arms: int, horizon: int, width: Any) -> int:
-    """Pulls per arm covering the exploration at ``alpha - width``, ``q + width``, ``eps - width``.
+def default_pulls(policy: AdaRETC, num_arms: int, horizon: int, width: Any, *, eps_moves: bool = True) -> int:
+    """Pulls per arm covering the exploration at ``alpha - width``, ``q + width`` and, with
+    ``eps_moves``, ``eps - width`` where that is positive (below, the ``eps`` difference is NaN and
+    reads nothing).
 
-    ``ceil(T / K)`` where the policy or ``width`` is traced.
+    ``ceil(T / K)`` where the policy or ``width`` is traced, or the exploration reaches ``T``.
     """
     full = -(-horizon // num_arms)
     values = [concrete(v) for v in (policy.eps, policy.alpha, policy.q, width)]
     if any(v is None for v in values):
         return full
     eps, alpha, q, w = (float(np.max(v)) if i == 2 else float(np.min(v)) for i, v in enumerate(values))
-    eps = max(eps - w, 1e-6)
+    if eps_moves and eps - w > 0.0:
+        eps = eps - w
     beta = (1.0 - (alpha - w)) * (1.0 + eps) / eps
+    log_explore = (q + w) * math.log(num_arms) + beta * math.log(horizon)
+    if log_explore > math.log(horizon) + 1.0:  # beyond T (and past a float's range for tiny eps)
+        return full
     most = num_arms * static_blocks(num_arms, horizon) + math.ceil(
         num_arms ** (q + w) * float(horizon) ** beta * (1.0 + 1e-12))
     return int(min(full, -(-most // num_arms) + 1))
@@ -523,8 +535,9 @@ def smoothed_regret(
                      f"suffices")
         else:
             lower = f"num_seeds or horizon (T={horizon})"
-        _check_table_size("smoothed_regret holds one instance's per-pull prefix sums at a time", num_seeds, k,
-                          num_pulls, lower)
+        num_pulls = _check_table_size("smoothed_regret holds the per-pull prefix sums of every instance at once",
+                                      num_seeds, k, num_pulls, lower,
+                                      int(np.prod(instance.batch_shape[:-1], dtype=np.int64)))
         if given_pulls and not traced and num_pulls < needed:  # reads past the table would be clipped: another value
             raise ValueError(f"num_pulls must cover the exploration the smoothing reaches (at alpha - width, q + "
                              f"width): {needed} pulls per arm; got num_pulls={num_pulls}.")

@@ -228,6 +228,7 @@ def free_exponents(alpha: ArrayLike, q: ArrayLike, eps: ArrayLike) -> Exponents:
       >>> [float(x) for x in free_exponents(2 / 3, 0.0, 1.0)]
       [0.5, 0.6666666666666666]
     """
+    _check_shapes("free_exponents", alpha=alpha, q=q, eps=_check_eps(eps))
     alpha, eps = _check_alpha(alpha, eps)
     q = _check_q(q, eps)
     return Exponents(*_broadcast(eps * (1.0 - q) / (1.0 + eps), alpha))
@@ -249,6 +250,7 @@ def dependent_exponents(alpha: ArrayLike, q: ArrayLike, eps: ArrayLike) -> Expon
       >>> [float(x) for x in dependent_exponents(0.75, 0.0, 1.0)]
       [-1.0, 0.5]
     """
+    _check_shapes("dependent_exponents", alpha=alpha, q=q, eps=_check_eps(eps))
     beta = beta_alpha(alpha, eps)
     q = _check_q(q, eps)
     return Exponents(*_broadcast(q - 1.0, beta))

@@ -41,8 +41,9 @@ and the descent without polish at ``(0.961, 0.035)``, both near 2910
 (``tests/test_tuning.py``).  ``"monte_carlo"`` is right for the relaxation
 itself (its derivative, its ``tau`` and ``rounding`` limits, one table read
 at every step), or where an exact evaluation costs too much (per-pull
-families at horizons whose table the smoothed proxy redraws at every
-evaluation); ``"analytic"``, the bound of Theorems 2-3, for the bound's own
+families at horizons where the smoothed proxy's tables, which also cover
+the differences' exploration at ``alpha - width``, ``q + width``, are too
+large); ``"analytic"``, the bound of Theorems 2-3, for the bound's own
 trade-off (no seeds; at moderate ``T`` it tunes to ``alpha*(eps)`` whatever
 the weight).
 
@@ -76,6 +77,7 @@ from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.prng_key import as_threefry_key
 from htb_jax._src.proxy import (
     _check_horizon,
+    _check_tau,
     analytic_regret_bound,
     proxy_regrets,
     proxy_table,
@@ -285,6 +287,9 @@ def tune_schedule(
     as_threefry_key(key)
     check_static("htb.tune_schedule", eps=eps, horizon=horizon, num_seeds=num_seeds, num_steps=num_steps,
                  tune_q=tune_q, proxy=proxy, sampler=sampler, polish=polish)
+    if isinstance(eps, (list, tuple)) or np.ndim(eps) != 0:
+        raise TypeError(f"eps must be one number in (0, 1]: the tuning is for one eps (call it once per "
+                        f"eps for several); got {given('eps', eps)}.")
     check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     eps = float(eps)
     check_instance(family, "family", "htb.tune_schedule", ("from_bits", "mean", "abs_moment"))
@@ -292,8 +297,11 @@ def tune_schedule(
     horizon = _check_horizon(horizon, "htb.tune_schedule")
     check_integer("num_seeds", num_seeds, 1, one=True)
     check_integer("num_steps", num_steps, 1, one=True)
+    num_steps = int(num_steps)  # 3.0 is 3: a float would reach jnp.arange inside the trace
     check_interval("lam", lam, 0.0, 1.0, low_closed=True, high_closed=True)
-    check_interval("tau", tau, 0.0, np.inf, low_closed=True, high_closed=False)
+    _check_tau(tau)  # one temperature, whichever proxy reads it (a list passed silently where none did)
+    if np.ndim(sigma) != 0:
+        raise ValueError(f"sigma must be a scalar temperature; got sigma of shape {np.shape(sigma)}.")
     check_interval("sigma", sigma, 0.0, np.inf, low_closed=False, high_closed=False)
     check_choice("proxy", proxy, PROXIES)
     check_choice("sampler", sampler, SAMPLERS)
@@ -348,7 +356,7 @@ def tune_schedule(
     if proxy == "smoothed":
         # simulate's sampler of each (its default for "auto"), checked before tracing.
         samplers = [_check_sampler(sampler, instance) for instance in (family, reference)]
-        num_pulls = _smoothed_pulls(samplers, eps, k, horizon, num_seeds, widths)
+        num_pulls = _smoothed_pulls(samplers, eps, k, horizon, num_seeds, widths, family.batch_shape[0])
     where = f"for eps={eps:g}"
     if init_alpha is not None:
         check_interval("init_alpha", init_alpha, lo_a, hi_a, low_closed=True, high_closed=False, where=where)
@@ -397,9 +405,10 @@ def tune_schedule(
 
 
 def _smoothed_pulls(samplers: list[str], eps: float, num_arms: int, horizon: int, num_seeds: int,
-                    widths) -> int | None:
+                    widths, num_members: int) -> int | None:
     """The per-pull table length of the smoothed proxy (``None`` where neither instance's resolved sampler
-    reads a table), checked before tracing.
+    reads a table), checked before tracing: the tables of the family's ``num_members`` members and of the
+    reference, where their samplers read one, are held at once.
 
     Every schedule the tuning evaluates is admissible, or one of its central differences at most
     ``max(width)`` outside (``alpha - w``, ``q + w``): the table covers the exploration at
@@ -414,11 +423,13 @@ def _smoothed_pulls(samplers: list[str], eps: float, num_arms: int, horizon: int
     else:
         lo_a, hi_q = theory.alpha_range(eps)[0], theory.q_range(eps)[1]
         widest = max(float(np.max(v)) for v in values)
-        num_pulls = default_pulls(AdaRETC(eps=eps, alpha=lo_a, q=hi_q), num_arms, horizon, widest)
-    _check_table_size("tune_schedule(proxy='smoothed') holds one instance's per-pull prefix sums at a time",
-                      num_seeds, num_arms, num_pulls,
+        # eps is held: its tangent is symbolically zero, so no difference moves it.
+        num_pulls = default_pulls(AdaRETC(eps=eps, alpha=lo_a, q=hi_q), num_arms, horizon, widest, eps_moves=False)
+    held = (num_members if samplers[0] == "per_pull" else 0) + (samplers[1] == "per_pull")
+    _check_table_size("tune_schedule(proxy='smoothed') holds the per-pull prefix sums of the family's members and "
+                      "the reference at once", num_seeds, num_arms, num_pulls,
                       f"num_seeds or horizon (T={horizon}), use a smaller width, or pass proxy='monte_carlo' (its "
-                      "table covers the admissible exploration alone and is drawn once)")
+                      "table covers the admissible exploration alone, without the differences' margin)", held)
     return num_pulls
 
 
@@ -432,7 +443,7 @@ def _optimise(lam, z0, tables, scale, eps, family, reference, horizon, num_seeds
         alpha, q = admissible_schedule(z[0], z[1], eps)
         if not tune_q:
             # q held fixed: its gradient is 0, and its tangent symbolically zero, so that the
-            # smoothed regret differences alpha alone (3 evaluations a step instead of 7).
+            # smoothed regret differences alpha alone (3 evaluations a step instead of 5).
             q = jax.lax.stop_gradient(q)
         return AdaRETC(eps=eps, alpha=alpha, q=q)
 
