@@ -24,6 +24,7 @@ from htb_jax._src.validation import check_broadcast, check_integer, check_interv
 
 KEY = jax.random.key(0)
 NU = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=3, gap=0.1)
+SEED_KEYS = jax.random.split(KEY, 4)  # a batch of keys, made before any refusal is timed
 POLICY = htb.AdaRETC.order_free()
 # Arguments built once, so that a case's call is the refusal alone (test_the_refusals_run_before_anything_is_compiled).
 FAR = htb.equal_gap(htb.Pareto(loc=1e8, shape=1.5), 3, 0.1)  # float32 rewards cannot resolve its gap
@@ -415,6 +416,19 @@ LIBRARY = {
                       lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 2000, 4, proxy="analytic", tau=[0.1, 0.2])),
     "tune sigma list": (ValueError, r"^sigma must be a scalar temperature; got sigma of shape \(2,\)\.$",
                         lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 2000, 4, sigma=[0.1, 0.2])),
+    # NumPy fixed-width counts: two uint32 wrapped past the seed limit (seeds 0 and 1 repeated, with a
+    # RuntimeWarning), an int32 wrapped the table's size below the limit (10 GiB checked as 1.9 GiB)
+    "simulate uint32 seeds": (ValueError, r"^first_seed \+ num_seeds must be at most 2\^32 = 4294967296 .*got "
+                                          r"first_seed \+ num_seeds=4294967294 \+ 4\.$",
+                              lambda: htb.simulate(KEY, ETC, NU, 100, np.uint32(4), first_seed=np.uint32(2**32 - 2))),
+    "proxy_table int32 seeds": (ValueError, r"^the regret proxy holds every seed's per-pull prefix sums: num_seeds=100000 "
+                                            r"x 1 instance\(s\) x K=3 x 5001 pulls x 8 bytes = 11446 MiB",
+                                lambda: htb.proxy_table(KEY, NU, 10**6, np.int32(100000), num_pulls=5000)),
+    # a batch of seed keys was told to "pass the root key", which reads other numbers
+    "reward_table key batch": (ValueError, r"^key must be one key, .*; got a batch of keys of shape \(4,\) "
+                                           r"\(htb.reward_table reads one seed's key, htb.seed_keys\(root, S\)\[s\]: "
+                                           r"index the batch, or jax.vmap over it\)\.$",
+                               lambda: htb.reward_table(SEED_KEYS, NU, 10)),
     # NumPy's "zero-size array to reduction operation maximum"
     "regret_at_lengths empty": (ValueError, r"^lengths must hold at least one exploration length; got lengths of "
                                             r"shape \(0,\)\.$",

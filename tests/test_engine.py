@@ -184,9 +184,9 @@ def test_the_engine_reads_the_reward_table_bit_for_bit_at_every_seed_chunk(famil
 
 
 def test_student_t_reads_in_a_short_scalar_loop_differ_in_the_last_bit_at_most():
-    # What the documentation states for Student-t: where the engine's seed chunk compiles to a short
-    # scalar loop (2 or 3 seeds on a CPU with 256-bit vectors), LLVM fuses the draw's
-    # multiply-adds differently from the table's vector code, and about 1 read in 200 differs
+    # What the documentation states for Student-t: at many seed chunks (2, 3, 5, 6, 7, 9-12 and 22
+    # seeds on a CPU with 256-bit vectors) XLA compiles the draw's multiply-adds into other code than
+    # the table's, LLVM fuses them differently, and about 1 read in 200 differs
     # (5 to 6 of 1024 measured), by one or two float32 ulps; the rest are the table's bits.
     family = _FAMILIES[1]
     horizon, seeds, key = 64, 16, jax.random.key(17)

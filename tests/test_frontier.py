@@ -111,6 +111,18 @@ def test_runs_load_on_their_own_family_from_the_name_they_were_saved_under(tmp_p
                                          rf"{FAMILY.num_members} members and the fixed instance .* got a SpikeFamily of "
                                          r"2 members\."):
         frontier.load_runs(tmp_path / "runs", other)
+    # As many members with other spike probabilities passed as well: the saved family is compared.
+    same_count = frontier.SpikeFamily(spike_probs=tuple(p * 0.5 for p in FAMILY.spike_probs))
+    with pytest.raises(ValueError, match=r"family must be the family the runs in .* were run on, SpikeFamily \{.*"
+                                         r"\"spike_probs\": \[0\.0001, 0\.01, 0\.5\].*; got SpikeFamily \{.*"
+                                         r"\"spike_probs\": \[5e-05, 0\.005, 0\.25\], \"fixed_spike\": 0\.9\}\.$"):
+        frontier.load_runs(tmp_path / "runs", same_count)
+    # The same values as NumPy scalars are the same family.
+    as_numpy = frontier.SpikeFamily(spike_probs=tuple(np.float64(p) for p in FAMILY.spike_probs))
+    assert frontier.load_runs(tmp_path / "runs", as_numpy).family is as_numpy
+    # Runs saved before the family was (the experiments' recorded runs.npz) are checked by their count alone.
+    np.savez_compressed(tmp_path / "older.npz", regret=runs.regret, exploration=runs.exploration, horizons=runs.horizons)
+    assert frontier.load_runs(tmp_path / "older.npz", same_count).family == same_count
 
 
 def test_pareto_family_members_and_moments():

@@ -440,3 +440,18 @@ def test_measurement_repr_leaves_the_per_seed_arrays_out():
     m = htb.frontier.Measurement("p", "two-point", 1.0, np.array([100, 1000]), np.full((3, 2, 400), 7.25), np.ones(3),
                                  np.zeros(2, np.int64), fit, fit, np.nan, np.nan, np.nan, False, 0.0, 0)
     assert "7.25" not in repr(m) and "regret" not in repr(m) and "horizons=array([ 100, 1000])" in repr(m)
+
+
+@pytest.mark.parametrize("horizons, refused", [
+    ("1000.5,1e4", "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=1000.5."),
+    ("1e4,1e3", "--horizons must be increasing; got --horizons=[10000, 1000]."),
+    ("1e3,1e3", "--horizons must be increasing; got --horizons=[1000, 1000]."),
+])
+@pytest.mark.parametrize("policy", [[], ["--policy", "htb_jax:UCB1()", "--seeds", "2"]], ids=["frontier", "policy"])
+def test_bad_horizons_are_named_before_anything_reads_them(capsys, tmp_path, horizons, refused, policy):
+    # With --policy, 1000.5 ran as 1000 (int() before any check); without it, every bad list was blamed
+    # on the default --fit-from ("has fewer than two from there: give --fit-from too").
+    out = tmp_path / "out"
+    assert CLI.load()(["frontier", *policy, "--horizons", horizons, "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"htb-jax: error: {refused}\n"
+    assert not out.exists()

@@ -146,6 +146,17 @@ def test_budget_errors_name_the_range_and_the_value():
                                          "smaller seed_chunk, a larger memory_budget, or one of the two alone$"):
         htb.memory_plan(key, policy, instance, 500, 4, seed_chunk=4, threads=1, memory_budget=plan.estimated_peak - 1)
     htb.memory_plan(key, policy, instance, 500, 4, seed_chunk=4, threads=1, memory_budget=plan.estimated_peak)
+    # With several threads each holds a chunk: the refusal says so (it named no way out but the two).
+    two = htb.memory_plan(key, policy, instance, 500, 4, seed_chunk=2, threads=2)
+    with pytest.raises(ValueError, match=rf"^seed_chunk=2 needs about {two.estimated_peak} bytes per device for this "
+                                         r"simulation \(2 concurrent executions share the budget, each with its chunk: "
+                                         r"fewer threads need less\), more than .*; give a smaller seed_chunk, a larger "
+                                         r"memory_budget, fewer threads, or one of the two alone$"):
+        htb.memory_plan(key, policy, instance, 500, 4, seed_chunk=2, threads=2, memory_budget=two.estimated_peak - 1)
+    # A list was taken for a number, then int() failed naming nothing.
+    for name in ("memory_budget", "pull_chunk"):
+        with pytest.raises(TypeError, match=rf"^{name} must be one integer (>= 1|in \[1, \d+\]); got {name}=\[8388608\] \(list\)"):
+            htb.memory_plan(key, policy, instance, 500, 4, **{name: [2**23]})
 
 
 def test_default_budget_per_backend():

@@ -124,7 +124,7 @@ def check_memory_budget(memory_budget) -> None:
             f"got memory_budget={memory_budget!r} (str)."
         )
     if memory_budget is not None:
-        check_integer("memory_budget", memory_budget, 1)
+        check_integer("memory_budget", memory_budget, 1, one=True)
 
 
 def host_memory() -> int | None:

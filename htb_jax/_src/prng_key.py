@@ -13,12 +13,13 @@ import jax.numpy as jnp
 import numpy as np
 
 
-def as_threefry_key(key: jax.Array) -> jax.Array:
+def as_threefry_key(key: jax.Array, *, reader: str | None = None) -> jax.Array:
     """A typed threefry key from a typed key or legacy ``uint32[2]`` key data.
 
     Accepts one key: ``jax.random.key(seed)`` (a typed key of shape ``()``) or
     ``jax.random.PRNGKey(seed)`` (``uint32[2]`` key data).  Traced keys pass
-    with the implementation check only.
+    with the implementation check only.  ``reader`` names a function that reads
+    one seed's key (``htb.reward_table``), for the message a batch of keys gets.
 
     Raises:
       TypeError: for anything else that is not a key: an int, a string, a
@@ -35,10 +36,9 @@ def as_threefry_key(key: jax.Array) -> jax.Array:
                 "Use jax.random.key(seed)."
             )
         if not isinstance(key, jax.core.Tracer) and key.shape != ():
-            raise ValueError(
-                f"key must be one key, {form}; got a batch of keys of shape {key.shape} (seed s draws "
-                "from fold_in(key, s): pass the root key)."
-            )
+            why = (f"{reader} reads one seed's key, htb.seed_keys(root, S)[s]: index the batch, or jax.vmap "
+                   f"over it" if reader else "seed s draws from fold_in(key, s): pass the root key")
+            raise ValueError(f"key must be one key, {form}; got a batch of keys of shape {key.shape} ({why}).")
         return key
     if not isinstance(key, jax.core.Tracer):
         if isinstance(key, (numbers.Number, str, bytes)) or not isinstance(key, (jax.Array, np.ndarray)):

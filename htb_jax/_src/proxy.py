@@ -175,6 +175,7 @@ def proxy_table(
     horizon = _check_horizon(horizon, "htb.proxy_table")
     check_arms_and_horizon(k, horizon)
     check_integer("num_seeds", num_seeds, 1, one=True)
+    num_seeds = int(num_seeds)  # the size below in Python ints: an np.int8 overflowed, an np.int32 wrapped
     if eps is not None:
         check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     given = num_pulls is not None

@@ -147,7 +147,8 @@ def reward_table(
     check_integer("num_pulls", num_pulls, 0, one=True)
     check_integer("first_pull", first_pull, 0, one=True)
     check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=MAX_PULLS)
-    return _reward_table(as_threefry_key(key), instance, jnp.asarray(first_pull, jnp.int64), num_pulls)
+    return _reward_table(as_threefry_key(key, reader="htb.reward_table"), instance, jnp.asarray(first_pull, jnp.int64),
+                         num_pulls)
 
 
 @functools.partial(pytree.class_keyed_jit, static_argnums=3)

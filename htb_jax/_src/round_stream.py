@@ -89,7 +89,7 @@ def round_uniforms(seed_key: jax.Array, rounds: Any, num: int) -> tuple[jax.Arra
       ((3, 2), True)
     """
     check_given("seed_key", seed_key, "a seed's key, such as htb.seed_keys(jax.random.key(0), 4)[0]")
-    key = as_threefry_key(seed_key)
+    key = as_threefry_key(seed_key, reader="htb.round_uniforms")
     check_integer("rounds", rounds, 1)
     check_static("htb.round_uniforms", num=num)
     check_integer("num", num, 1, maximum=2**31 - 1, one=True)  # a static size

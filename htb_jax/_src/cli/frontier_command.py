@@ -25,6 +25,7 @@ from htb_jax._src.frontier.measure import (
 from htb_jax._src.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.protocol_checks import check_policy_factory, check_policy_instance, is_policy_factory
 from htb_jax._src.simulate.fast_path import SAMPLERS
+from htb_jax._src.validation import check_increasing, check_integer
 
 _POLICY_SEEDS = 32
 _STABLE = frontier_lib.StableFamily()
@@ -197,6 +198,10 @@ def _run_frontier(args) -> int:
         args.eps = _STABLE_EPS if stable else frontier_lib.TFrontierConfig().eps_values
     if not stable and args.stable_alpha is not None:
         raise ValueError("--stable-alpha is for --family stable.")
+    if args.horizons is not None:  # before anything reads them: --policy's int() truncated 1000.5 to 1000, and
+        # the default --fit-from's check named itself for horizons that were out of order
+        check_integer("horizons", list(args.horizons), 1, maximum=10**18)
+        check_increasing("horizons", list(args.horizons))
     if args.policy is not None:
         if stable:
             raise ValueError("--family stable runs AdaR-ETC's schedules; --policy measures on the two-point family.")

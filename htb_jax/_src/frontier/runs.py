@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import sys
@@ -197,14 +198,15 @@ def save_runs(runs: FamilyRuns, path) -> None:
     """Per-seed regrets and exploration lengths as NPZ (``regret`` f64[G, F+1, H, S]).
 
     Args:
-      runs: the :class:`FamilyRuns` to save (its ``regret``, ``exploration`` and ``horizons``;
-        the family is not saved: :func:`load_runs` takes it again).
+      runs: the :class:`FamilyRuns` to save (its ``regret``, ``exploration`` and ``horizons``,
+        and the family's values for :func:`load_runs` to compare with the family it is given).
       path: the file, a string, a ``pathlib.Path`` or an open binary file; NumPy appends
         ``.npz`` to a name without it.
     """
     _check_runs("runs", runs)
     check_path("path", path, file_object=True)
-    np.savez_compressed(path, regret=runs.regret, exploration=runs.exploration, horizons=runs.horizons)
+    np.savez_compressed(path, regret=runs.regret, exploration=runs.exploration, horizons=runs.horizons,
+                        family=np.array(_family_values(runs.family)))
 
 
 def load_runs(path, family: SpikeFamily | ParetoFamily | StableFamily) -> FamilyRuns:
@@ -221,20 +223,31 @@ def load_runs(path, family: SpikeFamily | ParetoFamily | StableFamily) -> Family
       ``horizons`` i64[H], ``family``, ``seconds = nan`` and ``resumed_chunks = 0``.
 
     Raises:
-      ValueError: where the stored members are not ``family``'s (``F + 1`` of them, its ``F`` and the
-        fixed instance): another family's ``U_eps`` would normalise them silently.
+      ValueError: where the stored members are not ``family``'s: another family's ``U_eps`` would
+        normalise them silently.  Runs saved with their family's values are compared with them; older
+        ones by their number of members alone (``F + 1``, its ``F`` and the fixed instance).
     """
     check_path("path", path, file_object=True)
     check_family("family", family)
     with np.load(_npz(path)) as data:
         runs = FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)
+        stored = str(data["family"]) if "family" in data.files else None
     if runs.regret.ndim != 4 or runs.regret.shape[1] != family.num_members + 1:
         raise ValueError(
             f"family must be the family the runs in {path} were run on: they hold {runs.regret.shape[1] - 1} "
             f"members and the fixed instance (regret of shape {runs.regret.shape}); got a {type(family).__name__} "
             f"of {family.num_members} members."
         )
+    if stored is not None and stored != _family_values(family):
+        raise ValueError(f"family must be the family the runs in {path} were run on, {stored}; got "
+                         f"{_family_values(family)}.")
     return runs
+
+
+def _family_values(family) -> str:
+    """A family's class and fields as text, numbers by value (``np.float64(0.5)`` as ``0.5``)."""
+    fields = {f.name: getattr(family, f.name) for f in dataclasses.fields(family)}
+    return f"{type(family).__name__} {json.dumps(fields, default=float)}"
 
 
 def _npz(path):

@@ -81,7 +81,7 @@ def _horizons(horizon) -> tuple[np.ndarray, tuple[int, ...]]:
 def _check_pull_chunk(pull_chunk) -> None:
     """``pull_chunk`` is ``None`` (the default) or an integer in ``[1, MAX_PULL_CHUNK]``."""
     if pull_chunk is not None:
-        check_integer("pull_chunk", pull_chunk, 1, maximum=MAX_PULL_CHUNK)
+        check_integer("pull_chunk", pull_chunk, 1, maximum=MAX_PULL_CHUNK, one=True)
 
 
 def check_simulation(
@@ -127,7 +127,7 @@ def check_simulation(
         _check_engine_run(policy, horizons, sampler, engine, record_arms)
     check_integer("num_seeds", num_seeds, 1, one=True)
     check_integer("first_seed", first_seed, 0, maximum=MAX_SEEDS - 1, one=True)
-    if first_seed + num_seeds > MAX_SEEDS:
+    if int(first_seed) + int(num_seeds) > MAX_SEEDS:  # as Python ints: two uint32 wrapped (a warning)
         raise ValueError(
             f"first_seed + num_seeds must be at most 2^32 = {MAX_SEEDS} (seeds are uint32; seed "
             f"s + 2^32 would repeat seed s); got first_seed + num_seeds={first_seed} + {num_seeds}."

@@ -108,13 +108,15 @@ def simulate(
       memory_budget: bytes per device the program may use (an integer
         ``>= 1``; default :func:`default_memory_budget`: 2 GiB on a CPU, half
         the memory of an accelerator).  The seeds run in chunks of the
-        largest size whose working memory plus every seed's results fits it;
+        largest size whose working memory plus every seed's results fits it,
+        up to a working set beyond which larger chunks run no faster (16 MiB
+        on a CPU's fast path, 512 MiB for its engine; see the guide);
         a budget too small for one seed per chunk is a ``ValueError`` naming
         the minimum.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the
         results are bitwise identical for every budget, chunk size and
         number of devices, with one exception the reproducibility guide
-        states: the engine's Student-t draws in a chunk that compiles to a
-        short scalar loop differ in the last bit, about 1 in 200.
+        states: at many seed chunks the engine's Student-t draws differ from
+        the table's in the last bit, about 1 in 200.
       threads: executions of the compiled program run concurrently on each
         device, each on its own consecutive seeds (an integer ``>= 1``;
         default: on CPU devices one per usable core, shared out over the
@@ -261,8 +263,11 @@ def prepare(
     plan, run = prepare_fast_path(request, sampler) if fast else prepare_engine_path(request, record_arms)
     if memory_budget is not None and seed_chunk is not None and plan.estimated_peak > budget:
         # Given alone, a seed_chunk overrides the default budget; given with it, the budget holds.
+        shared = (f" ({plan.threads} concurrent executions share the budget, each with its chunk: fewer threads "
+                  f"need less)") if plan.threads > 1 else ""
         raise ValueError(
-            f"seed_chunk={seed_chunk} needs about {plan.estimated_peak} bytes per device for this simulation, more "
-            f"than memory_budget={budget}; give a smaller seed_chunk, a larger memory_budget, or one of the two alone"
+            f"seed_chunk={seed_chunk} needs about {plan.estimated_peak} bytes per device for this simulation{shared}, "
+            f"more than memory_budget={budget}; give a smaller seed_chunk, a larger memory_budget"
+            f"{', fewer threads' if plan.threads > 1 else ''}, or one of the two alone"
         )
     return plan, run
