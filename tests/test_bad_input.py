@@ -424,6 +424,21 @@ LIBRARY = {
     "proxy_table int32 seeds": (ValueError, r"^the regret proxy holds every seed's per-pull prefix sums: num_seeds=100000 "
                                             r"x 1 instance\(s\) x K=3 x 5001 pulls x 8 bytes = 11446 MiB",
                                 lambda: htb.proxy_table(KEY, NU, 10**6, np.int32(100000), num_pulls=5000)),
+    # a member listed twice ran twice (eps repeated was refused)
+    "spike family repeats": (ValueError, r"^spike_probs must not repeat a value; got spike_probs=\[0.1, 0.1\], with 0.1 2 "
+                                         r"times\.$", lambda: htb.frontier.SpikeFamily(spike_probs=(0.1, 0.1)).validate()),
+    # int() of a list deep inside; a range of [1, 2^32] for a count that must be at least 2
+    "measure nested horizons": (ValueError, r"^horizons must be a flat list of integers; got horizons=\[\[100, 200\]\]\.$",
+                                lambda: htb.frontier.measure(htb.UCB1(), 1.0, [[100, 200]], 2)),
+    "measure huge seeds": (ValueError, r"^num_seeds must be an integer in \[2, 4294967296\]; got num_seeds=1099511627776\.$",
+                           lambda: htb.frontier.measure(htb.UCB1(), 1.0, [100, 1000], 2**40)),
+    # NumPy's "truth value of an array with more than one element is ambiguous"
+    "simulate engine array": (TypeError, r"^engine must be True or False",
+                              lambda: htb.simulate(KEY, ETC, NU, 100, 2, engine=np.array([True, False]))),
+    # taken, then refused as a memory budget of 6e20 bytes
+    "simulate checkpoints huge": (ValueError, r"^num_checkpoints must be an integer in \[2, 1048576\]; got "
+                                              r"num_checkpoints=10000000000000000000\.$",
+                                  lambda: htb.simulate(KEY, ETC, NU, 100, 2, num_checkpoints=10**19)),
     # a batch of seed keys was told to "pass the root key", which reads other numbers
     "reward_table key batch": (ValueError, r"^key must be one key, .*; got a batch of keys of shape \(4,\) "
                                            r"\(htb.reward_table reads one seed's key, htb.seed_keys\(root, S\)\[s\]: "
@@ -778,7 +793,7 @@ def _assert_refused(argv, out, capsys, message):
         (["--policy", "htb_jax:UCB1()", "--horizons", "100,150"], "an anytime run to T=150 records 23 checkpoints; "
          "horizons [100] are not among them (the nearest to 100: 96 and 120): give --horizons among them (without "
          "it, they are the checkpoints from --fit-from to 10000), or --anytime no."),
-        (["--policy", "htb_jax:UCB1()", "--seeds", "1"], "--seeds must be an integer >= 2; got --seeds=1."),
+        (["--policy", "htb_jax:UCB1()", "--seeds", "1"], "--seeds must be an integer in [2, 4294967296]; got --seeds=1."),
         (["--policy", "htb_jax:UCB1()", "--seed-chunk", "0"], "--seed-chunk must be an integer >= 1; got --seed-chunk=0."),
         # flags of the other experiment, which it used to ignore (exit status 0)
         (["--policy", "htb_jax:UCB1()", "--max-alpha", "7"], "--max-alpha sets AdaR-ETC's grid of schedules; --policy "

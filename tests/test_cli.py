@@ -345,3 +345,7 @@ def test_flag_names_leaves_a_quoted_expression_as_written():
     with pytest.raises(ValueError) as refused, flag_names({"eps": "--eps", "horizons": "--horizons"}):
         raise ValueError("'TruncUCB(eps=1.0, horizons=2)' failed; eps must lie in (0, 1]; got eps=2.")
     assert str(refused.value) == "'TruncUCB(eps=1.0, horizons=2)' failed; --eps must lie in (0, 1]; got --eps=2."
+    # So is a policy's repr: "got --policy=AdaRETC(--eps=0.5, alpha=array([0.8, 0.9]), q=0.0)".
+    with pytest.raises(ValueError) as refused, flag_names({"eps": "--eps", "policy": "--policy"}):
+        raise ValueError("got policy=AdaRETC(eps=0.5, alpha=array([0.8, 0.9]), q=0.0) (AdaRETC); got eps=2.")
+    assert str(refused.value) == "got --policy=AdaRETC(eps=0.5, alpha=array([0.8, 0.9]), q=0.0) (AdaRETC); got --eps=2."

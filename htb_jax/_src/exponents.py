@@ -31,6 +31,7 @@ from htb_jax._src.validation import real_array
 # that memory stays bounded (chunk x S indices, chunk x P x F means) and the
 # resampled indices do not depend on P or F.
 _CHUNK = 128
+MAX_BOOTSTRAP = 10**6  # draws of a bootstrap: 1000 give two-digit interval ends, 10^6 four
 
 _STATISTICS = ("mean", "median")
 
@@ -119,7 +120,7 @@ def fit_exponent(
         every resample that seed: an interval of width 0); seed ``s`` is taken to be
         the same seed at every point.
       key: ``int >= 0`` seed of the bootstrap's ``numpy.random.default_rng``.
-      num_bootstrap: number of bootstrap draws, ``>= 2``.
+      num_bootstrap: number of bootstrap draws, in ``[2, 10^6]``.
       level: nominal coverage of the interval, in ``(0, 1)``.
       statistic: ``"mean"`` or ``"median"``, taken over seeds at each point.
 
@@ -190,7 +191,7 @@ def fit_worst_case_exponent(
       scale: f[F] or f[P, F] normalisers in ``(0, inf]``; a member with
         ``scale = inf`` (e.g. no ``(1+eps)``-moment) contributes 0.
       key: ``int >= 0`` seed of the bootstrap's ``numpy.random.default_rng``.
-      num_bootstrap: number of bootstrap draws, ``>= 2``.
+      num_bootstrap: number of bootstrap draws, in ``[2, 10^6]``.
       level: nominal coverage of the interval, in ``(0, 1)``.
 
     Returns:
@@ -327,10 +328,13 @@ def _check_bootstrap_args(key: Any, num_bootstrap: Any, level: Any) -> None:
     if isinstance(key, (bool, np.bool_)) or not isinstance(key, numbers.Integral) or key < 0:
         raise ValueError(f"key must be an int >= 0 (a numpy seed); got {key!r}")
     if isinstance(num_bootstrap, (bool, np.bool_)) or not isinstance(num_bootstrap, numbers.Integral):
-        raise ValueError(f"num_bootstrap must be an int >= 2; got {num_bootstrap!r}")
-    if num_bootstrap < 2:
-        raise ValueError(f"num_bootstrap must be an int >= 2; got {num_bootstrap!r}")
-    if not (isinstance(level, numbers.Real) and 0 < level < 1):
+        raise ValueError(f"num_bootstrap must be an int in [2, {MAX_BOOTSTRAP}]; got {num_bootstrap!r}")
+    if not 2 <= num_bootstrap <= MAX_BOOTSTRAP:  # 2^70 ran for minutes, holding its draws, and never ended
+        raise ValueError(f"num_bootstrap must be an int in [2, {MAX_BOOTSTRAP}]; got {num_bootstrap!r}")
+    if not isinstance(level, numbers.Real):
+        raise ValueError(f"level must be a real number in (0, 1), a Python or NumPy float; got {level!r} "
+                         f"({type(level).__name__})")
+    if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1); got {level!r}")
 
 

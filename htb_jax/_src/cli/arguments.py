@@ -115,8 +115,9 @@ def flag_names(names: dict[str, str], defaults: dict[str, str] | None = None):
     except (TypeError, ValueError) as e:
         if type(e) not in (TypeError, ValueError):  # an error class of our own keeps its own message
             raise
-        # A quoted expression of the user's ('TruncUCB(eps=1.0, u=2.0)') is shown as written.
-        parts = re.split(r"('[^'\n]*\([^'\n]*\)[^'\n]*')", str(e))
+        # A quoted expression of the user's ('TruncUCB(eps=1.0, u=2.0)') is shown as written, and so is
+        # an object's repr (AdaRETC(eps=0.5, alpha=array([0.8, 0.9]), q=0.0)): its fields are no flags.
+        parts = re.split(r"('[^'\n]*\([^'\n]*\)[^'\n]*'|\b[A-Z]\w*\((?:[^()]|\([^()]*\))*\))", str(e))
         for i in range(0, len(parts), 2):
             for name, flag in (defaults or {}).items():  # the value refused, and what must hold of it
                 parts[i] = re.sub(rf"\bgot {re.escape(name)}=", f"got the default {flag}=", parts[i])

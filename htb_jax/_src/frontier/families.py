@@ -16,7 +16,13 @@ from htb_jax._src.frontier.scale import family_scale
 from htb_jax._src.grids import powers_of_ten
 from htb_jax._src.instances import lower_bound_pair
 from htb_jax._src.policies.adar_etc import num_blocks
-from htb_jax._src.validation import check_instance_type, check_integer, check_interval, check_nonempty
+from htb_jax._src.validation import (
+    check_distinct,
+    check_instance_type,
+    check_integer,
+    check_interval,
+    check_nonempty,
+)
 
 
 def check_family(name: str, family) -> None:
@@ -46,8 +52,8 @@ class SpikeFamily:
     def validate(self) -> None:
         """Checks the fields, before anything runs.
 
-        Admissible: ``K >= 2``, ``gap > 0``, a non-empty ``spike_probs`` and ``fixed_spike``
-        in ``(0, 1]``.
+        Admissible: ``K >= 2``, ``gap > 0``, a non-empty ``spike_probs`` of distinct values and
+        ``fixed_spike`` in ``(0, 1]``.
 
         Raises:
           ValueError: naming the first field out of its range.
@@ -56,6 +62,7 @@ class SpikeFamily:
         check_interval("gap", self.gap, 0.0, np.inf, low_closed=False, high_closed=False)
         check_nonempty("spike_probs", self.spike_probs)
         check_interval("spike_probs", list(self.spike_probs), 0.0, 1.0, low_closed=False, high_closed=True)
+        check_distinct("spike_probs", list(self.spike_probs))  # a member listed twice runs twice
         check_interval("fixed_spike", self.fixed_spike, 0.0, 1.0, low_closed=False, high_closed=True)
 
     @property
@@ -102,7 +109,7 @@ class ParetoFamily:
     def validate(self) -> None:
         """Checks the fields, before anything runs.
 
-        Admissible: ``K >= 2``, non-empty ``gaps > 0`` and ``shapes > 1``, ``fixed_gap > 0`` and
+        Admissible: ``K >= 2``, non-empty ``gaps > 0`` and ``shapes > 1`` without repeats, ``fixed_gap > 0`` and
         ``fixed_shape > 1``.
 
         Raises:
@@ -113,6 +120,8 @@ class ParetoFamily:
             check_nonempty(name, getattr(self, name))
         check_interval("gaps", list(self.gaps), 0.0, np.inf, low_closed=False, high_closed=False)
         check_interval("shapes", list(self.shapes), 1.0, np.inf, low_closed=False, high_closed=False)
+        for name in ("gaps", "shapes"):
+            check_distinct(name, list(getattr(self, name)))
         check_interval("fixed_gap", self.fixed_gap, 0.0, np.inf, low_closed=False, high_closed=False)
         check_interval("fixed_shape", self.fixed_shape, 1.0, np.inf, low_closed=False, high_closed=False)
 
@@ -216,7 +225,7 @@ class StableFamily:
     def validate(self) -> None:
         """Checks the fields, before anything runs.
 
-        Admissible: ``K >= 2``, ``index`` and ``fixed_index`` in ``(1, 2]``, non-empty ``gaps > 0``,
+        Admissible: ``K >= 2``, ``index`` and ``fixed_index`` in ``(1, 2]``, non-empty distinct ``gaps > 0``,
         ``scale > 0`` and ``fixed_gap > 0``.
 
         Raises:
@@ -226,6 +235,7 @@ class StableFamily:
         check_interval("index", self.index, 1.0, 2.0, low_closed=False, high_closed=True)
         check_nonempty("gaps", self.gaps)
         check_interval("gaps", list(self.gaps), 0.0, np.inf, low_closed=False, high_closed=False)
+        check_distinct("gaps", list(self.gaps))
         check_interval("scale", self.scale, 0.0, np.inf, low_closed=False, high_closed=False)
         check_interval("fixed_index", self.fixed_index, 1.0, 2.0, low_closed=False, high_closed=True)
         check_interval("fixed_gap", self.fixed_gap, 0.0, np.inf, low_closed=False, high_closed=False)

@@ -57,6 +57,7 @@ from htb_jax._src.resumable import (
     root_key_data,
     seed_chunks,
 )
+from htb_jax._src.reward_table import MAX_SEEDS
 from htb_jax._src.rounding import log_spaced_rounds
 from htb_jax._src.simulate.program import simulate
 from htb_jax._src.simulate.schedule import _flatten, default_pull_chunk, max_blocks
@@ -74,6 +75,7 @@ from htb_jax._src.validation import (
     given,
     has_tracer,
     real_array,
+    shown,
 )
 
 
@@ -370,10 +372,12 @@ def _plan(
     if isinstance(horizons, (np.ndarray, jax.Array)) and not has_tracer(horizons) and np.ndim(horizons) == 1:
         horizons = np.asarray(horizons).tolist()  # a NumPy or jax array of horizons, as simulate takes
     check_nonempty("horizons", horizons)
+    if np.ndim(horizons) != 1:  # [[100, 200]] reached int() of a list
+        raise ValueError(f"horizons must be a flat list of integers; got horizons={shown(horizons)}.")
     check_integer("horizons", list(horizons), 1, maximum=10**18)
     t = np.asarray([int(h) for h in horizons], np.int64)
     check_increasing("horizons", t, least=2)
-    check_integer("num_seeds", num_seeds, 2, one=True)
+    check_integer("num_seeds", num_seeds, 2, maximum=MAX_SEEDS, one=True)
     check_root_key(key)
     if anytime is not None:
         check_flag("anytime", anytime)

@@ -38,6 +38,8 @@ from htb_jax._src.validation import (
 
 # The round-by-round engine counts rounds in int32.
 MAX_ENGINE_HORIZON = 2**31 - 1
+# Rounds of a regret curve: 10^19 was taken, then refused as a memory budget of 6e20 bytes the user never gave.
+MAX_CHECKPOINTS = 2**20
 
 
 def _check_engine_run(policy, horizons: np.ndarray, sampler: str, engine: Any, record_arms: Any) -> None:
@@ -123,6 +125,8 @@ def check_simulation(
     horizons, horizon_shape = _horizons(horizon)
     adar_etc_lib.check_arms_and_horizon(k, horizons)
     check_choice("sampler", sampler, SAMPLERS)
+    for name, flag in (("engine", engine), ("record_arms", record_arms), ("paired", paired)):
+        check_flag(name, flag)  # before takes_fast_path reads them (an array's truth value failed in NumPy)
     if not takes_fast_path(policy, engine, record_arms):  # round by round
         _check_engine_run(policy, horizons, sampler, engine, record_arms)
     check_integer("num_seeds", num_seeds, 1, one=True)
@@ -132,7 +136,7 @@ def check_simulation(
             f"first_seed + num_seeds must be at most 2^32 = {MAX_SEEDS} (seeds are uint32; seed "
             f"s + 2^32 would repeat seed s); got first_seed + num_seeds={first_seed} + {num_seeds}."
         )
-    check_integer("num_checkpoints", num_checkpoints, 2, one=True)
+    check_integer("num_checkpoints", num_checkpoints, 2, maximum=MAX_CHECKPOINTS, one=True)
     if seed_chunk is not None:
         check_integer("seed_chunk", seed_chunk, 1, one=True)
     if threads is not None:
@@ -145,8 +149,6 @@ def check_simulation(
     _check_pull_chunk(pull_chunk)
     check_memory_budget(memory_budget)
     check_devices("devices", devices)
-    for name, flag in (("engine", engine), ("record_arms", record_arms), ("paired", paired)):
-        check_flag(name, flag)
     if paired and tuple(policy.batch_shape) != tuple(instance.batch_shape[:-1]):
         raise ValueError(
             f"paired=True runs grid point i on instance i alone: the policy's batch shape must equal the "

@@ -74,7 +74,8 @@ def simulate(
       record_arms: also return the arm played in every round (``Outcome.arms``,
         i32[..., max(T)]); implies ``engine``, so it reads the reward table per pull
         (see ``sampler``).
-      num_checkpoints: log-spaced rounds of ``regret_curve`` (from 1 to ``T``).
+      num_checkpoints: log-spaced rounds of ``regret_curve`` (from 1 to ``T``), in
+        ``[2, 2^20]``; more than ``T`` repeat rounds.
       pull_chunk: static streaming step (pulls per arm per step).
       seed_chunk: seeds processed together inside the program; by default
         the largest chunk that fits ``memory_budget`` (see :func:`memory_plan`).
