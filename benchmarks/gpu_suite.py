@@ -66,6 +66,7 @@ import argparse
 import dataclasses
 import datetime
 import json
+import math
 import os
 import platform
 import subprocess
@@ -89,7 +90,8 @@ from progress import note  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import distributed, frontier  # noqa: E402
-from htb_jax._src.chunk_store import ForeignStoreError
+from htb_jax._src.chunk_store import ForeignStoreError, Remedy
+from htb_jax._src.frontier.runs import STORE_REMEDY
 from htb_jax._src.resumable import seed_chunks  # noqa: E402
 
 MiB = 2**20
@@ -359,13 +361,31 @@ def parse_parts(text: str) -> tuple[str, ...]:
     return tuple(p for p in PARTS if p in names)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line (``gpu_suite: error: ...``, status 2), as the suite's own refusals."""
+
+    def error(self, message):
+        self.exit(2, f"gpu_suite: error: {message} (see --help)\n")
+
+
+def _count(text: str) -> int:
+    """A positive count, ``1000`` or ``1e3``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value >= 1 and value.is_integer()):
+        raise argparse.ArgumentTypeError(f"must be a positive integer such as 1000 or 1e5; got {text!r}")
+    return int(value)
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", choices=("auto", "toy", "full"), default="auto",
                         help="full on a GPU, toy elsewhere (default auto)")
     parser.add_argument("--parts", default=",".join(PARTS),
                         help=f"comma-separated parts to run, of {','.join(PARTS)} (default all)")
-    parser.add_argument("--frontier-seeds", type=int, default=None, help="seeds of the T-frontier run")
+    parser.add_argument("--frontier-seeds", type=_count, default=None, help="seeds of the T-frontier run")
     parser.add_argument("--out", default=None, help="also write the block to this file (after every part)")
     parser.add_argument("--store", default=None, metavar="DIR",
                         help="keep the frontier, stable and peers parts' seed chunks in DIR: the same command "
@@ -378,9 +398,6 @@ def main(argv=None) -> int:
         parts = parse_parts(args.parts)
     except ValueError as e:
         print(f"gpu_suite: {e}", file=sys.stderr)
-        return 2
-    if args.frontier_seeds is not None and args.frontier_seeds < 1:
-        print(f"gpu_suite: --frontier-seeds must be a positive integer; got {args.frontier_seeds}", file=sys.stderr)
         return 2
     if args.store is not None:
         try:
@@ -417,7 +434,12 @@ def main(argv=None) -> int:
         block, checks = run_suite(size, args.frontier_seeds, parts, on_part=write if args.out else None,
                                   profile_dir=args.profile, store_dir=args.store)
     except ForeignStoreError as e:  # a store holding another run (another --frontier-seeds, another size)
-        print(f"gpu_suite: {e}", file=sys.stderr)
+        # The library names its own arguments (out_dir, store, restart=True), which this script has not.
+        way_out = f"give another --store, or delete the part's folder in {args.store} to run it again"
+        message = str(e)
+        for library in (Remedy("out_dir", "restart=True"), STORE_REMEDY):
+            message = message.replace(str(library), way_out)
+        print(f"gpu_suite: {message}", file=sys.stderr)
         return 2
     print(block)
     failed = [c for c in checks if not c.passed]

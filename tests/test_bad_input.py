@@ -424,6 +424,15 @@ LIBRARY = {
     "proxy_table int32 seeds": (ValueError, r"^the regret proxy holds every seed's per-pull prefix sums: num_seeds=100000 "
                                             r"x 1 instance\(s\) x K=3 x 5001 pulls x 8 bytes = 11446 MiB",
                                 lambda: htb.proxy_table(KEY, NU, 10**6, np.int32(100000), num_pulls=5000)),
+    "shifted bool": (TypeError, r"^delta must be a real number or an array of real numbers; got delta=True \(bool\)\.$",
+                     lambda: NU.shifted(True)),
+    "shifted nan": (ValueError, r"^delta must lie in \(-inf, inf\); got delta=nan\.$", lambda: NU.shifted(np.nan)),
+    "cdf nan": (ValueError, r"^x must be real points, -inf and inf included, not NaN; got x=nan \(entry \[1\]\)\.$",
+                lambda: NU.cdf(np.array([0.0, np.nan, 1.0]))),
+    # JAX clamps an index: arm 5 of two arms was arm 1
+    "law index past the batch": (IndexError, r"^index must lie within the batch shape \(3,\) of the Pareto; got "
+                                             r"index=5: index 5 is out of bounds for axis 0 with size 3$",
+                                 lambda: NU[5]),
     # a member listed twice ran twice (eps repeated was refused)
     "spike family repeats": (ValueError, r"^spike_probs must not repeat a value; got spike_probs=\[0.1, 0.1\], with 0.1 2 "
                                          r"times\.$", lambda: htb.frontier.SpikeFamily(spike_probs=(0.1, 0.1)).validate()),

@@ -349,3 +349,16 @@ def test_flag_names_leaves_a_quoted_expression_as_written():
     with pytest.raises(ValueError) as refused, flag_names({"eps": "--eps", "policy": "--policy"}):
         raise ValueError("got policy=AdaRETC(eps=0.5, alpha=array([0.8, 0.9]), q=0.0) (AdaRETC); got eps=2.")
     assert str(refused.value) == "got --policy=AdaRETC(eps=0.5, alpha=array([0.8, 0.9]), q=0.0) (AdaRETC); got --eps=2."
+
+
+def test_flag_names_names_the_flags_of_a_refused_store():
+    # "holds a run with another configuration (seed_chunk: 50 there, 2 here)" named the library's field:
+    # the store's own error class kept its message.
+    from htb_jax._src.chunk_store import StaleStoreError
+    from htb_jax._src.cli.arguments import flag_names
+
+    with pytest.raises(StaleStoreError) as refused, flag_names({"seed_chunk": "--seed-chunk", "num_seeds": "--seeds"}):
+        raise StaleStoreError("'x' holds a run with another configuration (seed_chunk: 50 there, 2 here, num_seeds: "
+                              "4 there, 8 here); give another --out")
+    assert str(refused.value) == ("'x' holds a run with another configuration (--seed-chunk: 50 there, 2 here, --seeds: "
+                                  "4 there, 8 here); give another --out")

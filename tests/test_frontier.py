@@ -217,7 +217,7 @@ def test_frontier_command_writes_table_csv_figure_and_runs(tmp_path, capsys):
     assert main([*SMALL[:-4], "--seeds", "6", "--seed-chunk", "2", "--out", str(tmp_path)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
-    assert "holds a run with another configuration (num_seeds: 4 there, 6 here)" in err
+    assert "holds a run with another configuration (--seeds: 4 there, 6 here)" in err  # the flag, as typed
 
 
 @pytest.mark.parametrize(

@@ -167,6 +167,8 @@ def test_a_stopped_run_resumes_from_its_store(tmp_path, capsys):
     assert gpu_suite.main([*args[:-4], "--frontier-seeds", "4", "--store", str(store)]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("gpu_suite: ") and str(store / "frontier") in err
+    # with the script's way out: it has no out_dir or restart=True, which the library's message named
+    assert err.endswith(f"give another --store, or delete the part's folder in {store} to run it again")
     (tmp_path / "file").write_text("")
     assert gpu_suite.main([*args[:-1], str(tmp_path / "file")]) == 2
     assert "--store must be a directory that exists or can be made; got" in capsys.readouterr().err
@@ -204,6 +206,19 @@ def test_bad_parts_are_refused_in_one_line(parts, capsys):
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "--parts must be a comma-separated list of sweep, engine" in err
     assert repr(parts) in err
+
+
+@pytest.mark.parametrize("argv, refused", [
+    (["--frontier-seeds", "1e3x"], "argument --frontier-seeds: must be a positive integer such as 1000 or 1e5; "
+                                   "got '1e3x'"),
+    (["--size", "huge"], "argument --size: invalid choice: 'huge' (choose from 'auto', 'toy', 'full')"),
+])
+def test_usage_errors_are_one_line(argv, refused, capsys):
+    # argparse printed its whole usage first; 1e3 seeds was refused as no integer
+    with pytest.raises(SystemExit) as exited:
+        gpu_suite.main(argv)
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == f"gpu_suite: error: {refused} (see --help)\n"
 
 
 def test_profile_counts_the_device_timelines_alone_when_there_are_some():

@@ -144,7 +144,7 @@ def test_another_configuration_in_an_old_directory_is_refused(tmp_path, uninterr
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         f"htb-jax: error: the output directory {str(out)!r} holds a run with another configuration "
-        "(gap: 0.1 there, 0.2 here); give another --out, or --restart to delete its chunks and start again"
+        "(--gap: 0.1 there, 0.2 here); give another --out, or --restart to delete its chunks and start again"
     ]
     # The memory budget changes no number: a resumed run may use another.
     assert main([*KILLED, "--memory-budget", "64MiB", "--out", str(out)]) == 0

@@ -8,6 +8,8 @@ import contextlib
 import math
 import re
 
+from htb_jax._src.chunk_store import ForeignStoreError
+
 
 def number(token: str) -> float | int:
     """``"0.8"``, ``"2/3"``, ``"1e6"`` or ``"1000"`` as a number (an int where the token is one)."""
@@ -113,7 +115,9 @@ def flag_names(names: dict[str, str], defaults: dict[str, str] | None = None):
     try:
         yield
     except (TypeError, ValueError) as e:
-        if type(e) not in (TypeError, ValueError):  # an error class of our own keeps its own message
+        # An error class of our own keeps its own message, but for a refused store's (which names the
+        # settings that differ, by the library's names).
+        if type(e) not in (TypeError, ValueError) and not isinstance(e, ForeignStoreError):
             raise
         # A quoted expression of the user's ('TruncUCB(eps=1.0, u=2.0)') is shown as written, and so is
         # an object's repr (AdaRETC(eps=0.5, alpha=array([0.8, 0.9]), q=0.0)): its fields are no flags.
@@ -122,8 +126,10 @@ def flag_names(names: dict[str, str], defaults: dict[str, str] | None = None):
             for name, flag in (defaults or {}).items():  # the value refused, and what must hold of it
                 parts[i] = re.sub(rf"\bgot {re.escape(name)}=", f"got the default {flag}=", parts[i])
                 parts[i] = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b)", flag, parts[i])
-            for name, flag in names.items():
+            for name, flag in names.items():  # also a stored run's differences: "(seed_chunk: 50 there, 2 here)"
                 parts[i] = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)|(?<=\bfor ){re.escape(name)}(?=;)"
+                                  rf"|(?<=\()(?:{re.escape(name)})(?=: \S+ there\b)"
+                                  rf"|(?<=, )(?:{re.escape(name)})(?=: \S+ there\b)"
                                   + (rf"|^{re.escape(name)}(?=: )" if i == 0 else ""), flag, parts[i])
         message = "".join(parts)
         if message == str(e):

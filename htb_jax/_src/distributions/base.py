@@ -21,7 +21,7 @@ from htb_jax._src.validation import (
     check_float32,
     check_float32_scale,
     check_interval,
-    check_real,
+    has_tracer,
     lists_as_arrays,
     real_array,
 )
@@ -90,7 +90,18 @@ class Distribution:
         return type(self)(**fields)
 
     def __getitem__(self, index) -> Distribution:
-        """Indexes the batch, e.g. ``instance[..., 0]`` is the first arm."""
+        """Indexes the batch, e.g. ``instance[..., 0]`` is the first arm.
+
+        Raises:
+          IndexError: for an index past the batch shape (a JAX array would clamp it: arm 5 of two
+            arms was arm 1), unless the index is traced.
+        """
+        if not has_tracer(index):
+            try:  # NumPy's indexing rules, on a view of no memory
+                np.broadcast_to(np.zeros((), np.int8), self.batch_shape)[index]
+            except IndexError as e:
+                raise IndexError(f"index must lie within the batch shape {self.batch_shape} of the "
+                                 f"{type(self).__name__}; got index={index!r}: {e}") from None
         return jax.tree.map(lambda p: p[index], self.broadcast())
 
     # -- sampling ------------------------------------------------------------
@@ -241,7 +252,11 @@ class Distribution:
         Returns:
           f64[broadcast(x.shape, batch_shape)]: the distribution function at ``x``.
         """
-        check_real("x", x)
+        points = real_array("x", x)
+        if points is not None and np.any(np.isnan(points)):  # cdf(NaN) was 0.0
+            bad = np.flatnonzero(np.isnan(points).ravel())[0]
+            at = f" (entry {[int(i) for i in np.unravel_index(bad, points.shape)]})" if points.ndim else ""
+            raise ValueError(f"x must be real points, -inf and inf included, not NaN; got x=nan{at}.")
         check_broadcasts_against("x", x, self.batch_shape, "the law's batch shape")
         return _cdf(self, x)
 
@@ -264,6 +279,10 @@ class Distribution:
           A law of the same class, location fields f64[broadcast(loc.shape, delta.shape)], the
           other fields unchanged.
         """
+        # A bool shifted by 1, NaN was blamed on the location field, a string failed in JAX.
+        check_interval("delta", delta, -np.inf, np.inf, low_closed=False, high_closed=False)
+        if isinstance(delta, (list, tuple)):  # a list of shifts, one per arm, as an array
+            delta = np.asarray(delta, np.float64)
         moved = {name: _f64(getattr(self, name)) + delta for name in type(self).location_fields}
         return dataclasses.replace(self, **moved)
 
