@@ -68,6 +68,7 @@ def main() -> None:
     for eps in EPS:
         two_point = htb.frontier.run_t_frontier(config(eps, SPIKES), progress=False)
         rows += [dict(family="two-point", a=float("nan"), **r) for r in two_point.rows]
+        print(f"eps={eps:g} two-point: {two_point.runs.seconds:.1f} s", flush=True)  # progress, as each family's
         for a in indices(eps):
             result = htb.frontier.run_t_frontier(config(eps, htb.frontier.StableFamily(index=a)), progress=False)
             rows += [dict(family="stable", a=a, **r) for r in result.rows]

@@ -25,6 +25,7 @@ from htb_jax._src.validation import check_broadcast, check_integer, check_interv
 KEY = jax.random.key(0)
 NU = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=3, gap=0.1)
 SEED_KEYS = jax.random.split(KEY, 4)  # a batch of keys, made before any refusal is timed
+SEED_KEY = SEED_KEYS[0]
 POLICY = htb.AdaRETC.order_free()
 # Arguments built once, so that a case's call is the refusal alone (test_the_refusals_run_before_anything_is_compiled).
 FAR = htb.equal_gap(htb.Pareto(loc=1e8, shape=1.5), 3, 0.1)  # float32 rewards cannot resolve its gap
@@ -429,6 +430,12 @@ LIBRARY = {
     "shifted nan": (ValueError, r"^delta must lie in \(-inf, inf\); got delta=nan\.$", lambda: NU.shifted(np.nan)),
     "cdf nan": (ValueError, r"^x must be real points, -inf and inf included, not NaN; got x=nan \(entry \[1\]\)\.$",
                 lambda: NU.cdf(np.array([0.0, np.nan, 1.0]))),
+    # a lazy table past the machine's memory aborted the interpreter when read
+    "reward_table past memory": (ValueError, r"^num_pulls=4294967295 pulls of 3000 arm\(s\) need about 144000\.0 GiB "
+                                             r"\(float32 rewards and their 64-bit words\), more than this machine's "
+                                             r"[\d.]+ GiB; draw the table in pieces with first_pull\.$",
+                                 lambda: htb.reward_table(SEED_KEY, htb.Pareto(loc=np.zeros((1000, 3)), shape=1.5),
+                                                          2**32 - 1)),
     # JAX clamps an index: arm 5 of two arms was arm 1
     "law index past the batch": (IndexError, r"^index must lie within the batch shape \(3,\) of the Pareto; got "
                                              r"index=5: index 5 is out of bounds for axis 0 with size 3$",

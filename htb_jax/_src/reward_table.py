@@ -22,6 +22,7 @@ shared by every block size.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import jax
@@ -32,6 +33,7 @@ from htb_jax._src import pytree
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import check_instance
 from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.memory import host_memory
 from htb_jax._src.prng_key import as_threefry_key
 from htb_jax._src.validation import check_integer, check_static
 
@@ -147,6 +149,16 @@ def reward_table(
     check_integer("num_pulls", num_pulls, 0, one=True)
     check_integer("first_pull", first_pull, 0, one=True)
     check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=MAX_PULLS)
+    # The rewards and their words at once: past the machine's memory the lazy result aborted the
+    # interpreter when read (a failed buffer check, SIGABRT), 2^32 pulls of three arms among them.
+    rewards = math.prod(instance.batch_shape) * int(num_pulls)
+    needed, limit = rewards * (4 + 8 * type(instance).num_words), host_memory()
+    if limit is not None and needed > limit:
+        raise ValueError(
+            f"num_pulls={int(num_pulls)} pulls of {math.prod(instance.batch_shape)} arm(s) need about "
+            f"{needed / 2**30:.1f} GiB (float32 rewards and their 64-bit words), more than this machine's "
+            f"{limit / 2**30:.1f} GiB; draw the table in pieces with first_pull."
+        )
     return _reward_table(as_threefry_key(key, reader="htb.reward_table"), instance, jnp.asarray(first_pull, jnp.int64),
                          num_pulls)
 
