@@ -273,3 +273,27 @@ def test_t_frontier_figure_holds_every_point_and_its_title(monkeypatch, tmp_path
     renderer = fig.canvas.get_renderer()
     box = fig._suptitle.get_window_extent(renderer)
     assert box.x0 >= 0 and box.x1 <= fig.bbox.x1
+
+
+def test_fits_take_an_integral_float_schedule_and_name_a_list_eps():
+    # g=1.0 passed the check and failed as a NumPy index; eps=[0.5] reached float() of a list.
+    runs = _synthetic_runs(0.7, np.arange(1, 5))
+    assert frontier.free_exponent(runs, 0.0, 1.0, 100)[0] == frontier.free_exponent(runs, 0, 1.0, 100)[0]
+    assert frontier.dependent_exponent(runs, 0.0, 100)[0] == frontier.dependent_exponent(runs, 0, 100)[0]
+    with pytest.raises(TypeError, match=r"^eps must be one number in \(0, 1\], the true tail exponent; got eps=\[0.5\] "
+                                        r"\(list\)\.$"):
+        frontier.free_exponent(runs, 0, [0.5], 100)
+
+
+def test_load_runs_names_a_file_that_save_runs_did_not_write(tmp_path):
+    # A text file gave NumPy's advice to unpickle it, an .npz of other arrays a KeyError, an .npy
+    # array a TypeError from the context manager.
+    (tmp_path / "notes.txt").write_text("hello")
+    np.savez(tmp_path / "other.npz", a=np.ones(2))
+    np.save(tmp_path / "one.npy", np.ones(2))
+    for name, why in (("notes.txt", "NumPy reads no arrays from it"),
+                      ("other.npz", "it lacks regret, exploration, horizons"),
+                      ("one.npy", r"one array of shape \(2,\)")):
+        with pytest.raises(ValueError, match=rf"^path must be a file save_runs wrote \(the arrays regret, exploration "
+                                             rf"and horizons\); .*{name} is not one \({why}\)$"):
+            frontier.load_runs(tmp_path / name, FAMILY)

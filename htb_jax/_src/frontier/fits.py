@@ -15,8 +15,10 @@ from htb_jax._src.validation import check_instance_type, check_integer, check_in
 AGREEMENT = 0.05  # |measured - theory| tolerance besides the confidence interval
 
 
-def _check_schedule(runs: FamilyRuns, g) -> None:
-    check_integer("g", g, 0, maximum=runs.regret.shape[0] - 1)
+def _check_schedule(runs: FamilyRuns, g) -> int:
+    """``g`` as the index of a schedule of ``runs`` (``1.0`` is 1: a float failed as an index)."""
+    check_integer("g", g, 0, maximum=runs.regret.shape[0] - 1, one=True)
+    return int(g)
 
 
 def _fit_mask(horizons: np.ndarray, fit_from: int) -> np.ndarray:
@@ -53,7 +55,9 @@ def free_exponent(
       probability of the hardest instance).
     """
     _check_runs("runs", runs)
-    _check_schedule(runs, g)
+    g = _check_schedule(runs, g)
+    if isinstance(eps, (list, tuple)) or np.ndim(eps) != 0:  # float() of a list failed, naming nothing
+        raise TypeError(f"eps must be one number in (0, 1], the true tail exponent; got {given('eps', eps)}.")
     check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     check_integer("fit_from", fit_from, 1, maximum=10**18)
     check_integer("key", key, 0, one=True)
@@ -117,7 +121,7 @@ def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0)
       over the same horizons.
     """
     _check_runs("runs", runs)
-    _check_schedule(runs, g)
+    g = _check_schedule(runs, g)
     check_integer("fit_from", fit_from, 1, maximum=10**18)
     check_integer("key", key, 0, one=True)
     mask = _fit_mask(runs.horizons, fit_from)

@@ -8,6 +8,7 @@ import math
 import os
 import sys
 import time
+import zipfile
 from collections.abc import Sequence
 
 import jax
@@ -229,7 +230,20 @@ def load_runs(path, family: SpikeFamily | ParetoFamily | StableFamily) -> Family
     """
     check_path("path", path, file_object=True)
     check_family("family", family)
-    with np.load(_npz(path)) as data:
+    def not_runs(why: str) -> ValueError:  # another file gave NumPy's pickle message or a KeyError
+        return ValueError(f"path must be a file save_runs wrote (the arrays regret, exploration and horizons); "
+                          f"{path} is not one ({why})")
+
+    try:
+        data = np.load(_npz(path))
+    except (ValueError, zipfile.BadZipFile):  # NumPy's message offered to unpickle it
+        raise not_runs("NumPy reads no arrays from it") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise not_runs(f"one array of shape {np.shape(data)}")
+    with data:
+        missing = [name for name in ("regret", "exploration", "horizons") if name not in data.files]
+        if missing:
+            raise not_runs(f"it lacks {', '.join(missing)}")
         runs = FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)
         stored = str(data["family"]) if "family" in data.files else None
     if runs.regret.ndim != 4 or runs.regret.shape[1] != family.num_members + 1:
