@@ -51,16 +51,18 @@ def folder(text: str) -> pathlib.Path:
     return path
 
 
-def integer(minimum: int):
-    """An option's type: an integer of at least ``minimum``, written ``5000`` or ``1e7``."""
+def integer(minimum: int, maximum: int | None = None):
+    """An option's type: an integer of at least ``minimum`` (and at most ``maximum``), written ``5000`` or
+    ``1e7``."""
+    bounds = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
 
     def parse(text: str) -> int:
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        if not (value >= minimum and value.is_integer()):
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum} such as 5000 or 1e7; got {text!r}")
+        if not (minimum <= value <= (maximum or math.inf) and value.is_integer()):
+            raise argparse.ArgumentTypeError(f"must be an integer {bounds} such as 5000 or 1e7; got {text!r}")
         return int(value)
 
     return parse

@@ -74,10 +74,11 @@ def policies(instance):
 
 def main(argv=None):
     parser = command_line.parser(__doc__, OUT)
-    parser.add_argument("--horizon", type=command_line.integer(1), default=3000, help="the number of rounds T (default 3000)")
+    parser.add_argument("--horizon", type=command_line.integer(10), default=3000,
+                        help="the number of rounds T, at least 10 (default 3000)")
     parser.add_argument("--seeds", type=command_line.integer(2), default=20,
                         help="independent runs per policy and instance, at least 2 (default 20)")
-    parser.add_argument("--checkpoints", type=command_line.integer(1), default=20,
+    parser.add_argument("--checkpoints", type=command_line.integer(2, 2**20), default=20,
                         help="log-spaced rounds at which the curves are recorded (default 20)")
     parser.add_argument("--key", type=int, default=0, help="the simulations' root key (default 0)")
     args = parser.parse_args(argv)

@@ -25,7 +25,6 @@ from htb_jax._src.validation import check_broadcast, check_integer, check_interv
 KEY = jax.random.key(0)
 NU = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=3, gap=0.1)
 SEED_KEYS = jax.random.split(KEY, 4)  # a batch of keys, made before any refusal is timed
-SEED_KEY = SEED_KEYS[0]
 POLICY = htb.AdaRETC.order_free()
 # Arguments built once, so that a case's call is the refusal alone (test_the_refusals_run_before_anything_is_compiled).
 FAR = htb.equal_gap(htb.Pareto(loc=1e8, shape=1.5), 3, 0.1)  # float32 rewards cannot resolve its gap
@@ -415,8 +414,6 @@ LIBRARY = {
     "tune tau list": (ValueError, r"^tau must be a scalar, one temperature for every run \(vmap over tau for several\); "
                                   r"got tau of shape \(2,\)\.$",
                       lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 2000, 4, proxy="analytic", tau=[0.1, 0.2])),
-    "tune sigma list": (ValueError, r"^sigma must be a scalar temperature; got sigma of shape \(2,\)\.$",
-                        lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 2000, 4, sigma=[0.1, 0.2])),
     # NumPy fixed-width counts: two uint32 wrapped past the seed limit (seeds 0 and 1 repeated, with a
     # RuntimeWarning), an int32 wrapped the table's size below the limit (10 GiB checked as 1.9 GiB)
     "simulate uint32 seeds": (ValueError, r"^first_seed \+ num_seeds must be at most 2\^32 = 4294967296 .*got "
@@ -430,22 +427,25 @@ LIBRARY = {
     "shifted nan": (ValueError, r"^delta must lie in \(-inf, inf\); got delta=nan\.$", lambda: NU.shifted(np.nan)),
     "cdf nan": (ValueError, r"^x must be real points, -inf and inf included, not NaN; got x=nan \(entry \[1\]\)\.$",
                 lambda: NU.cdf(np.array([0.0, np.nan, 1.0]))),
-    # a lazy table past the machine's memory aborted the interpreter when read
-    "reward_table past memory": (ValueError, r"^num_pulls=4294967295 pulls of 3000 arm\(s\) need about 144000\.0 GiB "
-                                             r"\(float32 rewards and their 64-bit words\), more than this machine's "
-                                             r"[\d.]+ GiB; draw the table in pieces with first_pull\.$",
-                                 lambda: htb.reward_table(SEED_KEY, htb.Pareto(loc=np.zeros((1000, 3)), shape=1.5),
-                                                          2**32 - 1)),
     # JAX clamps an index: arm 5 of two arms was arm 1
     "law index past the batch": (IndexError, r"^index must lie within the batch shape \(3,\) of the Pareto; got "
                                              r"index=5: index 5 is out of bounds for axis 0 with size 3$",
                                  lambda: NU[5]),
+    # simulate's checkpoint limit named num_checkpoints, which the caller never gave
+    "measure per_decade past the limit": (ValueError, r"^per_decade must give at most 1048576 checkpoints \(1200001 "
+                                                      r"to T=1000\); got per_decade=400000\.$",
+                                          lambda: htb.frontier.measure(htb.UCB1(), 1.0, [100, 1000], 2,
+                                                                       per_decade=400000)),
     # a member listed twice ran twice (eps repeated was refused)
     "spike family repeats": (ValueError, r"^spike_probs must not repeat a value; got spike_probs=\[0.1, 0.1\], with 0.1 2 "
                                          r"times\.$", lambda: htb.frontier.SpikeFamily(spike_probs=(0.1, 0.1)).validate()),
     # int() of a list deep inside; a range of [1, 2^32] for a count that must be at least 2
     "measure nested horizons": (ValueError, r"^horizons must be a flat list of integers; got horizons=\[\[100, 200\]\]\.$",
                                 lambda: htb.frontier.measure(htb.UCB1(), 1.0, [[100, 200]], 2)),
+    "measure ragged horizons": (ValueError, r"^horizons must be a flat list of integers; got horizons=\[\[100\], 200\]\.$",
+                                lambda: htb.frontier.measure(htb.UCB1(), 1.0, [[100], 200], 2)),
+    "law index of a float": (TypeError, r"^index must lie within the batch shape \(3,\) of the Pareto; got index=1\.0: "
+                                        r"only integers", lambda: NU[1.0]),
     "measure huge seeds": (ValueError, r"^num_seeds must be an integer in \[2, 4294967296\]; got num_seeds=1099511627776\.$",
                            lambda: htb.frontier.measure(htb.UCB1(), 1.0, [100, 1000], 2**40)),
     # NumPy's "truth value of an array with more than one element is ambiguous"

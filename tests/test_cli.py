@@ -357,8 +357,13 @@ def test_flag_names_names_the_flags_of_a_refused_store():
     from htb_jax._src.chunk_store import StaleStoreError
     from htb_jax._src.cli.arguments import flag_names
 
-    with pytest.raises(StaleStoreError) as refused, flag_names({"seed_chunk": "--seed-chunk", "num_seeds": "--seeds"}):
-        raise StaleStoreError("'x' holds a run with another configuration (seed_chunk: 50 there, 2 here, num_seeds: "
-                              "4 there, 8 here); give another --out")
-    assert str(refused.value) == ("'x' holds a run with another configuration (--seed-chunk: 50 there, 2 here, --seeds: "
-                                  "4 there, 8 here); give another --out")
+    # The differences as the store writes them ("; " between them, list values); the directory, quoted,
+    # as written (it became 'runs/--eps=1').
+    names = {"seed_chunk": "--seed-chunk", "num_seeds": "--seeds", "horizons": "--horizons", "eps": "--eps"}
+    with pytest.raises(StaleStoreError) as refused, flag_names(names):
+        raise StaleStoreError("the output directory 'runs/eps=1' holds a run with another configuration (horizons: "
+                              "[1000, 10000] there, [1000] here; num_seeds: 4 there, 8 here; seed_chunk: 50 there, 2 "
+                              "here); give another --out")
+    assert str(refused.value) == (
+        "the output directory 'runs/eps=1' holds a run with another configuration (--horizons: [1000, 10000] there, "
+        "[1000] here; --seeds: 4 there, 8 here; --seed-chunk: 50 there, 2 here); give another --out")

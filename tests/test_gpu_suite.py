@@ -211,14 +211,15 @@ def test_bad_parts_are_refused_in_one_line(parts, capsys):
 @pytest.mark.parametrize("argv, refused", [
     (["--frontier-seeds", "1e3x"], "argument --frontier-seeds: must be a positive integer such as 1000 or 1e5; "
                                    "got '1e3x'"),
-    (["--size", "huge"], "argument --size: invalid choice: 'huge' (choose from 'auto', 'toy', 'full')"),
+    (["--size", "huge"], "argument --size: invalid choice: 'huge' (choose from "),  # quotes vary by Python
 ])
 def test_usage_errors_are_one_line(argv, refused, capsys):
     # argparse printed its whole usage first; 1e3 seeds was refused as no integer
     with pytest.raises(SystemExit) as exited:
         gpu_suite.main(argv)
     assert exited.value.code == 2
-    assert capsys.readouterr().err == f"gpu_suite: error: {refused} (see --help)\n"
+    err = capsys.readouterr().err
+    assert err.startswith(f"gpu_suite: error: {refused}") and err.endswith(" (see --help)\n") and err.count("\n") == 1
 
 
 def test_profile_counts_the_device_timelines_alone_when_there_are_some():

@@ -303,8 +303,9 @@ def test_experiment_options_reading_out_refuse_a_folder_without_their_file(monke
 
 
 @pytest.mark.parametrize("name, guarded, flag, value, refused", [
-    ("regret_curves", "htb.simulate", "--horizon", "0", "must be an integer >= 1 such as 5000 or 1e7; got '0'"),
-    ("regret_curves", "htb.simulate", "--checkpoints", "0", "must be an integer >= 1 such as 5000 or 1e7; got '0'"),
+    ("regret_curves", "htb.simulate", "--horizon", "2", "must be an integer >= 10 such as 5000 or 1e7; got '2'"),
+    ("regret_curves", "htb.simulate", "--checkpoints", "1",
+     "must be an integer in [2, 1048576] such as 5000 or 1e7; got '1'"),
     ("regret_curves", "htb.simulate", "--seeds", "1", "must be an integer >= 2 such as 5000 or 1e7; got '1'"),
     ("peer_frontier", "measure_entry", "--seeds", "-2", "must be an integer >= 2 such as 5000 or 1e7; got '-2'"),
     ("peer_frontier", "measure_entry", "--slow-horizon", "2.5", "must be an integer >= 1 such as 5000 or 1e7; got '2.5'"),
@@ -313,7 +314,8 @@ def test_experiment_options_reading_out_refuse_a_folder_without_their_file(monke
 ])
 def test_experiment_counts_and_out_are_refused_in_one_line_before_the_run(monkeypatch, capsys, tmp_path, name,
                                                                         guarded, flag, value, refused):
-    # These gave a traceback from the library (--horizon 0, --seeds 0) with --out made already, or from
+    # These gave a traceback from the library (--horizon 0, --checkpoints 1, --seeds 0) with --out made
+    # already, or from the plot (--horizon 2: nothing to log-scale), or from
     # writing the results into a file --out at the end of the whole run; one seed of regret_curves gave
     # every standard error as NaN.
     module = _script(monkeypatch, name, guarded)

@@ -88,3 +88,19 @@ def test_prefix_sums_are_the_tables_running_sums(num_pulls):
     cpu_bits_only("the Pareto draws fused into the running sums differ from reward_table's")
     direct = jax.jit(lambda k: jnp.cumsum(htb.reward_table(k, family, num_pulls).astype(jnp.float64), axis=-1))
     np.testing.assert_array_equal(prefix[..., 1:], np.stack([np.asarray(direct(k)) for k in keys]))
+
+
+def test_a_table_past_the_machines_memory_is_refused_when_drawn_eagerly(pareto_instance, monkeypatch):
+    # The lazy result of 2^32 pulls aborted the interpreter when read (SIGABRT). Against a machine of
+    # 1 MiB: 10^5 pulls of the instance's arms need (4 + 8 x 1 word) bytes each.
+    from htb_jax._src import reward_table as module
+
+    monkeypatch.setattr(module, "host_memory", lambda: 2**20)
+    key = htb.seed_keys(jax.random.key(0), 1)[0]
+    arms = pareto_instance.batch_shape[-1]
+    with pytest.raises(ValueError, match=rf"^num_pulls=100000 pulls of {arms} arm\(s\) need about 0\.0 GiB \(float32 "
+                                         r"rewards and their 64-bit words\), more than this machine's 0\.0 GiB; draw the "
+                                         r"table in pieces with first_pull\.$"):
+        htb.reward_table(key, pareto_instance, 100_000)
+    # Under a trace the bound is not applied: XLA need not hold the table to reduce it.
+    assert jax.jit(lambda k: htb.reward_table(k, pareto_instance, 100_000).shape)(key) == (arms, 100_000)

@@ -245,11 +245,16 @@ def test_a_width_up_to_eps_sizes_the_table_without_overflow():
         htb.AdaRETC(eps=0.05, alpha=0.99, q=0.0), 3, 10**6, 0.01, eps_moves=False)
 
 
-def test_the_table_check_counts_every_instance_held_at_once():
+def test_the_table_check_counts_every_instance_held_at_once(monkeypatch):
     # The per-pull tables of a batch of instances are drawn together (one vmap), but the check counted
-    # one instance's: eight instances of 200 MiB passed a 1 GiB limit.
+    # one instance's: eight instances of 200 MiB passed a 1 GiB limit.  Here against a limit of 1 MiB
+    # (a regression draws 2 MiB, not 1.6 GB): eight instances of 256 KiB.
+    from htb_jax._src import smoothing
+
+    monkeypatch.setattr(smoothing, "MAX_TABLE_BYTES", 2**20)
     batch = htb.Gaussian(loc=jnp.tile(jnp.array([0.5, 0.0]), (8, 1)), scale=1.0)
     with pytest.raises(ValueError, match=r"^smoothed_regret holds the per-pull prefix sums of every instance at once: "
-                                         r"num_seeds=64 x 8 instance\(s\) x K=2 x 204801 pulls x 8 bytes = 1600 MiB"):
-        smoothed_regret(jax.random.key(KEY), htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), batch, 10**6, 64,
-                        sampler="per_pull", num_pulls=204800)
+                                         r"num_seeds=4 x 8 instance\(s\) x K=2 x 4096 pulls x 8 bytes = 2 MiB, more "
+                                         r"than the limit of 1 MiB; lower num_seeds, num_pulls or the instances\.$"):
+        smoothed_regret(jax.random.key(KEY), htb.AdaRETC(eps=1.0, alpha=0.8, q=0.0), batch, 10**4, 4,
+                        sampler="per_pull", num_pulls=4095)

@@ -159,7 +159,7 @@ def test_validation_errors():
     pareto = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=2, gap=0.5)
     with pytest.raises(ValueError, match=r"tune_schedule\(proxy='smoothed'\) holds the per-pull prefix sums of the "
                                          r"family's members and the reference at once: num_seeds=1024 x 2 "
-                                         r"instance\(s\) .* lower num_seeds or horizon "
+                                         r"instance\(s\) .* lower num_seeds, the family's members or horizon "
                                          r"\(T=100000000\), use a smaller width, or pass proxy='monte_carlo'"):
         htb.tune_schedule(key, 1.0, jax.tree.map(lambda p: p[None], pareto.broadcast()), pareto, 10**8, 1024)
 

@@ -110,8 +110,8 @@ class PolicySummary(NamedTuple):
 
     Attributes:
       committed: i32[] committed arm (ETC-type policies), else -1.
-      exploration: i64[] exploration rounds (ETC: ``L_T``; ForceMoM: forced
-        pulls), else 0.
+      exploration: i64[] exploration rounds in ``[0, T]`` (the engine refuses others; ETC:
+        ``L_T``; ForceMoM: forced pulls; AdaR-UCB: its ``+inf``-index rounds), else 0.
       estimates: f32[K] the policy's final mean estimates (NaN where none).
     """
 

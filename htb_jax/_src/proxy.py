@@ -33,7 +33,7 @@ unique.
 
 **Memory.**  The proxy keeps every seed's prefix sums, f64[S, *I, K, N + 1],
 with ``N`` pulls per arm: by default the most any admissible schedule for the
-policy's (concrete) ``eps`` explores, ``ceil(L_max / K) + 1`` with ``L_max =
+policy's (concrete) ``eps`` explores, ``ceil((L_max + K) / K) + 1`` with ``L_max =
 K B_T + K^(eps/(1+2eps)) T^((1+eps)/(1+2eps))``, else ``ceil(T / K)``.  More
 than :data:`MAX_TABLE_BYTES` raises ``ValueError``.  Schedules must be
 admissible (``simulate``'s ranges); reads past the table are clipped to its end.
@@ -157,7 +157,7 @@ def proxy_table(
       horizon: ``T`` (only bounds the pulls per arm).
       num_seeds: ``S``.
       num_pulls: pulls per arm ``N``; default: enough for every admissible schedule designed
-        for ``eps``, ``ceil(L_max / K) + 1`` with ``L_max`` the exploration at ``alpha =
+        for ``eps``, ``ceil((L_max + K) / K) + 1`` with ``L_max`` the exploration at ``alpha =
         alpha*(eps)``, ``q = eps/(1+2eps)`` (at most ``ceil(T / K)``).
       eps: the tail exponent the schedules are designed for (``None``: ``N = ceil(T/K)``).
 

@@ -35,7 +35,7 @@ from htb_jax._src.instances import check_instance
 from htb_jax._src.instances import num_arms as instance_num_arms
 from htb_jax._src.memory import host_memory
 from htb_jax._src.prng_key import as_threefry_key
-from htb_jax._src.validation import check_integer, check_static
+from htb_jax._src.validation import check_integer, check_static, has_tracer
 
 MAX_PULLS = 2**32  # pull counters are one uint32 word
 MAX_SEEDS = 2**32  # seed indices are one uint32 word: seed s + 2^32 would repeat seed s
@@ -143,6 +143,10 @@ def reward_table(
 
     Returns:
       f32[..., K, num_pulls].
+
+    Raises:
+      ValueError: for a table whose rewards and words (``4 + 8 num_words`` bytes a reward) exceed the
+        host's physical memory, called eagerly: draw it in pieces with ``first_pull``.
     """
     check_instance(instance, function="htb.reward_table", needs=("from_bits",))
     check_static("htb.reward_table", num_pulls=num_pulls)
@@ -150,10 +154,11 @@ def reward_table(
     check_integer("first_pull", first_pull, 0, one=True)
     check_integer("first_pull + num_pulls", first_pull + num_pulls, 0, maximum=MAX_PULLS)
     # The rewards and their words at once: past the machine's memory the lazy result aborted the
-    # interpreter when read (a failed buffer check, SIGABRT), 2^32 pulls of three arms among them.
+    # interpreter when read (a failed buffer check, SIGABRT), 2^32 pulls of three arms among them.  Under
+    # a trace (a jitted reduction of the table) XLA need not hold them all: no bound there.
     rewards = math.prod(instance.batch_shape) * int(num_pulls)
     needed, limit = rewards * (4 + 8 * type(instance).num_words), host_memory()
-    if limit is not None and needed > limit:
+    if limit is not None and needed > limit and not has_tracer(key):
         raise ValueError(
             f"num_pulls={int(num_pulls)} pulls of {math.prod(instance.batch_shape)} arm(s) need about "
             f"{needed / 2**30:.1f} GiB (float32 rewards and their 64-bit words), more than this machine's "

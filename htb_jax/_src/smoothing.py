@@ -528,13 +528,13 @@ def smoothed_regret(
         if not given_pulls:
             num_pulls = needed
         if given_pulls:
-            lower = "num_seeds or num_pulls"
+            lower = "num_seeds, num_pulls or the instances"
         elif traced:
             lower = (f"num_seeds or horizon (T={horizon}), or give num_pulls: with a traced alpha, q or width (under "
                      f"jax.grad) the default covers every pull, T/K; ceil(L/K) + 1 at alpha - width, q + width "
                      f"suffices")
         else:
-            lower = f"num_seeds or horizon (T={horizon})"
+            lower = f"num_seeds, the instances or horizon (T={horizon})"
         num_pulls = _check_table_size("smoothed_regret holds the per-pull prefix sums of every instance at once",
                                       num_seeds, k, num_pulls, lower,
                                       int(np.prod(instance.batch_shape[:-1], dtype=np.int64)))

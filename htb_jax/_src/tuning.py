@@ -300,8 +300,6 @@ def tune_schedule(
     num_steps = int(num_steps)  # 3.0 is 3: a float would reach jnp.arange inside the trace
     check_interval("lam", lam, 0.0, 1.0, low_closed=True, high_closed=True)
     _check_tau(tau)  # one temperature, whichever proxy reads it (a list passed silently where none did)
-    if np.ndim(sigma) != 0:
-        raise ValueError(f"sigma must be a scalar temperature; got sigma of shape {np.shape(sigma)}.")
     check_interval("sigma", sigma, 0.0, np.inf, low_closed=False, high_closed=False)
     check_choice("proxy", proxy, PROXIES)
     check_choice("sampler", sampler, SAMPLERS)
@@ -428,7 +426,8 @@ def _smoothed_pulls(samplers: list[str], eps: float, num_arms: int, horizon: int
     held = (num_members if samplers[0] == "per_pull" else 0) + (samplers[1] == "per_pull")
     _check_table_size("tune_schedule(proxy='smoothed') holds the per-pull prefix sums of the family's members and "
                       "the reference at once", num_seeds, num_arms, num_pulls,
-                      f"num_seeds or horizon (T={horizon}), use a smaller width, or pass proxy='monte_carlo' (its "
+                      f"num_seeds, the family's members or horizon (T={horizon}), use a smaller width, or pass "
+                      "proxy='monte_carlo' (its "
                       "table covers the admissible exploration alone, without the differences' margin)", held)
     return num_pulls
 

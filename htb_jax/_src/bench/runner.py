@@ -287,7 +287,8 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
       size: ``"cpu"`` (``T = 2000``, 32 seeds a setting) or ``"gpu"`` (``T = 10^4``, 1024 seeds).
       out: the directory of the stored runs and the report (``None``: nothing stored or written).
       peers: also run the built-in peers (:func:`htb_jax.bench.peers`).
-      only: names of the experiments to run (default: all).
+      only: names of the experiments to run, and ``"worst-case"`` for the worst case (default: all,
+        the worst case included).
       restart: delete what ``out`` stores of every run this call makes (the policy's and the peers'),
         refused or not, and compute them again; other policies' runs stored there are kept.
       progress: a line on stderr per run.

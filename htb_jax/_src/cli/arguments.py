@@ -119,17 +119,17 @@ def flag_names(names: dict[str, str], defaults: dict[str, str] | None = None):
         # settings that differ, by the library's names).
         if type(e) not in (TypeError, ValueError) and not isinstance(e, ForeignStoreError):
             raise
-        # A quoted expression of the user's ('TruncUCB(eps=1.0, u=2.0)') is shown as written, and so is
-        # an object's repr (AdaRETC(eps=0.5, alpha=array([0.8, 0.9]), q=0.0)): its fields are no flags.
-        parts = re.split(r"('[^'\n]*\([^'\n]*\)[^'\n]*'|\b[A-Z]\w*\((?:[^()]|\([^()]*\))*\))", str(e))
+        # What a user wrote and the message quotes ('TruncUCB(eps=1.0, u=2.0)', a directory 'runs/eps=1')
+        # is shown as written, and so is an object's repr (AdaRETC(eps=0.5, alpha=array([0.8]), q=0.0)):
+        # their names are no flags.  (An apostrophe inside a word, "family's", opens no quote.)
+        parts = re.split(r"((?<!\w)'[^'\n]*'(?!\w)|\b[A-Z]\w*\((?:[^()]|\([^()]*\))*\))", str(e))
         for i in range(0, len(parts), 2):
             for name, flag in (defaults or {}).items():  # the value refused, and what must hold of it
                 parts[i] = re.sub(rf"\bgot {re.escape(name)}=", f"got the default {flag}=", parts[i])
                 parts[i] = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b)", flag, parts[i])
-            for name, flag in names.items():  # also a stored run's differences: "(seed_chunk: 50 there, 2 here)"
+            for name, flag in names.items():  # also a stored run's differences: "(gap: 0.1 there, 0.2 here; ...)"
                 parts[i] = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)|(?<=\bfor ){re.escape(name)}(?=;)"
-                                  rf"|(?<=\()(?:{re.escape(name)})(?=: \S+ there\b)"
-                                  rf"|(?<=, )(?:{re.escape(name)})(?=: \S+ there\b)"
+                                  rf"|(?:(?<=\()|(?<=; )){re.escape(name)}(?=: [^;]+? there\b)"
                                   + (rf"|^{re.escape(name)}(?=: )" if i == 0 else ""), flag, parts[i])
         message = "".join(parts)
         if message == str(e):

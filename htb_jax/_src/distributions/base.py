@@ -21,6 +21,7 @@ from htb_jax._src.validation import (
     check_float32,
     check_float32_scale,
     check_interval,
+    check_real,
     has_tracer,
     lists_as_arrays,
     real_array,
@@ -99,9 +100,10 @@ class Distribution:
         if not has_tracer(index):
             try:  # NumPy's indexing rules, on a view of no memory
                 np.broadcast_to(np.zeros((), np.int8), self.batch_shape)[index]
-            except IndexError as e:
-                raise IndexError(f"index must lie within the batch shape {self.batch_shape} of the "
-                                 f"{type(self).__name__}; got index={index!r}: {e}") from None
+            except IndexError as e:  # NumPy's IndexError covers an index of the wrong kind (1.0) too
+                kind = TypeError if "only integers" in str(e) else IndexError
+                raise kind(f"index must lie within the batch shape {self.batch_shape} of the "
+                           f"{type(self).__name__}; got index={index!r}: {e}") from None
         return jax.tree.map(lambda p: p[index], self.broadcast())
 
     # -- sampling ------------------------------------------------------------
@@ -251,9 +253,15 @@ class Distribution:
 
         Returns:
           f64[broadcast(x.shape, batch_shape)]: the distribution function at ``x``.
+
+        Raises:
+          TypeError, ValueError: for ``x`` not real, NaN (but in a JAX array), or not broadcasting.
+          NotImplementedError: for a family without a distribution function (``Stable``).
         """
-        points = real_array("x", x)
-        if points is not None and np.any(np.isnan(points)):  # cdf(NaN) was 0.0
+        check_real("x", x)
+        # cdf(NaN) was 0.0.  Python and NumPy points are looked at; a JAX array is not copied to the host.
+        points = None if isinstance(x, jax.Array) else np.asarray(x, np.float64)
+        if points is not None and np.any(np.isnan(points)):
             bad = np.flatnonzero(np.isnan(points).ravel())[0]
             at = f" (entry {[int(i) for i in np.unravel_index(bad, points.shape)]})" if points.ndim else ""
             raise ValueError(f"x must be real points, -inf and inf included, not NaN; got x=nan{at}.")
@@ -278,11 +286,14 @@ class Distribution:
         Returns:
           A law of the same class, location fields f64[broadcast(loc.shape, delta.shape)], the
           other fields unchanged.
+
+        Raises:
+          TypeError, ValueError: for a ``delta`` that is not real (a bool, a string) or not finite.
         """
         # A bool shifted by 1, NaN was blamed on the location field, a string failed in JAX.
         check_interval("delta", delta, -np.inf, np.inf, low_closed=False, high_closed=False)
-        if isinstance(delta, (list, tuple)):  # a list of shifts, one per arm, as an array
-            delta = np.asarray(delta, np.float64)
+        if isinstance(delta, (list, tuple)):  # a list of shifts, one per arm, as an array (traced ones too)
+            delta = jnp.asarray(delta, _F64)
         moved = {name: _f64(getattr(self, name)) + delta for name in type(self).location_fields}
         return dataclasses.replace(self, **moved)
 

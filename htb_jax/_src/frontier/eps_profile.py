@@ -43,7 +43,7 @@ def eps_profile_rows(runs: FamilyRuns, entries: Sequence[tuple[str, int, float, 
       fit_from: smallest horizon in the fits.
 
     Returns:
-      One dict per entry: label, eps, theory, finite_t (the slope of the estimation term
+      One dict per entry: schedule (the entry's label), eps, theory, finite_t (the slope of the estimation term
       ``T (K B_T / L_T)^(eps/(1+eps))`` over the fitted horizons, as :func:`free_exponent`
       gives it), measured slope and interval, verdict.
     """

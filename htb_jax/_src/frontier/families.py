@@ -41,7 +41,8 @@ class SpikeFamily:
       spike_probs: the grid of ``beta`` (arm 1's spike probability).
       fixed_spike: ``beta`` of the fixed instance for distribution-dependent fits
         (0.9: a single pull already tells the arms apart with probability 0.9,
-        so its regret is the exploration cost, ``Delta n_0``, at every ``T``).
+        so its regret is the exploration cost, ``Delta n_0`` with two arms, at
+        every ``T``; with more, the other arms' gaps are ``2 Delta``).
     """
 
     num_arms: int = 2

@@ -59,6 +59,7 @@ from htb_jax._src.resumable import (
 )
 from htb_jax._src.reward_table import MAX_SEEDS
 from htb_jax._src.rounding import log_spaced_rounds
+from htb_jax._src.simulate.checks import MAX_CHECKPOINTS
 from htb_jax._src.simulate.program import simulate
 from htb_jax._src.simulate.schedule import _flatten, default_pull_chunk, max_blocks
 from htb_jax._src.sweep import progress_bar
@@ -125,7 +126,11 @@ def checkpoint_count(horizon: int, per_decade: int = 10) -> int:
     check_static("htb.frontier.checkpoint_count", horizon=horizon, per_decade=per_decade)
     check_integer("horizon", horizon, 2, maximum=10**18, one=True)
     check_integer("per_decade", per_decade, 1, one=True)
-    return max(2, math.ceil(per_decade * math.log10(int(horizon)) - 1e-9) + 1)
+    count = max(2, math.ceil(int(per_decade) * math.log10(int(horizon)) - 1e-9) + 1)
+    if count > MAX_CHECKPOINTS:  # simulate's limit, which would name num_checkpoints, never given
+        raise ValueError(f"per_decade must give at most {MAX_CHECKPOINTS} checkpoints ({count} to T={int(horizon)}); "
+                         f"got per_decade={per_decade}.")
+    return count
 
 
 def checkpoint_horizons(horizon: int, fit_from: int, per_decade: int = 10) -> np.ndarray:
@@ -372,7 +377,11 @@ def _plan(
     if isinstance(horizons, (np.ndarray, jax.Array)) and not has_tracer(horizons) and np.ndim(horizons) == 1:
         horizons = np.asarray(horizons).tolist()  # a NumPy or jax array of horizons, as simulate takes
     check_nonempty("horizons", horizons)
-    if np.ndim(horizons) != 1:  # [[100, 200]] reached int() of a list
+    try:
+        flat = np.ndim(horizons) == 1
+    except ValueError:  # ragged, [[100], 200]: NumPy's "inhomogeneous shape" named nothing
+        flat = False
+    if not flat:  # [[100, 200]] reached int() of a list
         raise ValueError(f"horizons must be a flat list of integers; got horizons={shown(horizons)}.")
     check_integer("horizons", list(horizons), 1, maximum=10**18)
     t = np.asarray([int(h) for h in horizons], np.int64)
@@ -382,6 +391,7 @@ def _plan(
     if anytime is not None:
         check_flag("anytime", anytime)
     check_integer("per_decade", per_decade, 1, one=True)
+    checkpoint_count(int(t[-1]), per_decade)  # refused here, before the laws' moments are computed
     if seed_chunk is None:
         seed_chunk = default_seed_chunk(num_seeds)
     check_layout(num_seeds, seed_chunk)

@@ -236,7 +236,7 @@ def load_runs(path, family: SpikeFamily | ParetoFamily | StableFamily) -> Family
 
     try:
         data = np.load(_npz(path))
-    except (ValueError, zipfile.BadZipFile):  # NumPy's message offered to unpickle it
+    except (ValueError, EOFError, zipfile.BadZipFile):  # NumPy's message offered to unpickle it; an empty file
         raise not_runs("NumPy reads no arrays from it") from None
     if not isinstance(data, np.lib.npyio.NpzFile):
         raise not_runs(f"one array of shape {np.shape(data)}")
@@ -252,16 +252,20 @@ def load_runs(path, family: SpikeFamily | ParetoFamily | StableFamily) -> Family
             f"members and the fixed instance (regret of shape {runs.regret.shape}); got a {type(family).__name__} "
             f"of {family.num_members} members."
         )
-    if stored is not None and stored != _family_values(family):
-        raise ValueError(f"family must be the family the runs in {path} were run on, {stored}; got "
-                         f"{_family_values(family)}.")
+    if stored is not None:
+        saved, given = json.loads(stored), json.loads(_family_values(family))
+        differ = next((name for name in (*saved, *given) if saved.get(name) != given.get(name)), None)
+        if differ is not None:
+            raise ValueError(f"family must be the family the runs in {path} were run on; they differ in "
+                             f"{differ}: {saved.get(differ, 'none')} there, {given.get(differ, 'none')} here.")
     return runs
 
 
 def _family_values(family) -> str:
-    """A family's class and fields as text, numbers by value (``np.float64(0.5)`` as ``0.5``)."""
-    fields = {f.name: getattr(family, f.name) for f in dataclasses.fields(family)}
-    return f"{type(family).__name__} {json.dumps(fields, default=float)}"
+    """A family's class and fields as JSON, every number as a float (``1``, ``np.int64(1)``, ``1.0`` and a
+    0-d array alike) and an array as a list."""
+    fields = {f.name: np.asarray(getattr(family, f.name), np.float64).tolist() for f in dataclasses.fields(family)}
+    return json.dumps({"class": type(family).__name__, **fields})
 
 
 def _npz(path):

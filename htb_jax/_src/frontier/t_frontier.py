@@ -143,8 +143,9 @@ class TFrontierResult:
       rows: one dict per schedule, in the grid's order, with keys
 
         * ``eps``, ``alpha``: the schedule (``q = 0``);
-        * ``d_theory``, ``c_theory``: Theorem 1's exponents of the schedule, ``alpha`` and ``beta_alpha``
-          (on a :class:`StableFamily`, ``d_theory`` is that family's own, ``StableFamily.free_theory``);
+        * ``d_theory``, ``c_theory``: the schedule's exponents by Theorems 2-3, ``alpha`` and ``beta_alpha``,
+          a point of Theorem 1's line (on a :class:`StableFamily`, ``d_theory`` is that family's own,
+          ``StableFamily.free_theory``);
         * ``d``, ``d_low``, ``d_high``: the measured worst-case slope of ``R_T / U_eps`` over
           horizons from ``fit_from`` on, with its 95% seed-bootstrap interval;
         * ``c``, ``c_low``, ``c_high``: the same for the regret on the family's fixed instance;
@@ -335,6 +336,9 @@ def t_frontier_table(result: TFrontierResult) -> str:
     """
     check_instance_type("result", result, TFrontierResult, "a TFrontierResult (from run_t_frontier)")
     c = result.config
+    stable = isinstance(c.family, StableFamily)
+    # E|X|^p of S_a is finite iff p < a: Theorem 3 needs the fixed instance's moment of order 1 + eps.
+    uncovered = [e for e in c.eps_values if stable and c.family.fixed_index <= 1.0 + e]
     head = (
         f"Fits over T in [{fitted_horizons(c)}], {c.num_seeds} seeds, 95% bootstrap "
         "intervals; 'finite T' is the slope the schedule itself implies over the same horizons; "
@@ -342,8 +346,11 @@ def t_frontier_table(result: TFrontierResult) -> str:
         + (f"Stable family: S_a arms, a = {c.family.index:g}, {c.family.num_members} gaps on a log grid; "
            "d theory = max(beta, 1 - beta (a-1)/a); c on a fixed S_"
            f"{c.family.fixed_index:g} instance whose commits fail with probability {_fixed_errors(result)} "
-           "at the fitted T; c theory is beta, which needs them to vanish (Theorem 3 does not cover this "
-           "instance, it has no moment of order 1 + eps).\n" if isinstance(c.family, StableFamily) else "")
+           "at the fitted T; c theory is beta, which needs them to vanish"
+           + (" (Theorem 3 does not cover this instance, it has no moment of order 1 + eps"
+              + ("" if len(uncovered) == len(c.eps_values) else f" at eps = {', '.join(f'{e:g}' for e in uncovered)}")
+              + ")" if uncovered else "")
+           + ".\n" if stable else "")
         + "\n"
         "| eps | alpha | d theory | d finite T | d measured | c theory | c finite T | c measured "
         "| K B_T / L_T | d | c |\n"

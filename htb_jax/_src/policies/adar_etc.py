@@ -162,7 +162,8 @@ class ExploreThenCommit:
 
     @property
     def beta(self) -> jax.Array:
-        """``beta_alpha = (1 - alpha)(1 + eps)/eps``, f64[batch_shape]."""
+        """``beta_alpha = (1 - alpha)(1 + eps)/eps``, f64[broadcast of eps's and alpha's shapes] (``q``
+        does not enter: a batch over ``q`` alone gives one ``beta``)."""
         eps = jnp.asarray(self.eps, jnp.float64)
         return (1.0 - jnp.asarray(self.alpha, jnp.float64)) * (1.0 + eps) / eps
 

@@ -59,7 +59,9 @@ class AdaRUCB:
     If ``T`` is odd, round ``T`` plays the arm the rule chooses at ``tau =
     (T + 1) / 2``; its reward is not used.
 
-    Repairs of the printed Algorithm 1: its exploration guard
+    Repairs of the printed Algorithm 1 of Genalti et al. (2024), the source
+    paper (not this project's; its section and theorem numbers below are
+    that paper's): its exploration guard
     ``m_i <= 4 log(tau^-3)`` has the wrong sign and a constant below ``c``,
     so the root it then asks for may not exist; the guard above is the exact
     existence condition.  The printed lines take the threshold from the same
