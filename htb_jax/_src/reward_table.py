@@ -156,11 +156,11 @@ def reward_table(
     # The rewards and their words at once: past the machine's memory the lazy result aborted the
     # interpreter when read (a failed buffer check, SIGABRT), 2^32 pulls of three arms among them.  Under
     # a trace (a jitted reduction of the table) XLA need not hold them all: no bound there.
-    rewards = math.prod(instance.batch_shape) * int(num_pulls)
-    needed, limit = rewards * (4 + 8 * type(instance).num_words), host_memory()
+    arms = math.prod(instance.batch_shape)
+    needed, limit = arms * int(num_pulls) * (4 + 8 * type(instance).num_words), host_memory()
     if limit is not None and needed > limit and not has_tracer(key):
         raise ValueError(
-            f"num_pulls={int(num_pulls)} pulls of {math.prod(instance.batch_shape)} arm(s) need about "
+            f"num_pulls={int(num_pulls)} pulls of {arms} arm(s) need about "
             f"{needed / 2**30:.1f} GiB (float32 rewards and their 64-bit words), more than this machine's "
             f"{limit / 2**30:.1f} GiB; draw the table in pieces with first_pull."
         )

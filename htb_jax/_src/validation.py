@@ -395,8 +395,7 @@ def check_interval(
     ok = ok_lo & ok_hi & np.isfinite(v_b)
     if np.all(ok):
         return
-    idx = tuple(int(i) for i in np.argwhere(~ok)[0]) if v_b.ndim else ()
-    at = f" (entry {list(idx)})" if idx else ""
+    idx, at = first_entry(~ok)
     if context:
         ctx = " for " + ", ".join(f"{k}={_fmt(np.broadcast_to(np.asarray(c, np.float64), v_b.shape)[idx])}"
                                   for k, c in context.items())
@@ -409,6 +408,13 @@ def check_interval(
     if low_shown == high_shown and ends[0] != ends[1]:  # a narrow range, [0.9999999999999998, 1) shown as [1, 1)
         low_shown, high_shown = repr(float(ends[0])), repr(float(ends[1]))
     raise ValueError(f"{name} must lie in {lo_s}{low_shown}, {high_shown}{hi_s}{ctx}; got {name}={got}{at}.")
+
+
+def first_entry(bad: np.ndarray) -> tuple[tuple[int, ...], str]:
+    """The index of ``bad``'s first true entry and a message's suffix naming it, ``" (entry [1, 0])"``
+    (``()`` and ``""`` for a 0-d array)."""
+    idx = tuple(int(i) for i in np.argwhere(bad)[0]) if np.ndim(bad) else ()
+    return idx, f" (entry {list(idx)})" if idx else ""
 
 
 def check_integer(name: str, value: Any, minimum: int, *, maximum: int | None = None, one: bool = False) -> None:

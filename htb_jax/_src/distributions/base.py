@@ -22,6 +22,7 @@ from htb_jax._src.validation import (
     check_float32_scale,
     check_interval,
     check_real,
+    first_entry,
     has_tracer,
     lists_as_arrays,
     real_array,
@@ -262,8 +263,7 @@ class Distribution:
         # cdf(NaN) was 0.0.  Python and NumPy points are looked at; a JAX array is not copied to the host.
         points = None if isinstance(x, jax.Array) else np.asarray(x, np.float64)
         if points is not None and np.any(np.isnan(points)):
-            bad = np.flatnonzero(np.isnan(points).ravel())[0]
-            at = f" (entry {[int(i) for i in np.unravel_index(bad, points.shape)]})" if points.ndim else ""
+            _, at = first_entry(np.isnan(points))
             raise ValueError(f"x must be real points, -inf and inf included, not NaN; got x=nan{at}.")
         check_broadcasts_against("x", x, self.batch_shape, "the law's batch shape")
         return _cdf(self, x)

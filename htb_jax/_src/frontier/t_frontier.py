@@ -339,6 +339,8 @@ def t_frontier_table(result: TFrontierResult) -> str:
     stable = isinstance(c.family, StableFamily)
     # E|X|^p of S_a is finite iff p < a: Theorem 3 needs the fixed instance's moment of order 1 + eps.
     uncovered = [e for e in c.eps_values if stable and c.family.fixed_index <= 1.0 + e]
+    at = "" if len(uncovered) == len(c.eps_values) else f" at eps = {', '.join(f'{e:g}' for e in uncovered)}"
+    not_covered = f" (Theorem 3 does not cover this instance, it has no moment of order 1 + eps{at})" if uncovered else ""
     head = (
         f"Fits over T in [{fitted_horizons(c)}], {c.num_seeds} seeds, 95% bootstrap "
         "intervals; 'finite T' is the slope the schedule itself implies over the same horizons; "
@@ -346,11 +348,7 @@ def t_frontier_table(result: TFrontierResult) -> str:
         + (f"Stable family: S_a arms, a = {c.family.index:g}, {c.family.num_members} gaps on a log grid; "
            "d theory = max(beta, 1 - beta (a-1)/a); c on a fixed S_"
            f"{c.family.fixed_index:g} instance whose commits fail with probability {_fixed_errors(result)} "
-           "at the fitted T; c theory is beta, which needs them to vanish"
-           + (" (Theorem 3 does not cover this instance, it has no moment of order 1 + eps"
-              + ("" if len(uncovered) == len(c.eps_values) else f" at eps = {', '.join(f'{e:g}' for e in uncovered)}")
-              + ")" if uncovered else "")
-           + ".\n" if stable else "")
+           f"at the fitted T; c theory is beta, which needs them to vanish{not_covered}.\n" if stable else "")
         + "\n"
         "| eps | alpha | d theory | d finite T | d measured | c theory | c finite T | c measured "
         "| K B_T / L_T | d | c |\n"
