@@ -25,6 +25,7 @@ from htb_jax._src.validation import check_broadcast, check_integer, check_interv
 KEY = jax.random.key(0)
 NU = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=3, gap=0.1)
 SEED_KEYS = jax.random.split(KEY, 4)  # a batch of keys, made before any refusal is timed
+READER = htb.TableReader.create(KEY, NU)  # likewise: its word keys are computed
 POLICY = htb.AdaRETC.order_free()
 # Arguments built once, so that a case's call is the refusal alone (test_the_refusals_run_before_anything_is_compiled).
 FAR = htb.equal_gap(htb.Pareto(loc=1e8, shape=1.5), 3, 0.1)  # float32 rewards cannot resolve its gap
@@ -245,6 +246,24 @@ LIBRARY = {
                          lambda: htb.Pareto(loc=0.0, shape=float("inf"))),
     "equal_gap huge gap": (ValueError, r"^gap must lie in \[-3.4028235e\+38, 3.4028235e\+38\]",
                            lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), 3, 1e300)),
+    # a horizon list against a batch of another length (before: jnp.power's "incompatible shapes")
+    "exploration_length horizons": (ValueError, r"^horizon \(T\) of shape \(2,\) does not broadcast against the "
+                                                r"policy's batch shape \(3,\); .*horizon\[:, None\]",
+                                    lambda: htb.AdaRETC(1.0, np.array([0.7, 0.8, 0.9]), 0.0).exploration_length(
+                                        10, np.array([100, 1000]))),
+    # True ran one round, NaN and -3 raised math's errors, 10.5 gave 28 epochs
+    "epochs max_pulls": (ValueError, r"^max_pulls must be an integer >= 1; got max_pulls=10\.5\.$",
+                         lambda: htb.AnytimeAdaRETC(1.0, 0.8, 0.0).epochs(10.5)),
+    "level t bool": (TypeError, r"^t must be an integer >= 1; got t=True \(bool\)\.$", lambda: htb.RobustUCBf().level(True)),
+    # a user's kernel reading the table: arm 5 of 3 read arm 2, pull -1 read pull 2^32 - 1, True read a row
+    "TableReader.pull arm": (ValueError, r"^arm must be an integer in \[0, 2\]; got arm=5\.$",
+                             lambda: READER.pull(5, 0)),
+    "TableReader.chunk first_pull": (ValueError, r"^first_pull must be an integer in \[0, 4294967292\]; got "
+                                                 r"first_pull=-2\.$",
+                                     lambda: READER.chunk(-2, 4)),
+    "TableReader.chunk shape": (ValueError, r"^first_pull must be one integer or one per arm, shape \(\) or \(3,\); "
+                                            r"got first_pull of shape \(2,\)\.$",
+                                lambda: READER.chunk(np.zeros(2, int), 4)),
     "exploration fraction": (ValueError, r"^exploration must be an integer >= 0; got exploration=10\.5\.$",
                              lambda: htb.exploration_pulls(np.array([10.5]), 3)),
     "exploration negative": (ValueError, r"^exploration must be an integer >= 0; got exploration=-3\.$",

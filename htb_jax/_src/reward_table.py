@@ -229,7 +229,20 @@ class TableReader:
         return cls(keys=jnp.stack(keys), arms=arms.broadcast())
 
     def pull(self, arm: jax.Array, index: jax.Array) -> jax.Array:
-        """f32[]: reward of pull ``index`` (0-based) of ``arm``."""
+        """f32[]: reward of pull ``index`` (0-based) of ``arm``.
+
+        Args:
+          arm: int scalar in ``[0, K)``.
+          index: int scalar in ``[0, 2^32)``.
+
+        Raises:
+          TypeError, ValueError: for a concrete ``arm`` or ``index`` that is not one integer in its
+            range (a traced one is not checked: outside it, the arm is clamped and the index wraps).
+        """
+        check_integer("arm", arm, 0, maximum=self.arms.batch_shape[-1] - 1, one=True)
+        check_integer("index", index, 0, maximum=MAX_PULLS - 1, one=True)
+        if not jnp.issubdtype(jnp.result_type(arm), jnp.integer):
+            arm = jnp.asarray(arm, jnp.int64)  # an integral float (1.0) indexes the parameters
         arm32 = jnp.asarray(arm, jnp.uint32)
         index32 = jnp.asarray(index, jnp.int64).astype(jnp.uint32)
         words = jnp.stack([bits_lib.threefry_words(k, arm32, index32) for k in self.keys], axis=-1)
@@ -239,10 +252,21 @@ class TableReader:
         """f32[K, length]: pulls ``first_pull[i] .. first_pull[i] + length - 1`` of each arm ``i``.
 
         Args:
-          first_pull: int scalar or i64[K] per-arm first pull.
-          length: static chunk length.
+          first_pull: int scalar or i64[K] per-arm first pull, with ``first_pull + length <= 2^32``.
+          length: static chunk length, a Python int ``>= 0``.
+
+        Raises:
+          TypeError, ValueError: for a traced or negative ``length``, a ``first_pull`` of another
+            shape, or a concrete one out of its range (a traced one is not checked: past ``2^32``
+            the pull counter wraps).
         """
         k = self.arms.batch_shape[-1]
+        check_static("TableReader.chunk", length=length)
+        check_integer("length", length, 0, maximum=MAX_PULLS, one=True)
+        if jnp.shape(first_pull) not in ((), (k,)):
+            raise ValueError(f"first_pull must be one integer or one per arm, shape () or ({k},); "
+                             f"got first_pull of shape {jnp.shape(first_pull)}.")
+        check_integer("first_pull", first_pull, 0, maximum=MAX_PULLS - int(length))
         pulls = jnp.asarray(first_pull, jnp.int64)[..., None] + jnp.arange(length, dtype=jnp.int64)
         pulls = jnp.broadcast_to(pulls, (k, length)).astype(jnp.uint32)
         arms = jnp.arange(k, dtype=jnp.uint32)[:, None]

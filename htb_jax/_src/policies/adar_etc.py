@@ -170,7 +170,18 @@ class ExploreThenCommit:
     def num_blocks(self, num_arms: Any, horizon: Any) -> jax.Array:
         """``B_T = ceil(8 log(K T^3))``, i64 broadcast of the batch and ``horizon``."""
         blocks = num_blocks(num_arms, horizon)
-        return jnp.broadcast_to(blocks, jnp.broadcast_shapes(self.batch_shape, blocks.shape))
+        return jnp.broadcast_to(blocks, self._broadcast_shape(horizon))
+
+    def _broadcast_shape(self, horizon: Any) -> tuple[int, ...]:
+        """The broadcast of the batch shape and ``horizon``'s, or a ``ValueError`` naming both."""
+        try:
+            return tuple(jnp.broadcast_shapes(self.batch_shape, np.shape(horizon)))
+        except ValueError:
+            raise ValueError(
+                f"horizon (T) of shape {np.shape(horizon)} does not broadcast against the "
+                f"policy's batch shape {self.batch_shape}; give one horizon, or an array "
+                f"whose shape broadcasts (e.g. horizon[:, None] for a grid over both)"
+            ) from None
 
     def exploration_length(self, num_arms: Any, horizon: Any) -> jax.Array:
         """``L_T = min(T, K B_T + ceil(K^q T^beta))`` (Algorithm 1, line 1).
@@ -193,6 +204,7 @@ class ExploreThenCommit:
           i64[broadcast(batch_shape, horizon.shape)].
         """
         check_arms_and_horizon(num_arms, horizon)
+        self._broadcast_shape(horizon)
         t_int = jnp.asarray(horizon, jnp.int64)
         k = jnp.asarray(num_arms, jnp.float64)
         t = t_int.astype(jnp.float64)

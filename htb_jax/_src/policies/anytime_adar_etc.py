@@ -21,7 +21,7 @@ from htb_jax._src import pytree
 from htb_jax._src.policies.adar_etc import ExploreThenCommit, commit_estimates, commit_scratch_bytes
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
 from htb_jax._src.rounding import snapped_ceil
-from htb_jax._src.validation import check_interval
+from htb_jax._src.validation import check_integer, check_interval
 
 MIN_GROWTH = 1.1
 MAX_GROWTH = 16.0
@@ -59,6 +59,8 @@ class AnytimeAdaRETC(ExploreThenCommit):
         round ``max_pulls`` has its own length ``l_k = ceil(g^k)``, even where that reaches past
         ``max_pulls`` (its schedule is AdaR-ETC's with horizon ``l_k``, whatever the run's horizon);
         the epochs after it, which no run enters, are given length 1."""
+        check_integer("max_pulls", max_pulls, 1, one=True)
+        max_pulls = int(max_pulls)
         count = math.ceil(math.log(max_pulls + 1) / math.log(MIN_GROWTH)) + 2
         k = jnp.arange(count, dtype=jnp.float64)
         growth = jnp.asarray(self.growth, jnp.float64)[..., None]

@@ -32,7 +32,13 @@ import numpy as np
 
 from htb_jax._src import pytree
 from htb_jax._src.policy_protocol import EngineSpec, PolicyKernel, PolicySummary, first_argmax
-from htb_jax._src.validation import check_broadcast, check_interval, lists_as_arrays, real_array
+from htb_jax._src.validation import (
+    check_broadcast,
+    check_integer,
+    check_interval,
+    lists_as_arrays,
+    real_array,
+)
 
 KINDS = ("R-UCB", "R-UCB-G")
 ESTIMATORS = ("mean", "truncated")
@@ -169,6 +175,7 @@ class RobustUCBf:
         Returns:
           f64[broadcast of t and the batch shape].
         """
+        check_integer("t", t, 1)  # a traced t (the engine's round) passes
         m = jnp.asarray(self.m, jnp.float64)
         a = jnp.asarray(self.a, jnp.float64)
         return m * jnp.log(jnp.asarray(t).astype(jnp.float64)) ** a
