@@ -175,6 +175,22 @@ def test_the_users_moment_against_quadpack(loc, scale, eps):
     assert float(TwoSidedLomax(loc=loc, scale=scale, shape=1.4).abs_moment(eps)) == np.inf
 
 
+def test_a_density_that_is_nan_or_infinite_where_integrated_gives_a_nan_moment():
+    # The rule drops non-finite terms; a user's density that is NaN (or +inf) beyond w = e^2 was read as 0
+    # there and gave a finite, wrong E W^2 (1.94 for Exp(1), whose E W^2 is 2).  NaN on the side a
+    # one-sided law never integrates leaves the moment exact.
+    def exponential(bad=None):  # Exp(1)'s log-density -e^v, replaced by bad beyond v = 2, NaN at w < 0
+        return lambda v, side: jnp.where(side > 0, jnp.where(v > 2.0, -jnp.exp(v) if bad is None else bad,
+                                                             -jnp.exp(v)), jnp.nan)
+
+    moments = [float(htb.abs_moment_by_quadrature(exponential(bad), 1.0, loc=0.0, scale=1.0, tail_index=jnp.inf,
+                                                  lower=0.0)) for bad in (jnp.nan, jnp.inf, -jnp.inf)]
+    assert np.isnan(moments[0]) and np.isnan(moments[1])
+    assert np.isfinite(moments[2])  # a density of 0 (-inf) is a density: the integral is finite
+    assert float(htb.abs_moment_by_quadrature(exponential(), 1.0, loc=0.0, scale=1.0, tail_index=jnp.inf,
+                                              lower=0.0)) == pytest.approx(2.0, rel=1e-12)  # NaN at w < 0 is unread
+
+
 def test_intrinsic_scale_of_the_users_instance():
     # U_eps = max_i (E|X_i|^(1+eps))^(1/(1+eps)), eq. (intrinsic_scale_unknown_parameters),
     # from the family's own moments.

@@ -8,6 +8,7 @@ that is ``X = loc + scale W`` for a standardized ``W`` with a known density.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -52,7 +53,8 @@ def abs_moment_by_quadrature(
         of its support.
 
     Returns:
-      f64[broadcast shape]: ``inf`` where ``1 + eps >= tail_index``.
+      f64[broadcast shape]: ``inf`` where ``1 + eps >= tail_index``, else NaN where
+      ``log_density`` gives NaN or ``+inf`` at a node of the rule.
 
     Examples:
       >>> import jax.numpy as jnp, htb_jax as htb
@@ -76,10 +78,17 @@ def abs_moment_by_quadrature(
     # A law with every moment decays faster than any rate: 1 keeps the tail map well scaled.
     rate = jnp.where(jnp.isinf(a), 1.0, jnp.maximum(a - r, 1e-300))
 
+    # Where log_density gives NaN or +inf at a node the rule integrates, the moment is NaN: the rule
+    # drops non-finite terms, which silently read such a density as 0 there.
+    invalid = []
+
     def half(side, start):
         """The integral over ``side * W >= start``, in ``w' = side w``: ``|c + s w|`` is ``|side c + s w'|``."""
         def log_integrand(v, node_side):
-            inside = quadrature.log_power(r_, _log_abs_linear(side * c_, s_, v, node_side)) + log_density(v, side * node_side)
+            density = log_density(v, side * node_side)
+            bad = (jnp.isnan(density) | (density == jnp.inf)) & (node_side > 0)
+            invalid.append(jnp.any(bad, axis=-1))
+            inside = quadrature.log_power(r_, _log_abs_linear(side * c_, s_, v, node_side)) + density
             return jnp.where(node_side > 0, inside, -jnp.inf)
 
         return _abs_moment_by_quadrature(log_integrand, -side * c / s, start, rate)
@@ -89,4 +98,5 @@ def abs_moment_by_quadrature(
     value = half(1.0, 0.0 if lower is None else lower)
     if lower is None:
         value = value + half(-1.0, 0.0)
+    value = jnp.where(functools.reduce(jnp.logical_or, invalid), jnp.nan, value)
     return jnp.where(r < a, value, jnp.inf)
