@@ -455,9 +455,9 @@ LIBRARY = {
                                                       r"to T=1000\); got per_decade=400000\.$",
                                           lambda: htb.frontier.measure(htb.UCB1(), 1.0, [100, 1000], 2,
                                                                        per_decade=400000)),
-    # a member listed twice ran twice (eps repeated was refused)
+    # a member listed twice ran twice (eps repeated was refused); refused at construction, not when run
     "spike family repeats": (ValueError, r"^spike_probs must not repeat a value; got spike_probs=\[0.1, 0.1\], with 0.1 2 "
-                                         r"times\.$", lambda: htb.frontier.SpikeFamily(spike_probs=(0.1, 0.1)).validate()),
+                                         r"times\.$", lambda: htb.frontier.SpikeFamily(spike_probs=(0.1, 0.1))),
     # int() of a list deep inside; a range of [1, 2^32] for a count that must be at least 2
     "measure nested horizons": (ValueError, r"^horizons must be a flat list of integers; got horizons=\[\[100, 200\]\]\.$",
                                 lambda: htb.frontier.measure(htb.UCB1(), 1.0, [[100, 200]], 2)),

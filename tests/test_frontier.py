@@ -135,8 +135,8 @@ def test_pareto_family_members_and_moments():
     np.testing.assert_allclose(np.asarray(htb.gaps(nu)[:, 1]), [0.01, 1.0, 0.01, 1.0, 0.5])
     scale = np.asarray(htb.intrinsic_scale(nu, 1.0))  # E X^2 is infinite for tail index 1.75
     assert np.all(np.isinf(scale[:2])) and np.all(np.isfinite(scale[2:]))
-    with pytest.raises(ValueError, match="shapes"):
-        frontier.ParetoFamily(shapes=(0.5,)).validate()
+    with pytest.raises(ValueError, match="shapes"):  # at construction
+        frontier.ParetoFamily(shapes=(0.5,))
 
 
 def test_run_family_on_pareto_members_is_simulate_pull_by_pull():

@@ -305,7 +305,8 @@ def median_of_means(
 
     Returns:
       ``x.dtype[...]`` (float32 for non-float input); NaN in the rows of a
-      grid (or traced) ``n`` with ``n < B`` (a block would be empty).  ``B > N``,
+      grid (or traced) ``n`` with ``n < B`` (a block would be empty), and
+      where a traced ``num_blocks`` exceeds ``max_blocks``.  ``B > N``,
       a single estimate with ``n < B`` and ``N = 0`` are ``ValueError``\ s.  An infinite sample spoils only its own block:
       the estimate stays finite unless at least half the blocks are spoiled.
       float32 and float64 inputs agree to ``2^-24 (max_b mean_b|x| + |MoM|)``

@@ -50,8 +50,11 @@ class SpikeFamily:
     spike_probs: tuple[float, ...] = powers_of_ten(-10.0, 0.0, 0.5) + (0.5,)
     fixed_spike: float = 0.9
 
+    def __post_init__(self):
+        self.validate()
+
     def validate(self) -> None:
-        """Checks the fields, before anything runs.
+        """Checks the fields, at construction and before anything runs.
 
         Admissible: ``K >= 2``, ``gap > 0``, a non-empty ``spike_probs`` of distinct values and
         ``fixed_spike`` in ``(0, 1]``.
@@ -107,8 +110,11 @@ class ParetoFamily:
     fixed_gap: float = 0.5
     fixed_shape: float = 3.0
 
+    def __post_init__(self):
+        self.validate()
+
     def validate(self) -> None:
-        """Checks the fields, before anything runs.
+        """Checks the fields, at construction and before anything runs.
 
         Admissible: ``K >= 2``, non-empty ``gaps > 0`` and ``shapes > 1`` without repeats, ``fixed_gap > 0`` and
         ``fixed_shape > 1``.
@@ -223,8 +229,11 @@ class StableFamily:
     fixed_index: float = 1.05
     fixed_gap: float = 0.03
 
+    def __post_init__(self):
+        self.validate()
+
     def validate(self) -> None:
-        """Checks the fields, before anything runs.
+        """Checks the fields, at construction and before anything runs.
 
         Admissible: ``K >= 2``, ``index`` and ``fixed_index`` in ``(1, 2]``, non-empty distinct ``gaps > 0``,
         ``scale > 0`` and ``fixed_gap > 0``.

@@ -391,7 +391,7 @@ def _plan(
     if anytime is not None:
         check_flag("anytime", anytime)
     check_integer("per_decade", per_decade, 1, one=True)
-    checkpoint_count(int(t[-1]), per_decade)  # refused here, before the laws' moments are computed
+    count = checkpoint_count(int(t[-1]), per_decade)  # refused here, before the laws' moments are computed
     if seed_chunk is None:
         seed_chunk = default_seed_chunk(num_seeds)
     check_layout(num_seeds, seed_chunk)
@@ -416,7 +416,7 @@ def _plan(
         anytime = all(declared_anytime(p) for p, _, _ in runs)
     if anytime:
         _check_anytime(runs, int(t[-1]), "anytime=True" if told else "its declaration anytime = True")
-    count = checkpoint_count(int(t[-1]), per_decade) if anytime else 0
+    count = count if anytime else 0
     columns = None
     if anytime:
         rounds = np.asarray(log_spaced_rounds(np.int64(t[-1]), count))
