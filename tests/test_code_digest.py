@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import htb_jax as htb
-from htb_jax._src.code_digest import class_digest, is_users
+from htb_jax._src.code_digest import class_digest, is_users, value_digest
 from htb_jax._src.pytree import code_keyed_classes
 
 SOURCE = '''
@@ -119,6 +119,34 @@ def test_a_helper_read_as_an_attribute_of_a_users_module_is_followed():
     helpers.bonus.__module__ = "users_helpers"  # the function redefined, as a reload does
     assert class_digest(module.Policy) != first
     assert is_users(helpers) and not is_users(jnp) and not is_users(np)
+
+
+def test_objects_and_bound_methods_of_a_users_class_are_followed():
+    # A callable object as a callback (CALLBACK = Picker()), a bound method (Picker().pick) and a helper
+    # object held in a global (HELP.bonus(...)) were keyed by their type alone: a store resumed with the
+    # regrets of the edited method (argmax made argmin), and simulate reused its program.
+    source = SOURCE.replace("WIDTH = {\"c\": 1.0}", "WIDTH = {\"c\": 1.0}\n\n\nclass Helper:\n    def __init__(self):\n"
+                                                   "        self.scale = 1.0\n\n    def bonus(self, n, t):\n"
+                                                   "        return self.scale * jnp.sqrt(t / n)\n\n\nHELP = Helper()")
+    source = source.replace("return WIDTH[\"c\"] * bonus(n, t)", "return WIDTH[\"c\"] * HELP.bonus(n, t)")
+    module = _module(source)
+    first = class_digest(module.Policy)
+    module.Helper.bonus = lambda self, n, t: 0.0 * n  # the method redefined
+    assert class_digest(module.Policy) != first
+    module = _module(source)
+    module.HELP.scale = 2.0  # an attribute of the object
+    assert class_digest(module.Policy) != first
+    # Callbacks as the fingerprint follows them: a callable object whose method is edited, and a bound
+    # method whose object's attribute is (its function is the one it was bound with).
+    obj, bound = module.HELP, module.HELP.bonus
+    before = value_digest(obj), value_digest(bound)
+    module.HELP.scale = 3.0
+    assert value_digest(bound) != before[1]
+    module.Helper.bonus = lambda self, n, t: 1.0 * n
+    assert value_digest(obj) not in before
+    cycle = _module(source).HELP
+    cycle.me = cycle  # an object that holds itself is followed once
+    assert value_digest(cycle) == value_digest(cycle)
 
 
 def test_partials_decorated_helpers_and_large_arrays():

@@ -17,6 +17,9 @@ of the functions nested in it, and what those names and its closure denote now:
   their bytes, larger ones by their identity), and tuples, lists and dicts of them;
 * ``functools.partial`` objects and decorated functions (``__wrapped__``), followed to what
   they wrap;
+* bound methods, by their function and their object; objects of a class defined outside the
+  libraries (a callable object, a helper held in a global), by their class, followed as above,
+  and their attributes (``__dict__``);
 * anything else by its type alone.
 
 The names followed are those the code reads as globals (``LOAD_GLOBAL``), not its attributes'
@@ -203,6 +206,18 @@ def _update_readable(h, value: Any, seen: set, depth: int) -> None:
         for key in sorted(value, key=repr):
             h.update(f"{key!r}:".encode())
             _update_value(h, value[key], seen, depth + 1)
+    elif isinstance(value, types.MethodType):  # a bound method: its function, and the object it is bound to
+        h.update(b"method|")
+        _update_value(h, value.__func__, seen, depth)
+        _update_value(h, value.__self__, seen, depth + 1)
+    elif is_users(type(value)) and depth < _DEPTH:  # an object of a user's class: its class and its attributes
+        _update_class(h, type(value), seen)
+        if id(value) in seen:
+            return
+        seen.add(id(value))
+        state = getattr(value, "__dict__", None)
+        if isinstance(state, dict):
+            _update_value(h, state, seen, depth + 1)
     else:
         kind = type(value)
         h.update(f"<{kind.__module__}.{kind.__qualname__}>|".encode())
