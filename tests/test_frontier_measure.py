@@ -372,12 +372,18 @@ def test_a_policy_told_each_members_parameter_through_the_command_line(tmp_path,
                                      r"--policy; got --policy=<function told_eps_u .*, which takes \(eps, u\)\.$"),
         ("user_policies:NOT_A_POLICY", r"htb-jax frontier takes a policy instance .* for --policy; got --policy=.* lacks kernel and batch_shape"),
         ("user_policies", r"--policy takes MODULE:EXPRESSION"),
+        # a module that ends the interpreter on import ended the command silently, with its status
+        ("user_exits:P()", r"--policy: cannot import module 'user_exits': SystemExit: 3$"),
+        # a file named json.py is shadowed by the standard library's module
+        ("json:P()", r"--policy: 'P\(\)' failed in json: NameError: .* \('json' is the standard library's module, "
+                     r"imported in place of a file of yours of that name: rename your file\)$"),
         # a malformed kernel, found when the store is opened (the program traced): before the banner, before --out
         ("user_policies:FloatArm()", r"FloatArm's kernel.act must return the arm to pull as an integer scalar"),
     ],
 )
 def test_a_bad_policy_is_one_line_and_status_2(tmp_path, capsys, monkeypatch, spec, message):
     (tmp_path / "user_policies.py").write_text(textwrap.dedent(USER_MODULE))
+    (tmp_path / "user_exits.py").write_text("import sys\n\nsys.exit(3)\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     status = CLI.load()(["frontier", "--policy", spec, "--out", str(tmp_path / "out")])
@@ -455,3 +461,13 @@ def test_bad_horizons_are_named_before_anything_reads_them(capsys, tmp_path, hor
     assert CLI.load()(["frontier", *policy, "--horizons", horizons, "--out", str(out)]) == 2
     assert capsys.readouterr().err == f"htb-jax: error: {refused}\n"
     assert not out.exists()
+
+
+def test_a_member_function_that_raises_is_named():
+    # The error of a user's function member -> policy surfaced bare in Python (the command line named it).
+    def broken(member):
+        return 1 / 0
+
+    with pytest.raises(ZeroDivisionError) as info:
+        htb.frontier.measure(broken, 1.0, [100, 200], 2, progress=False)
+    assert info.value.__notes__ == ["(raised by the function member -> policy given as policy, called on member 0)"]

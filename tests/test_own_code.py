@@ -313,6 +313,16 @@ class _MethodShape:
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
+class _FloatShape(_MethodShape):
+    """EpsilonGreedy whose ``batch_shape`` holds a float."""
+
+    @property
+    def batch_shape(self):
+        return (3.0,)
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
 class _NoSpec:
     """EpsilonGreedy whose ``kernel`` forgets its ``spec``."""
 
@@ -345,6 +355,10 @@ def _backend_compilations():
     (object(), r"simulate takes a policy instance .*; got policy=<object object .*> \(object\), which lacks kernel"),
     (_MethodShape(), r"got policy=_MethodShape\(\) \(_MethodShape\), which lacks a tuple batch_shape \(its "
                      r"batch_shape is a method: decorate it with @property\)\.$"),
+    # a float or negative entry: NumPy's "'float' object cannot be interpreted as an integer", or leaves that
+    # "do not broadcast to" (-1,)
+    (_FloatShape(), r"got policy=_FloatShape\(\) \(_FloatShape\), which lacks a batch_shape of integers >= 0 \(its "
+                    r"batch_shape is \(3\.0,\): return, say, jnp.shape\(self.c\)\)\.$"),
     # the signature before the call, whose own TypeError says "takes 1 positional argument but 2 were given"
     (_NoSpec(), r"^_NoSpec.kernel must take \(spec\), the engine's sizes; it takes \(\)\.$"),
     (_Broken("tuple"), r"_Broken.kernel\(spec\) must return an htb.PolicyKernel\(init, act, update, summary\); got tuple"),
@@ -368,7 +382,7 @@ def _backend_compilations():
     (_Broken("python ints"), r"_Broken's kernel.summary must return htb.PolicySummary.*; got PolicySummary of "
                              r"\(int64\[\], int64\[\], float32\[3\]\) \(a Python int such as -1 is int64 under "
                              r"htb_jax's 64-bit mode: write jnp.int32\(-1\)\)\.$"),
-], ids=["class", "no kernel", "batch_shape method", "kernel arity", "tuple", "init", "act", "act float", "act vector", "act arity", "update arity",
+], ids=["class", "no kernel", "batch_shape method", "batch_shape float", "kernel arity", "tuple", "init", "act", "act float", "act vector", "act arity", "update arity",
         "update", "outcome summary", "estimates", "python ints"])
 def test_a_malformed_policy_is_named_before_the_simulation_compiles(policy, pattern):
     # Each message names the function at fault and what it returned; the engine's program (and the
@@ -479,6 +493,46 @@ def test_a_law_without_a_finite_mean_is_refused(law, pattern):
     with warnings.catch_warnings(), pytest.raises(ValueError, match=r"must have a finite mean on every arm .*" + pattern):
         warnings.simplefilter("error")  # the refusal alone, no NumPy warning before it
         htb.simulate(KEY, EpsilonGreedy(), law, 100, 2)
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _ShortMeanLomax(TwoSidedLomax):
+    """TwoSidedLomax whose ``mean()`` drops the first arm (K - 1 means)."""
+
+    def mean(self):
+        return super().mean()[..., 1:]
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _TypoLomax(TwoSidedLomax):
+    """TwoSidedLomax whose ``mean()`` reads a misspelt field."""
+
+    def mean(self):
+        return self.locc
+
+
+def test_a_mean_of_another_shape_or_that_raises_is_named():
+    # K - 1 means failed deep inside ("cannot reshape array of size 2 into shape (3)", or an IndexError in the
+    # trace); a mean() that raised had no note, and the command line printed its traceback.
+    arms = dict(loc=jnp.array([0.5, 0.0, 0.0]), scale=1.0, shape=1.6)
+    with pytest.raises(TypeError, match=r"^htb_jax needs _ShortMeanLomax\.mean\(\) to return one mean per arm, of the "
+                                        r"law's batch shape \[3\]; got .*, whose mean\(\) returns shape \[2\]\.$"):
+        htb.simulate(KEY, EpsilonGreedy(), _ShortMeanLomax(**arms), 100, 2)
+    with pytest.raises(AttributeError, match="locc") as info:
+        htb.gaps(_TypoLomax(**arms))
+    assert info.value.__notes__ == ["(raised by _TypoLomax.mean)"]  # the note the command line prints
+
+
+def test_a_parameter_left_none_is_named():
+    # JAX sees no leaf in None, so no check saw it: the error named only the operation (NoneType and int).
+    with pytest.raises(TypeError, match="NoneType") as info:
+        htb.simulate(KEY, EpsilonGreedy(c=None), ARMS, 100, 2)
+    assert info.value.__notes__[-1] == "(EpsilonGreedy's c is None: give it a number or an array.)"
+    with pytest.raises(ValueError, match="None is not a valid value") as info:
+        htb.simulate(KEY, EpsilonGreedy(), TwoSidedLomax(loc=ARMS.loc, scale=None, shape=1.6), 100, 2)
+    assert info.value.__notes__[-1] == "(TwoSidedLomax's scale is None: give it a number or an array.)"
 
 
 def test_a_laws_parameters_that_do_not_broadcast_are_named():

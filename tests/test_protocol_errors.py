@@ -244,6 +244,15 @@ class Float64Uniform(Uniform):
             htb.uniform_from_bits(words[..., 0]) - 0.5)
 
 
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class WordlessUniform(Uniform):
+    """``from_bits`` that forgets its words."""
+
+    def from_bits(self):
+        return jnp.asarray(self.loc, jnp.float32)
+
+
 # -- arguments, built once (outside the counts) -----------------------------------------------------------
 
 KEY = jax.random.key(0)
@@ -432,6 +441,10 @@ CASES = {
     "measure-float64": (
         _measure(htb.UCB1(), law(Float64Uniform, MEASURE_FAMILY)),
         FLOAT64_BITS.format("htb.frontier.measure", "3, 2, 2", "3, 2, 2, 1", "family", "3, 2, 2")),
+    # a from_bits without words: "<lambda>() takes 1 positional argument but 2 were given" named the library's lambda
+    "simulate-from_bits arity": (
+        lambda: htb.simulate(KEY, htb.UCB1(), law(WordlessUniform), 100, 2),
+        r"^WordlessUniform.from_bits must take \(words\), the random words of the rewards; it takes \(\)\.$"),
     # a parameter given as a list: JAX takes its entries for leaves of batch shape () each
     "simulate-a list parameter": (
         lambda: htb.simulate(KEY, htb.UCB1(), Uniform(loc=[0.2, 0.0], width=1.0), 100, 2),

@@ -28,7 +28,13 @@ from htb_jax._src.distributions import (
     TwoPoint,
 )
 from htb_jax._src.distributions.base import LAW_METHODS
-from htb_jax._src.protocol_checks import USER_CODE_NOTE, check_no_list_parameters, check_pytree
+from htb_jax._src.protocol_checks import (
+    USER_CODE_NOTE,
+    check_no_list_parameters,
+    check_pytree,
+    note_none_parameters,
+    refusing_signature,
+)
 from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.validation import (
     FLOAT32_MAX,
@@ -154,6 +160,10 @@ def _check_from_bits(instance: Distribution, name: str, function: str) -> None:
     """``TypeError`` unless ``from_bits`` gives float32 rewards of the words' leading shape, on the reward
     table's own layout (parameters [..., K, 1], words uint64[..., K, pulls, num_words]), evaluated abstractly."""
     cls = type(instance)
+    signature = refusing_signature(instance.from_bits, "words")
+    if signature is not None:  # the call's own TypeError would name the library's lambda
+        raise TypeError(f"{cls.__name__}.from_bits must take (words), the random words of the rewards; it takes "
+                        f"{signature}.")
     shape = instance.batch_shape
     words = jax.ShapeDtypeStruct((*shape, _PULLS, cls.num_words), jnp.uint64)
     law = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), jnp.result_type(x)), instance)
@@ -165,6 +175,7 @@ def _check_from_bits(instance: Distribution, name: str, function: str) -> None:
         out = jax.eval_shape(from_bits_abstractly, law, words)
     except Exception as error:
         error.add_note(f"{USER_CODE_NOTE}{cls.__name__}.from_bits, evaluated abstractly before {function} ran)")
+        note_none_parameters(error, instance)
         raise
     expected = (*shape, _PULLS)
     if hasattr(out, "shape") and hasattr(out, "dtype") and (tuple(out.shape), out.dtype) == (
@@ -184,6 +195,31 @@ def _check_from_bits(instance: Distribution, name: str, function: str) -> None:
     )
 
 
+def law_means(instance: Distribution, function: str = "htb_jax") -> jax.Array:
+    """``instance.mean()``, checked: f[batch_shape].
+
+    Raises:
+      TypeError: where the means do not have the law's batch shape (one mean per arm), naming
+        ``mean()``, the shape expected and the one returned.
+      Exception: what a user's ``mean()`` raises, with a note naming it.
+    """
+    cls = type(instance)
+    try:
+        means = instance.mean()
+    except Exception as error:
+        if not cls.__module__.startswith("htb_jax._src."):
+            error.add_note(f"{USER_CODE_NOTE}{cls.__name__}.mean)")
+            note_none_parameters(error, instance)
+        raise
+    shape = tuple(instance.batch_shape)
+    if np.shape(means) != shape:
+        raise TypeError(
+            f"{function} needs {cls.__name__}.mean() to return one mean per arm, of the law's batch shape "
+            f"{list(shape)}; got {given('instance', instance)}, whose mean() returns shape {list(np.shape(means))}."
+        )
+    return means
+
+
 def _exact_means(cls: type, fields: dict[str, np.ndarray]) -> np.ndarray:
     """The means of a concrete instance of ``cls`` in float64 NumPy: ``loc`` for the families
     parametrised by their mean, ``low + p (high - low)`` for :class:`TwoPoint`, ``cls.mean()``
@@ -192,7 +228,7 @@ def _exact_means(cls: type, fields: dict[str, np.ndarray]) -> np.ndarray:
         return fields["loc"]
     if cls is TwoPoint:
         return fields["low"] + fields["p"] * (fields["high"] - fields["low"])
-    return np.asarray(cls(**fields).mean(), np.float64)
+    return np.asarray(law_means(cls(**fields)), np.float64)
 
 
 def check_float32_resolution(instance: Distribution) -> None:
@@ -255,7 +291,7 @@ def gaps(instance: Distribution) -> jax.Array:
     """
     check_instance(instance, function="htb.gaps", needs=("mean",))
     num_arms(instance)  # a trailing arm axis, or a ValueError that says so (JAX's names an axis out of bounds)
-    means = instance.mean()
+    means = law_means(instance)
     _check_finite_means(instance, means)
     return jnp.max(means, axis=-1, keepdims=True) - means
 

@@ -42,7 +42,7 @@ from jax.extend.core import Var
 from htb_jax._src import round_stream
 from htb_jax._src.distributions import Distribution
 from htb_jax._src.outcome import Summary as OutcomeSummary
-from htb_jax._src.protocol_checks import USER_CODE_NOTE, refusing_signature
+from htb_jax._src.protocol_checks import USER_CODE_NOTE, note_none_parameters, refusing_signature
 from htb_jax._src.pytree import abstract_signature
 from htb_jax._src.reward_table import TableReader
 from htb_jax._src.validation import given, real_array
@@ -290,6 +290,7 @@ def _check_traced(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[An
 
     jax.eval_shape(check, policy)
     if isinstance(outcome[0], Exception):
+        note_none_parameters(outcome[0], policy)
         raise outcome[0]
     return outcome[0]
 
@@ -333,7 +334,8 @@ def _check_kernel(policy: Any, arms: Distribution, spec: EngineSpec) -> tuple[An
     arm = _evaluated(name, "act", lambda: kernel.act(_zeros(state), context(1)))
     if not (hasattr(arm, "dtype") and arm.shape == () and jnp.issubdtype(arm.dtype, jnp.integer)):
         raise TypeError(
-            f"{name}'s kernel.act must return the arm to pull as an integer scalar (i32[] or i64[]); "
+            f"{name}'s kernel.act must return the arm to pull as an integer scalar (shape (), any integer dtype: "
+            f"i32[], i64[], ...); "
             f"got {_abstract(arm)}."
         )
     updated = _evaluated(

@@ -138,6 +138,10 @@ def check_policy_instance(name: str, value: Any, function: str) -> None:
     if not missing and not isinstance(value.batch_shape, tuple):
         missing = ["a tuple batch_shape" + (" (its batch_shape is a method: decorate it with @property)"
                                             if callable(value.batch_shape) else "")]
+    elif not missing and not all(isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)) and n >= 0
+                                 for n in value.batch_shape):
+        missing = [f"a batch_shape of integers >= 0 (its batch_shape is {value.batch_shape!r}: return, say, "
+                   f"jnp.shape(self.c))"]
     if missing:
         raise TypeError(
             f"{function} takes {what} for {name}; got {given(name, value)}, which lacks {' and '.join(missing)}."
@@ -220,6 +224,21 @@ def check_no_list_parameters(name: str, value: Any, function: str, kind: str, re
             )
 
 
+def note_none_parameters(error: BaseException, value: Any) -> None:
+    """Adds to ``error``, raised by the code of a user's class (it carries a :data:`USER_CODE_NOTE`), a note
+    naming the fields of ``value`` that are ``None``: JAX sees no leaf there, so nothing refused it before
+    the user's code read it (``unsupported operand type(s) for *: 'NoneType' and 'int'``)."""
+    if type(value).__module__.startswith("htb_jax.") or not dataclasses.is_dataclass(value):
+        return
+    if not any(str(note).startswith(USER_CODE_NOTE) for note in getattr(error, "__notes__", ())):
+        return
+    names = [f.name for f in dataclasses.fields(value) if getattr(value, f.name, 0) is None]
+    if names:
+        fields = ", ".join(names)
+        error.add_note(f"({type(value).__name__}'s {fields} {'is' if len(names) == 1 else 'are'} None: give "
+                       f"{'it a number or an array' if len(names) == 1 else 'them numbers or arrays'}.)")
+
+
 def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     try:
         return tuple(np.broadcast_shapes(shape, target)) == tuple(target)
@@ -238,7 +257,7 @@ def check_policy_tree(name: str, value: Any, function: str) -> None:
     """
     leaves = check_pytree(name, value, function, "a policy")
     check_no_list_parameters(name, value, function, "a policy")
-    shape = tuple(value.batch_shape)
+    shape = tuple(int(n) for n in value.batch_shape)
     shapes = [(leaf_name, tuple(np.shape(leaf))) for leaf_name, leaf in leaves]
     bad = [(leaf_name, s) for leaf_name, s in shapes if not _broadcasts_to(s, shape)]
     if not bad:

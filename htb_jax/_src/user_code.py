@@ -50,7 +50,7 @@ def load(spec: str, option: str, example: str) -> Any:
         sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
-    except Exception as e:  # noqa: BLE001  (any failure of a user's module is one line)
+    except (Exception, SystemExit) as e:  # noqa: BLE001  (any failure of a user's module is one line, sys.exit too)
         hint = ""
         if isinstance(e, ModuleNotFoundError) and ("/" in module_name or module_name.endswith(".py")):
             hint = (" (MODULE is a module's name, as in an import statement, found from the current directory or "
@@ -58,8 +58,12 @@ def load(spec: str, option: str, example: str) -> Any:
         raise ValueError(f"{option}: cannot import module {module_name!r}: {type(e).__name__}: {e}{hint}") from None
     try:
         return eval(expression, vars(module))  # noqa: S307  (the user's own expression)
-    except Exception as e:  # noqa: BLE001
-        raise ValueError(f"{option}: {expression!r} failed in {module_name}: {type(e).__name__}: {e}") from None
+    except (Exception, SystemExit) as e:  # noqa: BLE001
+        hint = ""
+        if module_name.split(".")[0] in sys.stdlib_module_names:
+            hint = (f" ({module_name!r} is the standard library's module, imported in place of a file of yours of that "
+                    f"name: rename your file)")
+        raise ValueError(f"{option}: {expression!r} failed in {module_name}: {type(e).__name__}: {e}{hint}") from None
 
 
 def load_arm_law(

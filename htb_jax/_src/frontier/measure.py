@@ -49,7 +49,12 @@ from htb_jax._src.instances import check_instance, intrinsic_scale
 from htb_jax._src.memory import check_host_results
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.policy_protocol import EngineSpec, reads_horizon
-from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
+from htb_jax._src.protocol_checks import (
+    USER_CODE_NOTE,
+    check_one_policy,
+    check_policy_factory,
+    is_policy_factory,
+)
 from htb_jax._src.resumable import (
     check_layout,
     check_root_key,
@@ -221,7 +226,13 @@ def per_member_runs(factory, instances: Distribution) -> list[tuple[Any, Distrib
     fixed at ``()``, policies of different classes) run one member at a time, with the same numbers.
     """
     members = instances.batch_shape[0]
-    policies = [factory(_member(instances, f)) for f in range(members)]
+    policies = []
+    for f in range(members):
+        try:
+            policies.append(factory(_member(instances, f)))
+        except Exception as error:
+            error.add_note(f"{USER_CODE_NOTE}the function member -> policy given as policy, called on member {f})")
+            raise
     for i, p in enumerate(policies):
         check_one_policy(f"policy(member {i})", p, "measure", "return one policy per member")
     if len({jax.tree.structure(p) for p in policies}) == 1:
