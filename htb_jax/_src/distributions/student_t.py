@@ -30,16 +30,24 @@ _SIN_COEFFS = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(7))
 
 
 def _sin_quarter_turn(x):
-    """``sin(x)`` for float32 ``x`` in ``[0, pi/2]``, within 3 float32 ulps (relative, also as ``x -> 0``).
+    """``sin(x)`` for float32 ``x`` in ``[0, pi/2]``, rounded to float32 (relative error about half an ulp,
+    also as ``x -> 0``).
 
     An odd polynomial: XLA's CPU ``sin`` runs a general range reduction about
-    10x slower than ``log``, which the Student-t draw does not need.
+    10x slower than ``log``, which the Student-t draw does not need.  It is
+    evaluated in float64 and rounded once: in float32, XLA contracted its
+    multiply-adds into fused ones in some programs and not in others (the
+    engine at a seed chunk of 2, 3, 5, ...), whose draws then differed from the
+    table's in the last bits, about 1 in 200.  Rounding errors of about
+    ``1e-16`` relative change the float32 result only where it lies that close
+    to a rounding boundary.
     """
+    x = jnp.asarray(x, jnp.float64)
     x2 = x * x
-    poly = _f32(_SIN_COEFFS[-1])
+    poly = jnp.float64(_SIN_COEFFS[-1])
     for c in _SIN_COEFFS[-2::-1]:
-        poly = poly * x2 + _f32(c)
-    return x * poly
+        poly = poly * x2 + c
+    return (x * poly).astype(jnp.float32)
 
 @pytree.dataclass
 class StudentT(Distribution):

@@ -115,9 +115,7 @@ def simulate(
         a budget too small for one seed per chunk is a ``ValueError`` naming
         the minimum.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the
         results are bitwise identical for every budget, chunk size and
-        number of devices, with one exception the reproducibility guide
-        states: at many seed chunks the engine's Student-t draws differ from
-        the table's in the last bit, about 1 in 200.
+        number of devices.
       threads: executions of the compiled program run concurrently on each
         device, each on its own consecutive seeds (an integer ``>= 1``;
         default: on CPU devices one per usable core, shared out over the
