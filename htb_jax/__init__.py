@@ -11,7 +11,11 @@ float32 (every array here has an explicit dtype); code outside htb_jax sees
 64-bit defaults for ``jnp.array(1.0)`` and the like.
 """
 
-import jax as _jax
+from htb_jax._src import interrupt_guard as _interrupt_guard
+
+_interrupt_guard.start()  # a Ctrl-C during the import is raised once it is done, never dropped
+
+import jax as _jax  # noqa: E402
 
 _jax.config.update("jax_enable_x64", True)
 
@@ -165,3 +169,5 @@ __all__ = [
     "tune_schedule",
     "uniform_from_bits",
 ]
+
+_interrupt_guard.finish()

@@ -12,6 +12,8 @@ import math
 import os
 import pathlib
 import re
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -275,6 +277,43 @@ def test_an_interrupted_run_resumes_to_the_same_results(tiny, tmp_path, monkeypa
     monkeypatch.setattr(runner, "simulate", original)
     again = runner.run(htb.UCB1(), **kwargs)
     assert again["experiments"] == first["experiments"]
+
+
+def test_a_worst_case_stopped_before_its_seconds_are_recorded_resumes(tiny, monkeypatch):
+    """Ctrl-C between a worst-case store's last chunk and its seconds.json: every later call failed on the
+    missing file. It reads its runs back, the same numbers, with the wall time unknown (the report's -)."""
+    out, *_, worst, kwargs = tiny
+    removed = list(out.glob("runs/*/worst-case*/seconds.json"))
+    assert removed
+    for path in removed:
+        path.unlink()
+    # and a report's files left by a command killed while it moved them into place (kill -9): never removed
+    (out / ".htb-jax-outputs-abc123").mkdir()
+    monkeypatch.setattr(runner, "peers", lambda: tuple(p for p in peers_lib.peers() if p.name == "UCB1"))
+    again = runner.run(htb.UCB1(), **{**kwargs, "only": [worst_case.NAME]})
+    assert again["experiments"] == worst["experiments"]
+    assert all(math.isnan(p["wall_s"]) for p in again["policies"])  # None in results.json
+    assert not (out / ".htb-jax-outputs-abc123").exists()
+
+
+def test_an_out_another_benchmark_writes_is_refused_before_it_runs(tiny, tmp_path):
+    """Two benchmarks into one out were refused only when they met in a run's folder, named by it (or not at
+    all, each writing the report over the other's)."""
+    *_, kwargs = tiny
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a+'); fcntl.flock(f, fcntl.LOCK_EX); "
+         "f.write('4242\\n'); f.flush(); print('held', flush=True); time.sleep(60)", str(tmp_path / ".htb-jax.lock")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(htb.ForeignStoreError, match=r"^the output directory '.*' is being written by another "
+                                                        r"running benchmark \(process 4242\); wait for it to end, or "
+                                                        r"give another out$"):
+            runner.run(htb.UCB1(), **{**kwargs, "out": str(tmp_path)})
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not (tmp_path / "runs").exists()
 
 
 def test_bad_arguments_are_refused_before_anything_runs(tmp_path, capsys):

@@ -353,3 +353,19 @@ def test_the_default_seed_chunk_never_makes_too_many_chunks():
     assert chunk == 42950 == -(-(2**32) // resumable.MAX_CHUNKS)
     resumable.check_layout(2**32, chunk)
     assert resumable.default_seed_chunk(10**6, 50) == 50
+
+
+def test_a_chunk_stored_after_the_manifests_last_update_gets_its_digest_and_temporary_files_go(tmp_path):
+    # kill -9 between a chunk's rename and the manifest's update: the chunk was read back but its digest never
+    # recorded (the sweep.npz that embeds the manifest differed from an uninterrupted run's, and the chunk was
+    # never checked against it); a manifest write killed midway left .manifest.json.*.tmp for good.
+    _store(tmp_path).save(0, {"x": np.zeros(1)})
+    _store(tmp_path).save(1, {"x": np.ones(1)})
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    recorded = manifest["chunk_sha256"].pop("1")
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    (tmp_path / ".manifest.json.abc123.tmp").write_text("{")
+    store = _store(tmp_path)
+    assert not (tmp_path / ".manifest.json.abc123.tmp").exists()
+    np.testing.assert_array_equal(store.load(1)["x"], np.ones(1))
+    assert json.loads((tmp_path / "manifest.json").read_text())["chunk_sha256"]["1"] == recorded

@@ -327,10 +327,14 @@ class ChunkStore:
             program = program.fingerprint() if old is None else program.resolve(old["program"])
         self.program = dict(program)
         self.written = old is not None  # a new manifest is written with the first chunk, not before
-        if self.writer and os.path.isdir(self.chunk_dir):
-            for name in os.listdir(self.chunk_dir):
-                if name.endswith(".tmp"):  # left by a run killed mid-write
-                    os.remove(os.path.join(self.chunk_dir, name))
+        if self.writer:  # temporary files left by a run killed mid-write: the chunks', and the manifest's
+            left = [os.path.join(self.chunk_dir, n) for n in os.listdir(self.chunk_dir) if n.endswith(".tmp")] if (
+                os.path.isdir(self.chunk_dir)) else []
+            if os.path.isdir(directory):
+                left += [os.path.join(directory, n) for n in os.listdir(directory)
+                         if n.startswith(f".{MANIFEST}.") and n.endswith(".tmp")]
+            for path in left:
+                os.remove(path)
         if old is not None:
             path = os.path.join(directory, MANIFEST)
             self.manifest = {**old, "program": self.program}
@@ -426,6 +430,9 @@ class ChunkStore:
         except Exception:  # truncated zip, bad CRC, missing arrays: all mean "recompute"
             ok = False
         if ok:
+            if expected is None and self.writer:  # a run killed between its rename and the manifest's update
+                self.manifest["chunk_sha256"][str(index)] = hashlib.sha256(raw).hexdigest()
+                self._write_manifest()
             return arrays
         self.stream.write(f"note: {path} is damaged or incomplete; recomputing it\n")
         if self.writer:

@@ -14,7 +14,6 @@ An interrupted run (Ctrl-C, or the command line's SIGTERM) raises :class:`Interr
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import os
 import shutil
@@ -24,6 +23,7 @@ from collections.abc import Iterator, Mapping
 import jax
 import numpy as np
 
+from htb_jax._src.interrupt_guard import in_gc_callback
 from htb_jax._src.reward_table import MAX_SEEDS
 from htb_jax._src.validation import check_integer, shown
 
@@ -134,20 +134,9 @@ def stop_handler(signum, frame) -> None:
     ignored" with a traceback and dropped (the run went on to its end)."""
     global _stop_signal
     _stop_signal = signum
-    if _in_gc_callback(frame):  # raised there, Python prints "Exception ignored" and a traceback, and drops it
+    if in_gc_callback(frame):  # raised there, Python prints "Exception ignored" and a traceback, and drops it
         return  # check_interrupt raises it between chunks
     raise KeyboardInterrupt
-
-
-def _in_gc_callback(frame) -> bool:
-    """Whether ``frame`` (where a signal arrived) runs inside a garbage-collection callback, such as
-    jax's ``_xla_gc_callback``."""
-    callbacks = {getattr(callback, "__code__", None) for callback in gc.callbacks} - {None}
-    while frame is not None:
-        if frame.f_code in callbacks:
-            return True
-        frame = frame.f_back
-    return False
 
 
 def interrupt_signal() -> int | None:

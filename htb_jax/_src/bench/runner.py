@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from htb_jax._src import directory_lock
 from htb_jax._src.bench import stats, worst_case
 from htb_jax._src.bench.peers import Contender, as_file_name, peers
 from htb_jax._src.bench.report import write_report
@@ -36,12 +37,12 @@ from htb_jax._src.bench.suite import (
     experiments,
     setting_score,
 )
-from htb_jax._src.chunk_store import ChunkStore, FolderRemedy, run_chunks
+from htb_jax._src.chunk_store import ChunkStore, FolderRemedy, ForeignStoreError, run_chunks
 from htb_jax._src.fingerprint import Program, identity_repr, versions
 from htb_jax._src.frontier.measure import policy_reads_horizon
 from htb_jax._src.output_dir import check_output_dir, make_output_dir
 from htb_jax._src.protocol_checks import check_one_policy, check_policy_factory, is_policy_factory
-from htb_jax._src.resumable import Interrupted, check_interrupt, root_key_data
+from htb_jax._src.resumable import Interrupted, check_interrupt, remove_unmoved_outputs, root_key_data
 from htb_jax._src.simulate.program import memory_plan, simulate
 from htb_jax._src.validation import check_choice, check_flag, check_path, given
 
@@ -303,9 +304,26 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
       Interrupted: a ``KeyboardInterrupt`` on Ctrl-C, every finished run kept.
     """
     only = check_arguments(policy, name, size, out, peers, only, restart, progress, command)
-    if out is not None:
-        out = os.fspath(out)
-        make_output_dir(out)
+    if out is None:
+        return _run(policy, name, size, out, peers, only, restart, progress, command)
+    out = os.fspath(out)
+    make_output_dir(out)
+    try:  # one command at a time in out (each store has its own lock, but their report is out's)
+        lock = directory_lock.hold(out)
+    except directory_lock.InUseError as in_use:
+        raise ForeignStoreError(
+            f"the output directory {out!r} is being written by another running benchmark{in_use.owner}; wait for "
+            f"it to end, or give another {'--out' if command is not None else 'out'}"
+        ) from None
+    try:
+        remove_unmoved_outputs(out)  # a report's files left by a command killed while it wrote them
+        return _run(policy, name, size, out, peers, only, restart, progress, command)
+    finally:
+        directory_lock.release(out, lock)
+
+
+def _run(policy, name, size, out, peers, only, restart, progress, command) -> dict:
+    """:func:`run` once its arguments are checked (and ``out`` is held)."""
     size_experiments = tuple(e for e in experiments(size) if only is None or e.name in only)
     worst = only is None or worst_case.NAME in only
     field = contenders(policy, name, peers)

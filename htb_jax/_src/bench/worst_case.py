@@ -154,11 +154,14 @@ def measure_contender(contender: Contender, size: str, out: str | None,
 
 def _seconds(directory: str | None, seconds: float) -> float:
     """The seconds of a measurement's runs: recorded in ``directory/seconds.json`` when computed, read
-    back from there when every chunk was read back (``seconds`` NaN)."""
+    back from there when every chunk was read back (``seconds`` NaN); NaN (the report's ``-``) where
+    the run that computed the last chunks was stopped before it recorded them."""
     if directory is None:
         return seconds
     path = os.path.join(directory, "seconds.json")
     if math.isnan(seconds):
+        if not os.path.exists(path):  # Ctrl-C between the last chunk and this file: every later resume failed
+            return math.nan
         with open(path) as f:
             return float(json.load(f))
     atomic_write(path, lambda f: f.write(json.dumps(seconds).encode()))  # whole or absent, as the chunks
