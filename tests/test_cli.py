@@ -367,3 +367,24 @@ def test_flag_names_names_the_flags_of_a_refused_store():
     assert str(refused.value) == (
         "the output directory 'runs/eps=1' holds a run with another configuration (--horizons: [1000, 10000] there, "
         "[1000] here; --seeds: 4 there, 8 here; --seed-chunk: 50 there, 2 here); give another --out")
+    # a quoted value ('pareto' there) kept htb-jax sweep's family its library name
+    with pytest.raises(StaleStoreError) as refused, flag_names({"family": "--family"}):
+        raise StaleStoreError("the output directory 'S' holds a run with another configuration (family: 'pareto' "
+                              "there, 'student-t' here); give another --out")
+    assert "(--family: 'pareto' there, 'student-t' here)" in str(refused.value)
+
+
+def test_a_refused_stores_long_settings_are_cut_and_a_family_shows_what_differs(tmp_path):
+    # htb-jax frontier --family stable into a two-point store printed both families whole (1690 characters).
+    from htb_jax._src import chunk_store
+
+    old = {"family": {"num_arms": 2, "gap": 1.0, "spike_probs": list(np.geomspace(1e-10, 0.5, 21))},
+           "horizons": [10**e for e in range(3, 16)]}
+    chunk_store.ChunkStore(str(tmp_path), old, [0, 0], [(0, 1)], {"program_sha256": "0"}).save(0, {"x": np.zeros(1)})
+    new = {"family": {"num_arms": 2, "index": 1.75}, "horizons": [1000]}
+    with pytest.raises(chunk_store.ForeignStoreError) as refused:
+        chunk_store.ChunkStore(str(tmp_path), new, [0, 0], [(0, 1)], {"program_sha256": "0"})
+    message = str(refused.value)
+    assert "family: {'gap': 1.0, 'spike_probs': [1e-10, " in message and "there, {'index': 1.75} here" in message
+    differences = message[message.index("(family"):message.index("); give")]
+    assert "num_arms" not in differences and len(differences) < 300, differences

@@ -202,5 +202,6 @@ def test_a_bench_stopped_inside_its_first_run_says_the_run_resumes():
     two-point part): the line says it resumes from them. Catches "before the first of 1 runs was stored",
     which reads as if nothing were kept."""
     line = interrupted(resumable.Interrupted(0, 1, "out", "runs"))
-    assert line == "interrupted before the first of 1 runs was finished; the same command resumes from what out stores"
+    assert line == "interrupted before the first of 1 run was finished; the same command resumes from what out stores"
     assert interrupted(resumable.Interrupted(0, 3, "out")) == "interrupted before the first of 3 chunks was stored in out"
+    assert interrupted(resumable.Interrupted(0, 1, "out")) == "interrupted before the first of 1 chunk was stored in out"

@@ -45,6 +45,7 @@ from htb_jax._src import directory_lock
 from htb_jax._src import fingerprint as fingerprint_lib
 from htb_jax._src.output_dir import check_output_dir, described
 from htb_jax._src.resumable import Interrupted, atomic_write, check_interrupt, digest, remove_unmoved_outputs
+from htb_jax._src.validation import shown
 
 MANIFEST = "manifest.json"
 CHUNK_DIR = "chunks"
@@ -164,7 +165,12 @@ def read_manifest(directory: str, config: dict, root_key, layout, program: dict 
     config = json.loads(json.dumps(config))
 
     def shown_setting(settings: dict, name: str) -> str:  # an identity leaves some defaults out
-        return repr(settings[name]) if name in settings else "the default"
+        if name not in settings:
+            return "the default"
+        value, other = settings[name], (config if settings is old_config else old_config).get(name)
+        if isinstance(value, dict) and isinstance(other, dict):  # a family: the fields that differ
+            value = {k: v for k, v in value.items() if other.get(k) != v}
+        return shown(value, 100)  # a value of hundreds of characters (a grid of gaps) is cut
 
     def experiment(settings: dict) -> str:  # a sweep's identity names none
         return settings.get("experiment", "sweep")

@@ -131,13 +131,14 @@ def interrupted(error: KeyboardInterrupt, stopped: str = "interrupted") -> str:
     """The line a command prints when stopped (``stopped``: ``"interrupted"`` by Ctrl-C, ``"terminated"``
     by SIGTERM): how many chunks are stored, and how to resume."""
     if isinstance(error, resumable.Interrupted) and error.directory is not None:
+        unit = error.unit if error.total != 1 else error.unit.removesuffix("s")  # "the first of 1 run"
         if error.stored == 0 and error.unit == "runs":  # a run's own chunks may be stored
-            return (f"{stopped} before the first of {error.total} runs was finished; the same command resumes "
+            return (f"{stopped} before the first of {error.total} {unit} was finished; the same command resumes "
                     f"from what {error.directory} stores")
         if error.stored == 0:
-            return f"{stopped} before the first of {error.total} {error.unit} was stored in {error.directory}"
+            return f"{stopped} before the first of {error.total} {unit} was stored in {error.directory}"
         return (
-            f"{stopped}: {error.stored} of {error.total} {error.unit} stored in {error.directory}; the same "
+            f"{stopped}: {error.stored} of {error.total} {unit} stored in {error.directory}; the same "
             "command resumes from them"
         )
     return f"{stopped}; the chunks already stored are kept, and the same command resumes from them"

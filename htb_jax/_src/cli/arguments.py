@@ -129,7 +129,7 @@ def flag_names(names: dict[str, str], defaults: dict[str, str] | None = None):
                 parts[i] = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b)", flag, parts[i])
             for name, flag in names.items():  # also a stored run's differences: "(gap: 0.1 there, 0.2 here; ...)"
                 parts[i] = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= must\b|=)|(?<=\bfor ){re.escape(name)}(?=;)"
-                                  rf"|(?:(?<=\()|(?<=; )){re.escape(name)}(?=: [^;]+? there\b)"
+                                  rf"|(?:(?<=\()|(?<=; )){re.escape(name)}(?=: )"
                                   + (rf"|^{re.escape(name)}(?=: )" if i == 0 else ""), flag, parts[i])
         message = "".join(parts)
         if message == str(e):

@@ -37,6 +37,7 @@ _FLAGS = {
     "eps_values": "--eps", "eps": "--eps", "alphas_per_eps": "--alphas-per-eps", "max_alpha": "--max-alpha",
     "horizons": "--horizons", "fit_from": "--fit-from", "num_seeds": "--seeds", "seed_chunk": "--seed-chunk",
     "key": "--key", "sampler": "--sampler", "index": "--stable-alpha", "out": "--out", "policy": "--policy",
+    "family": "--family",
 }
 
 
