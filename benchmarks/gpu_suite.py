@@ -441,6 +441,10 @@ def main(argv=None) -> int:
             message = message.replace(str(library), way_out)
         print(f"gpu_suite: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as stopped:  # Ctrl-C: one line and status 130, as htb-jax's commands
+        kept = f"; the same command resumes from what {args.store} keeps" if args.store else ""
+        print(f"gpu_suite: {stopped or 'interrupted'}{kept}", file=sys.stderr)
+        return 130
     print(block)
     failed = [c for c in checks if not c.passed]
     for c in failed:

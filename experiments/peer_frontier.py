@@ -343,4 +343,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt as stopped:  # Ctrl-C: one line and status 130; the finished chunks are kept
+        print(f"peer_frontier.py: {stopped or 'interrupted'}; the same command resumes from what --out's runs/ "
+              "holds", file=sys.stderr)
+        sys.exit(130)
