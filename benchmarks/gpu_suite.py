@@ -442,8 +442,9 @@ def main(argv=None) -> int:
         print(f"gpu_suite: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as stopped:  # Ctrl-C: one line and status 130, as htb-jax's commands
+        said = str(stopped) if getattr(stopped, "directory", None) else "interrupted"  # htb.Interrupted's count
         kept = f"; the same command resumes from what {args.store} keeps" if args.store else ""
-        print(f"gpu_suite: {stopped or 'interrupted'}{kept}", file=sys.stderr)
+        print(f"gpu_suite: {said}{kept}", file=sys.stderr)
         return 130
     print(block)
     failed = [c for c in checks if not c.passed]

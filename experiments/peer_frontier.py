@@ -346,6 +346,6 @@ if __name__ == "__main__":
     try:
         main()
     except KeyboardInterrupt as stopped:  # Ctrl-C: one line and status 130; the finished chunks are kept
-        print(f"peer_frontier.py: {stopped or 'interrupted'}; the same command resumes from what --out's runs/ "
-              "holds", file=sys.stderr)
+        said = str(stopped) if getattr(stopped, "directory", None) else "interrupted"  # htb.Interrupted's count
+        print(f"peer_frontier.py: {said}; the same command resumes from what --out's runs/ holds", file=sys.stderr)
         sys.exit(130)

@@ -307,7 +307,7 @@ def test_an_out_another_benchmark_writes_is_refused_before_it_runs(tiny, tmp_pat
     try:
         assert holder.stdout.readline() == "held\n"
         with pytest.raises(htb.ForeignStoreError, match=r"^the output directory '.*' is being written by another "
-                                                        r"running benchmark \(process 4242\); wait for it to end, or "
+                                                        r"running command \(process 4242\); wait for it to end, or "
                                                         r"give another out$"):
             runner.run(htb.UCB1(), **{**kwargs, "out": str(tmp_path)})
     finally:

@@ -384,6 +384,7 @@ def test_a_policy_told_each_members_parameter_through_the_command_line(tmp_path,
 def test_a_bad_policy_is_one_line_and_status_2(tmp_path, capsys, monkeypatch, spec, message):
     (tmp_path / "user_policies.py").write_text(textwrap.dedent(USER_MODULE))
     (tmp_path / "user_exits.py").write_text("import sys\n\nsys.exit(3)\n")
+    (tmp_path / "json.py").write_text("P = None\n")  # shadowed by the standard library's json
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     status = CLI.load()(["frontier", "--policy", spec, "--out", str(tmp_path / "out")])

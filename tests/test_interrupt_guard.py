@@ -45,11 +45,22 @@ def test_a_ctrl_c_inside_a_gc_callback_is_raised_when_the_import_ends(default_ha
     interrupt_guard.finish()  # raised once
 
 
-def test_elsewhere_a_ctrl_c_is_raised_at_once(default_handler):
+def test_elsewhere_a_ctrl_c_is_raised_at_once_and_ends_the_guard(default_handler):
+    # Raised there, it aborts the import: finish() never runs, so the handler restores Python's own itself
+    # (it stayed installed, and the command line, which sets its own only over the default, kept it), and
+    # forgets a Ctrl-C recorded before (a later import raised it again).
     interrupt_guard.start()
+    _signal_inside_a_gc_callback()
     with pytest.raises(KeyboardInterrupt):
         interrupt_guard._handler(signal.SIGINT, sys._getframe())
-    interrupt_guard.finish()  # nothing recorded: nothing raised
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    interrupt_guard.finish()  # nothing left: nothing raised
+
+
+def test_importing_htb_jax_leaves_pythons_handler():
+    import htb_jax  # noqa: F401  (imported by conftest: the guard started and finished then)
+
+    assert signal.getsignal(signal.SIGINT) is not interrupt_guard._handler and not interrupt_guard._installed
 
 
 def test_a_programs_own_handler_is_left_alone():

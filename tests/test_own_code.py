@@ -187,6 +187,14 @@ def test_a_density_that_is_nan_or_infinite_where_integrated_gives_a_nan_moment()
                                                   lower=0.0)) for bad in (jnp.nan, jnp.inf, -jnp.inf)]
     assert np.isnan(moments[0]) and np.isnan(moments[1])
     assert np.isfinite(moments[2])  # a density of 0 (-inf) is a density: the integral is finite
+    # The rule's end node at w = 0 (v = -inf) is not flagged: Gamma(k)'s log-density there is +inf (k < 1) or
+    # 0 * -inf (k = 1), and E W^2 = k (k + 1) is finite.
+    for k in (0.5, 1.0):
+        def gamma(v, side, k=k):
+            return jnp.where(side > 0, (k - 1.0) * v - jnp.exp(v) - jax.scipy.special.gammaln(k), -jnp.inf)
+
+        moment = htb.abs_moment_by_quadrature(gamma, 1.0, loc=0.0, scale=1.0, tail_index=jnp.inf, lower=0.0)
+        assert float(moment) == pytest.approx(k * (k + 1.0), rel=1e-6), k
     assert float(htb.abs_moment_by_quadrature(exponential(), 1.0, loc=0.0, scale=1.0, tail_index=jnp.inf,
                                               lower=0.0)) == pytest.approx(2.0, rel=1e-12)  # NaN at w < 0 is unread
 

@@ -336,7 +336,7 @@ class ChunkStore:
         if self.writer:  # temporary files left by a run killed mid-write: the chunks', and the manifest's
             left = [os.path.join(self.chunk_dir, n) for n in os.listdir(self.chunk_dir) if n.endswith(".tmp")] if (
                 os.path.isdir(self.chunk_dir)) else []
-            if os.path.isdir(directory):
+            if self._lock is not None:  # held: no other command writes the manifest (a lockless one might)
                 left += [os.path.join(directory, n) for n in os.listdir(directory)
                          if n.startswith(f".{MANIFEST}.") and n.endswith(".tmp")]
             for path in left:

@@ -19,7 +19,9 @@ of the functions nested in it, and what those names and its closure denote now:
   they wrap;
 * bound methods, by their function and their object; objects of a class defined outside the
   libraries (a callable object, a helper held in a global), by their class, followed as above,
-  and their attributes (``__dict__``);
+  and their attributes (``__dict__``): code may read them when it is traced, so an object whose
+  attributes change from call to call (a counter, a recorder a callback appends to) makes a new
+  program at each call, and a store's run another program;
 * anything else by its type alone.
 
 The names followed are those the code reads as globals (``LOAD_GLOBAL``), not its attributes'

@@ -34,7 +34,15 @@ def _handler(signum, frame) -> None:
     if in_gc_callback(frame):
         _dropped = True
         return
+    _restore()  # the import ends here: Python's own handler again, nothing recorded left behind
     raise KeyboardInterrupt
+
+
+def _restore() -> None:
+    global _installed, _dropped
+    if _installed and signal.getsignal(signal.SIGINT) is _handler:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    _installed, _dropped = False, False
 
 
 def start() -> None:
@@ -51,10 +59,7 @@ def start() -> None:
 def finish() -> None:
     """Restores Python's default SIGINT handler, then raises the ``KeyboardInterrupt`` of a Ctrl-C
     that arrived inside a garbage-collection callback during the import."""
-    global _installed, _dropped
-    if _installed and signal.getsignal(signal.SIGINT) is _handler:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    _installed = False
-    if _dropped:
-        _dropped = False
+    dropped = _dropped
+    _restore()
+    if dropped:
         raise KeyboardInterrupt

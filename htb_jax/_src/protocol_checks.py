@@ -230,8 +230,8 @@ def note_none_parameters(error: BaseException, value: Any) -> None:
     the user's code read it (``unsupported operand type(s) for *: 'NoneType' and 'int'``)."""
     if type(value).__module__.startswith("htb_jax.") or not dataclasses.is_dataclass(value):
         return
-    if not any(str(note).startswith(USER_CODE_NOTE) for note in getattr(error, "__notes__", ())):
-        return
+    if "None" not in str(error) or not any(str(note).startswith(USER_CODE_NOTE) for note in getattr(error, "__notes__", ())):
+        return  # an error about something else: an optional field left None is no suspect
     names = [f.name for f in dataclasses.fields(value) if getattr(value, f.name, 0) is None]
     if names:
         fields = ", ".join(names)

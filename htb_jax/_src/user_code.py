@@ -60,7 +60,8 @@ def load(spec: str, option: str, example: str) -> Any:
         return eval(expression, vars(module))  # noqa: S307  (the user's own expression)
     except (Exception, SystemExit) as e:  # noqa: BLE001
         hint = ""
-        if module_name.split(".")[0] in sys.stdlib_module_names:
+        first = module_name.split(".")[0]
+        if first in sys.stdlib_module_names and (os.path.exists(f"{first}.py") or os.path.isdir(first)):
             hint = (f" ({module_name!r} is the standard library's module, imported in place of a file of yours of that "
                     f"name: rename your file)")
         raise ValueError(f"{option}: {expression!r} failed in {module_name}: {type(e).__name__}: {e}{hint}") from None

@@ -312,7 +312,7 @@ def run(policy=None, *, name: str | None = None, size: str = "cpu", out: str | N
         lock = directory_lock.hold(out)
     except directory_lock.InUseError as in_use:
         raise ForeignStoreError(
-            f"the output directory {out!r} is being written by another running benchmark{in_use.owner}; wait for "
+            f"the output directory {out!r} is being written by another running command{in_use.owner}; wait for "
             f"it to end, or give another {'--out' if command is not None else 'out'}"
         ) from None
     try:

@@ -155,7 +155,8 @@ def measure_contender(contender: Contender, size: str, out: str | None,
 def _seconds(directory: str | None, seconds: float) -> float:
     """The seconds of a measurement's runs: recorded in ``directory/seconds.json`` when computed, read
     back from there when every chunk was read back (``seconds`` NaN); NaN (the report's ``-``) where
-    the run that computed the last chunks was stopped before it recorded them."""
+    the run that computed the last chunks was stopped before it recorded them.  A run that resumed
+    records its own chunks' seconds only: an interrupted run's are lost."""
     if directory is None:
         return seconds
     path = os.path.join(directory, "seconds.json")

@@ -54,7 +54,7 @@ def abs_moment_by_quadrature(
 
     Returns:
       f64[broadcast shape]: ``inf`` where ``1 + eps >= tail_index``, else NaN where
-      ``log_density`` gives NaN or ``+inf`` at a node of the rule.
+      ``log_density`` gives NaN or ``+inf`` at a node of the rule other than ``w = 0``.
 
     Examples:
       >>> import jax.numpy as jnp, htb_jax as htb
@@ -86,7 +86,8 @@ def abs_moment_by_quadrature(
         """The integral over ``side * W >= start``, in ``w' = side w``: ``|c + s w|`` is ``|side c + s w'|``."""
         def log_integrand(v, node_side):
             density = log_density(v, side * node_side)
-            bad = (jnp.isnan(density) | (density == jnp.inf)) & (node_side > 0)
+            # (not at w = 0, v = -inf: an end node of the rule, where an integrable spike is +inf or 0 * -inf)
+            bad = (jnp.isnan(density) | (density == jnp.inf)) & (node_side > 0) & (v > -jnp.inf)
             invalid.append(jnp.any(bad, axis=-1))
             inside = quadrature.log_power(r_, _log_abs_linear(side * c_, s_, v, node_side)) + density
             return jnp.where(node_side > 0, inside, -jnp.inf)

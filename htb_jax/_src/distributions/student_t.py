@@ -38,9 +38,9 @@ def _sin_quarter_turn(x):
     evaluated in float64 and rounded once: in float32, XLA contracted its
     multiply-adds into fused ones in some programs and not in others (the
     engine at a seed chunk of 2, 3, 5, ...), whose draws then differed from the
-    table's in the last bits, about 1 in 200.  Rounding errors of about
+    table's in the last bits, about 1 in 200.  Rounding errors of a few
     ``1e-16`` relative change the float32 result only where it lies that close
-    to a rounding boundary.
+    to a rounding boundary (about one draw in ``10^8``).
     """
     x = jnp.asarray(x, jnp.float64)
     x2 = x * x

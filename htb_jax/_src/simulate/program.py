@@ -115,7 +115,8 @@ def simulate(
         a budget too small for one seed per chunk is a ``ValueError`` naming
         the minimum.  Seed ``s`` draws from ``fold_in(key, s)`` alone, so the
         results are bitwise identical for every budget, chunk size and
-        number of devices.
+        number of devices (Student-t draws: but for about one in 10^8, the
+        reproducibility guide says why).
       threads: executions of the compiled program run concurrently on each
         device, each on its own consecutive seeds (an integer ``>= 1``;
         default: on CPU devices one per usable core, shared out over the
