@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shutil
@@ -211,6 +212,22 @@ def adar_etc_loop(rewards, means, horizon: int, exploration: int, num_blocks: in
         pulls[arm] += 1
         regret += best - means[arm]
     return regret, pulls, committed
+
+
+@contextlib.contextmanager
+def lock_held_by_another_process(directory):
+    """Another process holds ``flock`` on ``directory/.htb-jax.lock`` inside the block, as a running command
+    writing there would, with the process number 4242 written in the file."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a+'); fcntl.flock(f, fcntl.LOCK_EX); "
+         "f.write('4242\\n'); f.flush(); print('held', flush=True); time.sleep(60)", os.path.join(directory, ".htb-jax.lock")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def host_fuses_multiply_add() -> bool:

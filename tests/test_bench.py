@@ -12,15 +12,13 @@ import math
 import os
 import pathlib
 import re
-import subprocess
-import sys
 
 import jax
 import numpy as np
 import pytest
 
 import htb_jax as htb
-from conftest import host_fuses_multiply_add
+from conftest import host_fuses_multiply_add, lock_held_by_another_process
 from htb_jax._src.bench import peers as peers_lib
 from htb_jax._src.bench import real_data, runner, stats, suite, worst_case
 from htb_jax._src.bench.report import scorecard_markdown, scorecard_rows
@@ -300,19 +298,10 @@ def test_an_out_another_benchmark_writes_is_refused_before_it_runs(tiny, tmp_pat
     """Two benchmarks into one out were refused only when they met in a run's folder, named by it (or not at
     all, each writing the report over the other's)."""
     *_, kwargs = tiny
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a+'); fcntl.flock(f, fcntl.LOCK_EX); "
-         "f.write('4242\\n'); f.flush(); print('held', flush=True); time.sleep(60)", str(tmp_path / ".htb-jax.lock")],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline() == "held\n"
-        with pytest.raises(htb.ForeignStoreError, match=r"^the output directory '.*' is being written by another "
-                                                        r"running command \(process 4242\); wait for it to end, or "
-                                                        r"give another out$"):
-            runner.run(htb.UCB1(), **{**kwargs, "out": str(tmp_path)})
-    finally:
-        holder.kill()
-        holder.wait()
+    with lock_held_by_another_process(tmp_path), pytest.raises(
+            htb.ForeignStoreError, match=r"^the output directory '.*' is being written by another running command "
+                                         r"\(process 4242\); wait for it to end, or give another out$"):
+        runner.run(htb.UCB1(), **{**kwargs, "out": str(tmp_path)})
     assert not (tmp_path / "runs").exists()
 
 

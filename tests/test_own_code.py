@@ -533,11 +533,21 @@ def test_a_mean_of_another_shape_or_that_raises_is_named():
     assert info.value.__notes__ == ["(raised by _TypoLomax.mean)"]  # the note the command line prints
 
 
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _OneGreedy(EpsilonGreedy):
+    """EpsilonGreedy of batch shape () whatever its c (jnp.shape(None) is deprecated in JAX)."""
+
+    @property
+    def batch_shape(self):
+        return ()
+
+
 def test_a_parameter_left_none_is_named():
     # JAX sees no leaf in None, so no check saw it: the error named only the operation (NoneType and int).
     with pytest.raises(TypeError, match="NoneType") as info:
-        htb.simulate(KEY, EpsilonGreedy(c=None), ARMS, 100, 2)
-    assert info.value.__notes__[-1] == "(EpsilonGreedy's c is None: give it a number or an array.)"
+        htb.simulate(KEY, _OneGreedy(c=None), ARMS, 100, 2)
+    assert info.value.__notes__[-1] == "(_OneGreedy's c is None: give it a number or an array.)"
     with pytest.raises(ValueError, match="None is not a valid value") as info:
         htb.simulate(KEY, EpsilonGreedy(), TwoSidedLomax(loc=ARMS.loc, scale=None, shape=1.6), 100, 2)
     assert info.value.__notes__[-1] == "(TwoSidedLomax's scale is None: give it a number or an array.)"

@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pytest
 
+from conftest import lock_held_by_another_process
 from htb_jax._src import chunk_store, resumable
 from htb_jax._src.cli import main
 
@@ -280,12 +281,7 @@ def _store(directory, config=None):
 def test_a_directory_another_running_command_writes_is_refused(tmp_path):
     # Two commands with one --out both ended "successfully", one run's manifest and chunks written over the
     # other's.  The writer holds flock on .htb-jax.lock; a plain process holds it here, as a second command would.
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a+'); fcntl.flock(f, fcntl.LOCK_EX); "
-         "f.write('4242\\n'); f.flush(); print('held', flush=True); time.sleep(60)", str(tmp_path / ".htb-jax.lock")],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline() == "held\n"
+    with lock_held_by_another_process(tmp_path):
         with pytest.raises(chunk_store.ForeignStoreError, match=r"^the output directory '.*' is being written by "
                            r"another running command \(process 4242\); wait for it to end, or give another --out$"):
             _store(tmp_path)
@@ -296,9 +292,6 @@ def test_a_directory_another_running_command_writes_is_refused(tmp_path):
         with pytest.raises(chunk_store.ForeignStoreError, match=r"being written by another running command"):
             late.save(0, {"x": np.zeros(1)})
         assert not (tmp_path / "new" / "manifest.json").exists()
-    finally:
-        holder.kill()
-        holder.wait()
     _store(tmp_path / "new").save(0, {"x": np.zeros(1)})  # the lock ends with its process, however it ends
 
 
