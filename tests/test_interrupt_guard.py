@@ -75,3 +75,26 @@ def test_a_programs_own_handler_is_left_alone():
         assert signal.getsignal(signal.SIGINT) is own
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_in_the_command_line_a_ctrl_c_while_starting_is_one_line_and_status_130(default_handler, monkeypatch, capfd):
+    # Raised, it printed the import's traceback (or an ImportError, status 1, inside an extension's
+    # initialization); after the import, the command's own modules still import before main() sets its
+    # handlers, so the guard's stays until then (hand_over).
+    def exit_(status):
+        raise SystemExit(status)
+
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/htb-jax", "sweep"])
+    monkeypatch.setattr(interrupt_guard.os, "_exit", exit_)
+    interrupt_guard.start()
+    interrupt_guard.finish()
+    assert signal.getsignal(signal.SIGINT) is interrupt_guard._handler  # kept for the command's own imports
+    with pytest.raises(SystemExit) as stopped:
+        interrupt_guard._handler(signal.SIGINT, sys._getframe())
+    assert stopped.value.code == 130
+    assert capfd.readouterr().err == "htb-jax: interrupted while starting; nothing was run\n"
+    interrupt_guard.start()
+    _signal_inside_a_gc_callback()  # recorded in the command's imports: main() stops at its hand-over
+    with pytest.raises(SystemExit):
+        interrupt_guard.hand_over()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

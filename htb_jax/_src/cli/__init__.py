@@ -11,7 +11,7 @@ import signal
 import sys
 
 import htb_jax  # noqa: F401  (enables x64 before anything is traced)
-from htb_jax._src import distributed, resumable
+from htb_jax._src import distributed, interrupt_guard, resumable
 from htb_jax._src.cli.arguments import Parser
 from htb_jax._src.cli.bench_command import add_bench_parser, run_bench
 from htb_jax._src.cli.frontier_command import add_frontier_parser, run_frontier
@@ -24,6 +24,7 @@ def main(argv=None) -> int:
     itself (``argv`` None) the process ends here (:func:`end_process`), and Ctrl-C and SIGTERM are
     also recorded (:func:`~htb_jax._src.resumable.stop_handler`) where their default handlers are set."""
     if argv is None:
+        interrupt_guard.hand_over()  # the import's handler, kept while the command's modules imported
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, resumable.stop_handler)
         if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # a scheduler's time limit: stop as on Ctrl-C
