@@ -333,14 +333,16 @@ class ChunkStore:
             program = program.fingerprint() if old is None else program.resolve(old["program"])
         self.program = dict(program)
         self.written = old is not None  # a new manifest is written with the first chunk, not before
-        if self.writer:  # temporary files left by a run killed mid-write: the chunks', and the manifest's
-            left = [os.path.join(self.chunk_dir, n) for n in os.listdir(self.chunk_dir) if n.endswith(".tmp")] if (
-                os.path.isdir(self.chunk_dir)) else []
-            if self._lock is not None:  # held: no other command writes the manifest (a lockless one might)
-                left += [os.path.join(directory, n) for n in os.listdir(directory)
-                         if n.startswith(f".{MANIFEST}.") and n.endswith(".tmp")]
-            for path in left:
-                os.remove(path)
+        # Temporary files left by a run killed mid-write: the chunks', and the manifest's where the lock is
+        # held (a command on a file system without locks might be writing its own manifest).
+        left = []
+        if self.writer and os.path.isdir(self.chunk_dir):
+            left += [os.path.join(self.chunk_dir, n) for n in os.listdir(self.chunk_dir) if n.endswith(".tmp")]
+        if self.writer and self._lock is not None:
+            left += [os.path.join(directory, n) for n in os.listdir(directory)
+                     if n.startswith(f".{MANIFEST}.") and n.endswith(".tmp")]
+        for path in left:
+            os.remove(path)
         if old is not None:
             path = os.path.join(directory, MANIFEST)
             self.manifest = {**old, "program": self.program}

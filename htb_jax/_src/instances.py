@@ -195,7 +195,7 @@ def _check_from_bits(instance: Distribution, name: str, function: str) -> None:
     )
 
 
-def law_means(instance: Distribution, function: str = "htb_jax") -> jax.Array:
+def law_means(instance: Distribution) -> jax.Array:
     """``instance.mean()``, checked: f[batch_shape].
 
     Raises:
@@ -214,7 +214,7 @@ def law_means(instance: Distribution, function: str = "htb_jax") -> jax.Array:
     shape = tuple(instance.batch_shape)
     if np.shape(means) != shape:
         raise TypeError(
-            f"{function} needs {cls.__name__}.mean() to return one mean per arm, of the law's batch shape "
+            f"htb_jax needs {cls.__name__}.mean() to return one mean per arm, of the law's batch shape "
             f"{list(shape)}; got {given('instance', instance)}, whose mean() returns shape {list(np.shape(means))}."
         )
     return means
