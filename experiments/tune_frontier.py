@@ -45,6 +45,7 @@ probability 1e-16, with the finite-T indifference weight ``lam_T`` measured at e
     python experiments/tune_frontier.py --balanced  # tuned alpha against T at lam = alpha*(1)
     python experiments/tune_frontier.py --trend     # tuned alpha against T = 1e4..1e18 near lam_bal
     python experiments/tune_frontier.py --smoothed --tuning-only  # re-run the tuning, keep --out's gradients.csv
+    python experiments/tune_frontier.py --replot    # tune_frontier.png again from tune_frontier.csv in --out
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ def tau_convergence(eps: float, alpha: float, family, reference) -> list[dict]:
     return rows
 
 
-def plot(rows, summaries, path):
+def plot(rows, path):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -176,10 +177,11 @@ def plot(rows, summaries, path):
         star = theory.balanced_alpha(eps)
         ax.plot(star, star, "r*", ms=12, label="alpha*(eps)")
         fig.colorbar(sc, ax=ax, label="lam")
-        ax.legend(fontsize=7, loc="lower left")
     fig.suptitle(f"AdaR-ETC schedules tuned with Adam on the regret proxy (T = {HORIZON:.0e}, K = 2, "
                  f"{NUM_SEEDS} seeds)", fontsize=10)
-    fig.tight_layout()
+    # One legend below the panels: inside either, it covered the frontier's line or its points.
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(path, dpi=130)
     plt.close(fig)
 
@@ -246,6 +248,8 @@ def main() -> None:
     part.add_argument("--smoothed", action="store_true", help="the smoothed proxy's part alone")
     part.add_argument("--trend", action="store_true", help="the smoothed proxy's trend in T")
     part.add_argument("--balanced", action="store_true", help="the smoothed proxy at the balanced point")
+    part.add_argument("--replot", action="store_true",
+                      help="draw tune_frontier.png again from tune_frontier.csv in --out (no simulation)")
     args_parser.add_argument("--tuning-only", action="store_true",
                              help="with --smoothed: re-run the tuning, reading the gradient table from "
                              "gradients.csv in --out")
@@ -255,6 +259,11 @@ def main() -> None:
         args_parser.error("--tuning-only re-runs the tuning of --smoothed alone; give it with --smoothed")
     if args.tuning_only:
         command_line.require_recorded(args_parser, args, "--tuning-only", "gradients.csv")
+    if args.replot:
+        command_line.require_recorded(args_parser, args, "--replot", "tune_frontier.csv")
+        with open(out / "tune_frontier.csv") as f:
+            plot([{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)], out / "tune_frontier.png")
+        return
     if args.smoothed:
         tune_smoothed.smoothed_main(out, tuning_only=args.tuning_only)
         return
@@ -278,7 +287,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     htb.frontier.write_csv(rows, out / "tune_frontier.csv")
     htb.frontier.write_csv(tau_rows, out / "tau_convergence.csv")
-    plot(rows, summaries, out / "tune_frontier.png")
+    plot(rows, out / "tune_frontier.png")
     table = table_md(rows, summaries, tau_rows)
     (out / "table.md").write_text(table + "\n")
     print(table)

@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -289,6 +290,7 @@ def _refusal(monkeypatch, capsys, module, *argv: str) -> str:
     ("peer_frontier", ["--replot"], "peer_frontier.csv"),
     ("tune_heavy_tails", ["--replot"], "tuned_vs_grid.csv"),
     ("tune_frontier", ["--smoothed", "--tuning-only"], "gradients.csv"),
+    ("tune_frontier", ["--replot"], "tune_frontier.csv"),
 ])
 def test_experiment_options_reading_out_refuse_a_folder_without_their_file(monkeypatch, capsys, tmp_path, name,
                                                                           argv, needed):
@@ -331,6 +333,7 @@ def test_experiment_counts_and_out_are_refused_in_one_line_before_the_run(monkey
     (["--smoothed", "--balanced"], "argument --balanced: not allowed with argument --smoothed"),
     (["--trend", "--balanced"], "argument --balanced: not allowed with argument --trend"),
     (["--smoothed", "--trend"], "argument --trend: not allowed with argument --smoothed"),
+    (["--replot", "--smoothed"], "argument --smoothed: not allowed with argument --replot"),
 ])
 def test_tune_frontier_refuses_options_that_conflict(monkeypatch, capsys, tmp_path, argv, refused):
     # --tuning-only without --smoothed started the ~600 s default run; --smoothed --balanced ran --smoothed alone.
@@ -338,6 +341,16 @@ def test_tune_frontier_refuses_options_that_conflict(monkeypatch, capsys, tmp_pa
                      "tune_smoothed.balanced_main", "run_eps")
     assert _refusal(monkeypatch, capsys, module, *argv, "--out", str(tmp_path / "fresh")) == refused
     assert not (tmp_path / "fresh").exists()
+
+
+def test_tune_frontier_replot_draws_the_recorded_csv_without_running(monkeypatch, tmp_path):
+    # The figure's legend was moved below the panels by a replot of the recorded CSV; nothing is run.
+    module = _script(monkeypatch, "tune_frontier", "tune_smoothed.smoothed_main", "run_eps", "tau_convergence")
+    shutil.copy(ROOT / "experiments" / "tune_frontier" / "tune_frontier.csv", tmp_path)
+    monkeypatch.setattr(sys, "argv", ["tune_frontier.py", "--replot", "--out", str(tmp_path)])
+    module.main()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tune_frontier.csv", "tune_frontier.png"]
+    assert (tmp_path / "tune_frontier.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_peer_frontier_only_names_the_policies_it_can_match(monkeypatch, capsys, tmp_path):
