@@ -285,20 +285,41 @@ def test_a_directory_another_running_command_writes_is_refused(tmp_path):
         with pytest.raises(chunk_store.ForeignStoreError, match=r"^the output directory '.*' is being written by "
                            r"another running command \(process 4242\); wait for it to end, or give another --out$"):
             _store(tmp_path)
-        # A store opened before its directory existed takes the lock with its first chunk, and is refused then.
-        late = _store(tmp_path / "new")
-        (tmp_path / "new").mkdir()
-        os.rename(tmp_path / ".htb-jax.lock", tmp_path / "new" / ".htb-jax.lock")
-        with pytest.raises(chunk_store.ForeignStoreError, match=r"being written by another running command"):
-            late.save(0, {"x": np.zeros(1)})
-        assert not (tmp_path / "new" / "manifest.json").exists()
-    _store(tmp_path / "new").save(0, {"x": np.zeros(1)})  # the lock ends with its process, however it ends
+    # A store opened before its directory existed made it and took its lock with its first chunk, so a second
+    # command started meanwhile computed a whole chunk before it was refused; both are done at the opening now.
+    new = _store(tmp_path / "new")
+    probe = ("import fcntl, sys; f = open(sys.argv[1], 'a+')\n"
+             "try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB); print('free')\n"
+             "except OSError: print('held')")
+    held = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "new" / ".htb-jax.lock")],
+                          capture_output=True, text=True, check=True)
+    assert held.stdout == "held\n"
+    new.save(0, {"x": np.zeros(1)})
+    assert (tmp_path / "new" / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("error", [ValueError("in the first chunk"), KeyboardInterrupt()])
+def test_a_directory_made_by_the_store_goes_if_no_chunk_was_written(tmp_path, error):
+    # Made and locked at the opening (above), it must not outlive a run that failed or stopped before its first
+    # chunk; one that was there, or that got a chunk, stays.
+    def compute(first, count):
+        if first:
+            raise error
+        return {"x": np.zeros(count)}
+
+    (tmp_path / "there").mkdir()
+    for name, layout, kept in (("new", [(1, 1)], False), ("there", [(1, 1)], True), ("chunk", [(0, 1), (1, 1)], True)):
+        store = chunk_store.ChunkStore(str(tmp_path / name), {"a": 1}, [0, 0], layout, {"program_sha256": "0"})
+        with pytest.raises((ValueError, KeyboardInterrupt)):
+            chunk_store.run_chunks(store.layout, compute, store)
+        assert (tmp_path / name).exists() == kept, name
+    assert os.listdir(tmp_path / "there") == [".htb-jax.lock"]
 
 
 def test_a_manifest_another_command_wrote_meanwhile_is_never_overwritten(tmp_path):
     # Opened before any manifest existed; another command's manifest appeared before this one's first chunk.
+    # (Only where the file system has no locks: elsewhere the lock taken at the opening refuses that command.)
     store = _store(tmp_path / "out")
-    (tmp_path / "out").mkdir()
     (tmp_path / "out" / "manifest.json").write_text("{}")
     with pytest.raises(chunk_store.ForeignStoreError, match=r"got a manifest.json from another command while this "
                        r"one computed its first chunk; give another --out, or --restart"):

@@ -252,7 +252,12 @@ def run_chunks(
     except KeyboardInterrupt:
         if store is None:
             raise Interrupted(0, len(layout), None) from None
+        store.discard()
         raise Interrupted(store.stored(), len(layout), store.directory) from None
+    except BaseException:
+        if store is not None:
+            store.discard()
+        raise
     finally:
         if progress is not None and getattr(stream, "isatty", lambda: False)():
             stream.write("\n")
@@ -283,7 +288,8 @@ class ChunkStore:
     fails before computing anything leaves none behind.
 
     Args:
-      directory: the output directory: made with the first chunk where it is missing.
+      directory: the output directory, made where it is missing (process 0), and locked while the
+        store is used.
       config: the sweep's identity, a JSON-able dict (what must match to resume).
       root_key: u32[2] the root key's data.
       layout: ``[(first_seed, num_seeds), ...]`` per chunk.
@@ -314,8 +320,22 @@ class ChunkStore:
         self.writer = jax.process_index() == 0
         self.remedy = remedy
         self._lock = None
+        self.written = False  # a new manifest is written with the first chunk, not before
         check_store_dir(directory, remedy)
-        if self.writer and os.path.isdir(directory):  # else taken once the first chunk makes the directory
+        # A missing directory is made and locked now, so that a second command into it is refused at once.
+        self._made = self.writer and not os.path.isdir(directory)
+        if self.writer:
+            os.makedirs(directory, exist_ok=True)
+        try:
+            self._open(root_key, program, restart)
+        except BaseException:
+            self.discard()
+            raise
+
+    def _open(self, root_key: list[int], program: dict | fingerprint_lib.Program, restart: bool) -> None:
+        """Takes the lock, reads the manifest (or deletes it: ``restart``) and sets :attr:`manifest`."""
+        directory, remedy = self.directory, self.remedy
+        if self.writer:
             self._hold()
             remove_unmoved_outputs(directory)
         if restart:
@@ -332,7 +352,7 @@ class ChunkStore:
         if isinstance(program, fingerprint_lib.Program):  # the stored fingerprint where its inputs matched
             program = program.fingerprint() if old is None else program.resolve(old["program"])
         self.program = dict(program)
-        self.written = old is not None  # a new manifest is written with the first chunk, not before
+        self.written = old is not None
         # Temporary files left by a run killed mid-write: the chunks', and the manifest's where the lock is
         # held (a command on a file system without locks might be writing its own manifest).
         left = []
@@ -376,6 +396,21 @@ class ChunkStore:
                 f"the output directory {self.directory!r} is being written by another running command"
                 f"{in_use.owner}; wait for it to end, or give another {self.remedy.directory}"
             ) from None
+
+    def discard(self) -> None:
+        """Removes the directory this store made, if no chunk was written into it: a run that fails or is
+        stopped before its first chunk leaves no directory behind (one that holds other files stays)."""
+        if not self._made or self.written:
+            return
+        if self._lock is not None:  # removed while held, so that no other command takes it meanwhile
+            os.remove(os.path.join(self.directory, directory_lock.LOCK))
+            directory_lock.release(self.directory, self._lock)
+            self._lock = None
+        try:
+            os.rmdir(self.directory)
+        except OSError:  # not empty: something else was put there
+            pass
+        self._made = False
 
     def __del__(self):
         try:
@@ -454,8 +489,6 @@ class ChunkStore:
             return
         os.makedirs(self.chunk_dir, exist_ok=True)  # also where a manifest was left without its chunks
         if not self.written:  # the manifest before any chunk: a chunk file never lies outside one
-            if self._lock is None:
-                self._hold()
             if os.path.exists(os.path.join(self.directory, MANIFEST)):
                 raise ForeignStoreError(
                     f"the output directory {self.directory!r} got a {MANIFEST} from another command while this "
