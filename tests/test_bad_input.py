@@ -97,8 +97,8 @@ LIBRARY = {
     "sample int key": (TypeError, r"^key must be a jax.random.key\(seed\) \(or legacy uint32\[2\] key data from "
                                   r"jax.random.PRNGKey\(seed\)\); got key=0 \(int\)\. Use jax.random.key\(0\)\.$",
                        lambda: NU.sample(0, (4,))),
-    "scale above float32": (ValueError, r"^Gaussian scale must be at most 3\.4028235e\+38 \(rewards are float32, so a "
-                            r"larger value would be inf\); got Gaussian scale=1e\+39\.$",
+    "scale above float32": (ValueError, r"^Gaussian scale must be at most 3\.4028235e\+38 \(rewards are float32, in which a "
+                            r"larger value is inf\); got Gaussian scale=1e\+39\.$",
                             lambda: htb.Gaussian(loc=0.0, scale=1e39)),
     "spike overflow": (ValueError, r"spike_prob must be at least 2 gap / 3.4028235e\+38 = 5.87747e-39 for gap=1 "
                        r"\(the spike 2 gap / spike_prob is a float32 reward\); got spike_prob=1e-299",
@@ -211,6 +211,9 @@ LIBRARY = {
                        lambda: htb.simulate(KEY, htb.UCB1(), NU, 100, 4, devices=[jax.devices()[0]] * 2)),
     "gaps of one arm": (ValueError, r"^an instance needs a trailing arm axis: its batch shape is \(\)",
                         lambda: htb.gaps(htb.Pareto(loc=0.0, shape=1.5))),
+    # refused inside the trace (of the jitted table), from JAX's machinery
+    "reward table of one arm": (ValueError, r"^an instance needs a trailing arm axis: its batch shape is \(\)",
+                                lambda: htb.reward_table(KEY, htb.Pareto(loc=0.0, shape=1.5), 4)),
     "first_argmax of nothing": (ValueError, r"^values must hold at least one index to take the first maximum of; "
                                 r"got shape \(0,\)\.$", lambda: htb.first_argmax(np.zeros(0))),
     # a fractional rank was read as the rank below it; an empty axis divided by zero; an axis past x's

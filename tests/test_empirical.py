@@ -190,6 +190,37 @@ def test_table_construction_indexing_and_equal_gap_give_the_same_laws(nu):
         ),
         (lambda: htb.Empirical.from_samples(["a", "b"]), TypeError, r"samples must be observed rewards"),
         (lambda: htb.Empirical.from_samples([1.0], shift=np.inf), ValueError, r"Empirical shift must lie in"),
+        # each accepted, then drawn as inf (the mean and the reward table inf, nothing said)
+        (
+            lambda: htb.Empirical.from_samples([[3e38, 0.0], [1.0, 2.0]], shift=[1e38, 0.0]),
+            ValueError,
+            r"^Empirical shift moves an observation beyond the float32 range of the rewards: 3e\+38 \+ shift 1e\+38 is "
+            r"inf; give a smaller shift \(or gap\), or observations nearer 0\.$",
+        ),
+        (
+            lambda: htb.equal_gap(htb.Empirical.from_samples([-1.0, 3e38]), 3, gap=1e38),
+            ValueError,
+            r"^Empirical shift moves an observation beyond the float32 range of the rewards: 3e\+38 \+ shift 1e\+38",
+        ),
+        # drawn as 0, which is none of the observations (XLA's CPU code flushes subnormal floats to 0)
+        (
+            lambda: htb.Empirical.from_samples([[1.0, 3e-39], [1.0, 2.0]]),
+            ValueError,
+            r"^samples\[0\] must hold 0 or rewards of absolute value at least 1.1754944e-38 \(the least normal float32: "
+            r"smaller ones are flushed to 0 when drawn\); got samples\[0\]\[1\]=3e-39; rescale the data\.$",
+        ),
+        # the largest float32, printed as the bound, was refused as beyond it, "would be inf"
+        (
+            lambda: htb.Empirical.from_samples([1.0, 3.4028236e38]),
+            ValueError,
+            r"^samples must lie in \[-3.4028235e\+38, 3.4028235e\+38\] \(rewards are float32, in which a larger value "
+            r"is inf\); got samples=3.4028236e\+38\.$",
+        ),
+        (
+            lambda: htb.Empirical(2.0, 3.0, 0.0, data=htb.Empirical.from_samples([1.0, 2.0, 3.0]).data),
+            ValueError,
+            r"^Empirical start \+ size must be at most the 3 pooled observations; got start=2, size=3\.$",
+        ),
         (
             lambda: htb.Empirical.from_table(np.zeros((2, 3)), [1, 4]),
             ValueError,
@@ -226,6 +257,14 @@ def test_bad_input_is_refused_by_name(make, error, message):
     """Each bad input raises before anything is traced, naming the argument and the value given."""
     with pytest.raises(error, match=message):
         make()
+
+
+def test_the_largest_float32_and_the_least_normal_one_are_observations():
+    # The bounds of the refusals above are admissible themselves: each is drawn as it is.
+    big, tiny = float(np.finfo(np.float32).max), float(np.finfo(np.float32).tiny)
+    nu = htb.Empirical.from_samples([[3.4028235e38, -big], [tiny, 0.0]])
+    draws = np.asarray(htb.reward_table(jax.random.key(0), nu, 64))
+    assert set(draws[0]) == {np.float32(big), np.float32(-big)} and set(draws[1]) == {np.float32(tiny), 0.0}
 
 
 @pytest.mark.parametrize("sampler", ["block_sums", "order_statistic"])

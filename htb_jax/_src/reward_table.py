@@ -149,6 +149,7 @@ def reward_table(
         host's physical memory, called eagerly: draw it in pieces with ``first_pull``.
     """
     check_instance(instance, function="htb.reward_table", needs=("from_bits",))
+    instance_num_arms(instance)  # a trailing arm axis, refused here rather than inside the trace
     check_static("htb.reward_table", num_pulls=num_pulls)
     check_integer("num_pulls", num_pulls, 0, one=True)
     check_integer("first_pull", first_pull, 0, one=True)

@@ -55,6 +55,8 @@ def suggested_eps(alpha: float) -> float:
     if a is None or a.ndim != 0:
         raise ValueError(f"alpha must be one tail index > 1, a number; got alpha={alpha!r}.")
     a = float(a)
+    if math.isnan(a):  # not a short sample's estimate: no estimate at all
+        raise ValueError("alpha must exceed 1 for a finite mean, a tail index; got alpha=nan.")
     if not a > 1.0:
         raise ValueError(
             f"alpha must exceed 1 for a finite mean (E|X|^(1+eps) < inf needs 1 + eps < alpha, eps in (0, 1]); "
@@ -152,6 +154,7 @@ def tail_index(samples: Any, k: int | None = None) -> TailIndex:
         )
     if k is None:
         k = default_k(n)
+    check_untraced("htb.tail_index computes on the host, in NumPy", ": call it outside jit, with a Python int k.", k=k)
     check_integer("k", k, 1, maximum=n - 1, one=True)
     k = int(k)
     top = -np.sort(-np.partition(x, n - k - 1)[n - k - 1 :])  # the k + 1 largest, decreasing

@@ -499,10 +499,11 @@ def check_float32(name: str, value: Any, *, positive: bool = False) -> None:
     v = real_array(name, value)
     if v is None:
         return
-    big = np.abs(np.asarray(v, np.float64)) > FLOAT32_MAX
+    # Beyond FLOAT32_MAX by half its ulp (2^103), float32 rounds to inf; nearer, to FLOAT32_MAX.
+    big = np.abs(np.asarray(v, np.float64)) >= FLOAT32_MAX + 2.0**103
     if np.any(big):
         got = np.asarray(v, np.float64)[big].flat[0]
         where = f"be at most {FLOAT32_MAX:.8g}" if positive else f"lie in [-{FLOAT32_MAX:.8g}, {FLOAT32_MAX:.8g}]"
         raise ValueError(
-            f"{name} must {where} (rewards are float32, so a larger value would be inf); got {name}={_fmt(got)}."
+            f"{name} must {where} (rewards are float32, in which a larger value is inf); got {name}={float(got)!r}."
         )

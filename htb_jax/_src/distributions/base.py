@@ -216,7 +216,7 @@ class Distribution:
         """Raw absolute moment ``E|X|^(1+eps)`` ("Heavy-Tailed Bandits"), f64[broadcast(eps, batch)].
 
         Any order ``1 + eps > 0``, so ``eps`` in ``(-1, inf)`` (the paper's ``eps`` lies in ``(0, 1]``).
-        Closed form for :class:`TwoPoint`, an exact finite sum for :class:`Empirical`; tanh-sinh quadrature otherwise
+        Closed form for :class:`TwoPoint`, a float64 sum over every observation for :class:`Empirical`; tanh-sinh quadrature otherwise
         (relative accuracy about 1e-12; close to the divergence at a tail
         index ``a``, a few ulps times ``a / (a - 1 - eps)``, the conditioning
         of a moment ``~ 1 / (a - 1 - eps)``; for :class:`Stable` arms with
