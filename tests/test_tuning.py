@@ -68,6 +68,20 @@ def _tune_mc(key, lam, learning_rate):
                              **_MC)
 
 
+def test_traced_instances_that_would_be_refused_give_nan():
+    # Traced under the jit, the family and the reference cannot be checked: a member without a finite
+    # 2nd moment (U_1 = inf), or a reference without a suboptimal arm, returned the start (0.875, 0.125)
+    # with a finite worst case.  One program: the three calls differ in Pareto's traced parameters only.
+    def tune(shapes, reference_gap):
+        family = htb.equal_gap(htb.Pareto(loc=0.0, shape=jnp.array(shapes)), num_arms=2, gap=0.2)
+        reference = htb.Pareto(loc=jnp.array([reference_gap, 0.0]), shape=jnp.array([2.5, 2.5]))
+        return _tune(jax.random.key(0), 1.0, family, reference, T, S, num_steps=3, proxy="analytic")
+
+    assert np.isfinite(tune([2.5, 3.0], 0.2).worst_case)
+    for res in (tune([2.5, 1.5], 0.2), tune([2.5, 3.0], 0.0)):
+        assert all(np.all(np.isnan(np.asarray(a))) for a in res[:-1]), res
+
+
 def test_an_optimizer_that_takes_the_objective_value_gets_it():
     # optax.contrib.reduce_on_plateau reads the objective through update's extra arguments (lbfgs
     # also value_fn, for its line search): it failed inside optax ("missing 1 required keyword-only

@@ -50,7 +50,9 @@ the weight).
 **Jit.**  :func:`tune_schedule` is not jitted inside; callers jit it once
 with ``eps``, ``horizon``, ``num_seeds``, ``num_steps``, ``optimizer``,
 ``tune_q``, ``proxy``, ``sampler`` and ``polish`` static (``lam``, ``tau``, ``sigma``,
-``width``, the initial schedule and the instances may be traced).
+``width``, the initial schedule and the instances may be traced; traced instances are not
+checked, and where the checks would refuse them, an unnormalisable family or an instance without
+a suboptimal arm, every value of the result is NaN).
 
 **Reparametrisation.**  Unconstrained logits map into the admissible set of
 Theorems 2-3 (:func:`~htb_jax._src.schedule_search.admissible_schedule`), so
@@ -398,6 +400,12 @@ def tune_schedule(
             optimizer, tune_q, proxy, polish,
         )
     )(lam_arr.reshape(-1))
+    # Traced (under jax.jit), the instances were not refused above: where they would be, the result is NaN,
+    # not the iterate where the optimiser stopped (its start, under a NaN gradient).
+    unusable = ~jnp.all(jnp.isfinite(scale) & (scale > 0))
+    for instance in (family, reference):
+        unusable |= ~jnp.all(jnp.any(instance_gaps(instance).reshape(-1, k) > 0, axis=-1))
+    out = [jnp.where(unusable, jnp.nan, a) for a in out]
     shape = lam_arr.shape
     return TuningResult(*(jnp.reshape(a, (*shape, *a.shape[1:])) for a in out), lam=lam_arr)
 
