@@ -235,8 +235,8 @@ def tune_schedule(
       num_steps: optimiser steps.
       optimizer: an optax transformation (default ``optax.adam(0.05)``); one that
         takes extra arguments (``optax.contrib.reduce_on_plateau``,
-        ``optax.lbfgs``) is given the objective summed over ``lam``'s grid as
-        ``value``, with ``grad`` and ``value_fn``.
+        ``optax.lbfgs``) is given each weight's objective as ``value``, with ``grad`` and
+        ``value_fn``, and the weights of ``lam`` run one after another (``lax.map``), not batched.
       init_alpha, init_q: the starting schedule (default: the middle of each
         range, ``z = 0``); must be admissible.
       tune_q: if False, ``q`` stays at its initial value, as :func:`htb_jax.admissible_schedule` holds it:
@@ -394,12 +394,17 @@ def tune_schedule(
     else:
         tables = None
     z0 = jnp.stack([z0_a, z0_q])
-    out = jax.vmap(
-        lambda lam_: _optimise(
-            lam_, z0, tables, scale, eps, family, reference, horizon, num_seeds, tau, sigma, num_steps,
-            optimizer, tune_q, proxy, polish,
-        )
-    )(lam_arr.reshape(-1))
+    def optimise(lam_):
+        return _optimise(lam_, z0, tables, scale, eps, family, reference, horizon, num_seeds, tau, sigma, num_steps,
+                         optimizer, tune_q, proxy, polish)
+
+    # An optimizer that reads the objective itself (optax.lbfgs's line search, a while loop) runs one weight
+    # after another: batched over the weights, JAX's while loop fails on the binomial quantiles'
+    # custom_vmap inside the smoothed proxy's derivative (its constants batched: an AssertionError).
+    if isinstance(optimizer, optax.GradientTransformationExtraArgs):
+        out = jax.lax.map(optimise, lam_arr.reshape(-1))
+    else:
+        out = jax.vmap(optimise)(lam_arr.reshape(-1))
     # Traced (under jax.jit), the instances were not refused above: where they would be, the result is NaN,
     # not the iterate where the optimiser stopped (its start, under a NaN gradient).
     unusable = ~jnp.all(jnp.isfinite(scale) & (scale > 0))
