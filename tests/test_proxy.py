@@ -285,6 +285,8 @@ def test_a_table_shorter_than_the_exploration_is_refused_or_gives_nan(table):
         proxy.proxy_regrets(policy, table, 10**6, 0.05)
     assert np.all(np.isnan(_proxy_regrets(policy, table, 10**6, 0.05)))
     assert np.all(np.isfinite(_proxy_regrets(policy, table, T, 0.05)))  # the table's own horizon
+    # a traced NaN tau was read as 0, the hard commit: a finite regret (the same program as the line above)
+    assert np.all(np.isnan(_proxy_regrets(policy, table, T, np.nan)))
     with pytest.raises(ValueError, match=r"table.gaps must broadcast to .* \(3,\); got table.gaps of shape \(4,\)"):
         proxy.proxy_regrets(policy, proxy.ProxyTable(prefix=table.prefix, gaps=np.ones(4)), T, 0.05)
 

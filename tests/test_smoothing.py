@@ -207,6 +207,9 @@ def test_a_table_read_past_under_a_trace_is_nan_in_value_and_gradient():
     full_value, full_slope = at(jnp.array([0.8]), -(-horizon // 3))
     value, slope = at(jnp.array([0.8, 0.79]), pulls)
     assert value[0] == full_value[0] and np.isfinite(full_slope[0]) and np.isnan(slope[0])  # the point covered
+    # a traced NaN schedule: its length a NaN cast to an integer gave 92.0 with a zero gradient (same program)
+    nan_value, nan_slope = at(jnp.array([np.nan]), -(-horizon // 3))
+    assert np.isnan(nan_value[0]) and np.isnan(nan_slope[0])
     assert np.isnan(value[1]) and np.isnan(slope[1])  # the point itself not covered
     # regret_at_lengths, traced lengths: NaN past the table, a covered one the smoothed regret at its schedule
     traced = jax.jit(lambda n: htb.regret_at_lengths(key, nu, horizon, seeds, n, sampler="per_pull",

@@ -277,11 +277,12 @@ def mom_estimates(policy: AdaRETC, prefix: jax.Array, horizon: int, *, rounding:
 
 
 def commit_weights(estimates: jax.Array, tau: jax.Array) -> jax.Array:
-    """``softmax(estimates / tau)`` for ``tau > 0``; the one-hot first argmax at ``tau = 0``. f64[K]."""
+    """``softmax(estimates / tau)`` for ``tau > 0``; the one-hot first argmax at ``tau = 0``; NaN for a
+    (traced) NaN ``tau``, which was read as 0. f64[K]."""
     tau = jnp.asarray(tau, jnp.float64)
     hard = jax.nn.one_hot(jnp.argmax(estimates), estimates.shape[-1], dtype=jnp.float64)
     soft = jax.nn.softmax(estimates / jnp.where(tau > 0, tau, 1.0))
-    return jnp.where(tau > 0, soft, hard)
+    return jnp.where(jnp.isnan(tau), jnp.nan, jnp.where(tau > 0, soft, hard))
 
 
 def seed_regret(policy: AdaRETC, prefix: jax.Array, gaps: jax.Array, horizon: int, tau, *, rounding=False):

@@ -117,6 +117,12 @@ def exploration_of(params: jax.Array, num_arms: int, horizon: int) -> jax.Array:
     return jnp.minimum(jnp.int64(horizon), num_arms * static_blocks(num_arms, horizon) + poly)
 
 
+def _undefined_to_nan(params: jax.Array, value: jax.Array) -> jax.Array:
+    """``value``, or NaN where a traced schedule ``params = (eps, alpha, q)`` holds a NaN: its length
+    would be a NaN cast to an integer, a finite regret with a zero gradient (an optimiser stalled)."""
+    return jnp.where(jnp.any(jnp.isnan(params)), jnp.nan, value)
+
+
 def _seed_regret(length, estimates, gaps, num_arms: int, horizon: int):
     """One seed's regret at exploration length ``length`` with estimates f32[K], as ``simulate`` computes it, f64[]."""
     pulls = exploration_pulls(length, num_arms)  # i64[K]
@@ -298,8 +304,9 @@ def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef)
     def mean_regret(eps, alpha, q, leaves, crn, key_data, width, instance_width):
         inst = jax.tree_util.tree_unflatten(treedef, leaves)
         params = jnp.stack([eps, alpha, q])
-        return _mean_regret(crn, exploration_of(params, num_arms, horizon)[None], inst, num_arms, horizon,
-                            sampler)[0]
+        value = _mean_regret(crn, exploration_of(params, num_arms, horizon)[None], inst, num_arms, horizon,
+                             sampler)[0]
+        return _undefined_to_nan(params, value)
 
     def jvp(primals, tangents):
         eps, alpha, q, leaves, crn, key_data, width, instance_width = primals
@@ -344,7 +351,9 @@ def _member_regret_fn(num_arms, horizon, num_seeds, sampler, num_pulls, treedef)
             slope = jnp.where(jnp.isfinite(slope), slope, 0.0)
             d_flat = jnp.concatenate([d_leaves[i].reshape(-1) for i in moving])
             tangent = tangent + jnp.sum(slope * d_flat)
-        return values[0], jnp.where(jnp.isnan(values[0]), jnp.nan, tangent)
+        value = _undefined_to_nan(params, values[0])
+        # A product, not a where: reverse mode transposes a where's constant NaN branch to a zero gradient.
+        return value, tangent * jnp.where(jnp.isnan(value), jnp.nan, 1.0)
 
     mean_regret.defjvp(jvp, symbolic_zeros=True)
     return mean_regret, crn_of
