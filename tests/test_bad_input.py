@@ -444,6 +444,12 @@ LIBRARY = {
     "proxy_table int32 seeds": (ValueError, r"^the regret proxy holds every seed's per-pull prefix sums: num_seeds=100000 "
                                             r"x 1 instance\(s\) x K=3 x 5001 pulls x 8 bytes = 11446 MiB",
                                 lambda: htb.proxy_table(KEY, NU, 10**6, np.int32(100000), num_pulls=5000)),
+    # the default length, beyond 2^32 pulls, was refused as "num_pulls must be an integer in [1, 4294967296]",
+    # an argument not given, before the size's remedy could say what to lower
+    "proxy_table default length": (ValueError, r"^the regret proxy holds every seed's per-pull prefix sums: num_seeds=1 "
+                                               r"x 1 instance\(s\) x K=3 x 6666666668 pulls .*; lower num_seeds or "
+                                               r"horizon \(T=20000000000\), or pass eps",
+                                   lambda: htb.proxy_table(KEY, NU, 2 * 10**10, 1)),
     "shifted bool": (TypeError, r"^delta must be a real number or an array of real numbers; got delta=True \(bool\)\.$",
                      lambda: NU.shifted(True)),
     "shifted nan": (ValueError, r"^delta must lie in \(-inf, inf\); got delta=nan\.$", lambda: NU.shifted(np.nan)),

@@ -179,9 +179,10 @@ def proxy_table(
     if eps is not None:
         check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
     given = num_pulls is not None
-    if num_pulls is None:
+    if given:
+        check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS, one=True)
+    else:  # beyond MAX_PULLS, beyond MAX_TABLE_BYTES too: refused below with its remedy, not by a name not given
         num_pulls = max_proxy_pulls(eps, k, horizon)
-    check_integer("num_pulls", num_pulls, 1, maximum=MAX_PULLS, one=True)
     num_pulls = int(num_pulls)  # 300.0 is 300: a float would reach jnp.arange inside the trace
     if given:
         remedy = "lower num_seeds or num_pulls."
