@@ -26,8 +26,9 @@ T``.  Everything is computed in float64 from the float32 table.
 of :meth:`AdaRETC.exploration_length`, round-robin pulls, block size
 ``floor(n_i / B_T)``, estimates rounded to float32 as ``simulate`` rounds
 them) and ``tau = 0`` is the hard first argmax: the proxy is then the regret
-``simulate(..., sampler="per_pull")`` reports, seed by seed, up to the
-association order of float64 prefix sums.  For ``tau > 0`` the soft commit
+``simulate(..., sampler="per_pull")`` reports, seed by seed, the same pulls
+summed as it sums them (:func:`~htb_jax.pseudo_regret`), unless the association
+order of the float64 prefix sums moves an estimate's float32 rounding.  For ``tau > 0`` the soft commit
 tends to the hard one as ``tau -> 0`` at every seed whose largest estimate is
 unique.
 
@@ -62,6 +63,7 @@ from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import check_instance, intrinsic_scale
 from htb_jax._src.instances import gaps as instance_gaps
 from htb_jax._src.instances import num_arms as instance_num_arms
+from htb_jax._src.outcome import pseudo_regret
 from htb_jax._src.policies.adar_etc import AdaRETC, check_arms_and_horizon, exploration_pulls, num_blocks
 from htb_jax._src.prng_key import as_threefry_key
 from htb_jax._src.protocol_checks import check_policy
@@ -304,6 +306,9 @@ def seed_regret(policy: AdaRETC, prefix: jax.Array, gaps: jax.Array, horizon: in
     explore = jnp.sum(gaps * pulls)
     commit_rounds = jnp.maximum(float(horizon) - length, 0.0)
     regret = explore + commit_rounds * jnp.sum(weights * gaps)
+    if rounding:  # at tau = 0 the integer pulls, summed as simulate sums them (a plain sum differed by an ulp)
+        counts = pulls.astype(jnp.int64) + commit_rounds.astype(jnp.int64) * (weights == 1.0).astype(jnp.int64)
+        regret = jnp.where(tau == 0, pseudo_regret(gaps, counts), regret)
     # NaN where the exploration reads past the table (traced schedules, which proxy_regrets cannot check):
     # the clipped prefix sums would make the last blocks' means 0, a wrong regret that looks right.  A
     # product, not a where: the gradient is NaN too (a where's is 0, a flat objective to an optimizer).
@@ -388,6 +393,13 @@ def proxy_regrets(policy: AdaRETC, table: ProxyTable, horizon: int, tau: Any, *,
     if not _broadcasts_to(np.shape(table.gaps), (*inst, k)):
         raise ValueError(f"table.gaps must broadcast to the instances and arms of table.prefix, {(*inst, k)}; got "
                          f"table.gaps of shape {np.shape(table.gaps)}.")
+    if jnp.result_type(prefix) != jnp.float64:
+        raise TypeError(f"table.prefix must be float64 prefix sums (proxy_table's); got {jnp.result_type(prefix)}.")
+    gaps = concrete(table.gaps)
+    if gaps is not None and not np.all(np.isfinite(gaps) & (np.asarray(gaps) >= 0)):
+        bad = np.asarray(gaps, np.float64)[~(np.isfinite(gaps) & (np.asarray(gaps) >= 0))].flat[0]
+        raise ValueError(f"table.gaps must be finite and non-negative, each arm's gap to the best mean; got a gap "
+                         f"of {float(bad)!r}.")
     _check_table_covers(policy, table.num_pulls, k, horizon)
     flat_prefix = prefix.reshape(s, -1, k, prefix.shape[-1])  # [S, F, K, N + 1]
     flat_gaps = jnp.broadcast_to(table.gaps, (*inst, k)).reshape(-1, k)  # [F, K]
