@@ -27,7 +27,7 @@ of :meth:`AdaRETC.exploration_length`, round-robin pulls, block size
 ``floor(n_i / B_T)``, estimates rounded to float32 as ``simulate`` rounds
 them) and ``tau = 0`` is the hard first argmax: the proxy is then the regret
 ``simulate(..., sampler="per_pull")`` reports, seed by seed, the same pulls
-summed as it sums them (:func:`~htb_jax.pseudo_regret`), unless the association
+summed as it sums them (exactly, then rounded once), unless the association
 order of the float64 prefix sums moves an estimate's float32 rounding.  For ``tau > 0`` the soft commit
 tends to the hard one as ``tau -> 0`` at every seed whose largest estimate is
 unique.
