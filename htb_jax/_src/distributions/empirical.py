@@ -16,6 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -304,17 +305,25 @@ class Empirical(Distribution):
         return jnp.take(jnp.asarray(self.data.pool), at, mode="clip") + _f32(self.shift)
 
     # -- moments of the law, from every observation -----------------------------------------------
-    def _draws(self):
-        """Every value the law takes, f64[*batch_shape, longest], and which are observations (bool)."""
-        j = jnp.arange(self.data.longest, dtype=jnp.int64)
-        size = _f64(self.size).astype(jnp.int64)[..., None]
-        at = _f64(self.start).astype(jnp.int64)[..., None] + jnp.minimum(j, size - 1)
-        values = jnp.take(jnp.asarray(self.data.pool), at) + _f32(self.shift)[..., None]
-        valid = jnp.broadcast_to(j < size, values.shape)
-        return values.astype(_F64), valid
+    def _average_of(self, term, argument) -> jnp.ndarray:
+        """``mean_j term(x_j, a)`` over each law's draws ``x_j`` (f64), f64[broadcast(batch_shape, a.shape)].
 
-    def _average(self, values, valid):
-        return jnp.sum(jnp.where(valid, values, 0.0), axis=-1) / _f64(jnp.sum(valid, axis=-1))
+        The laws are taken a few at a time (``lax.map``), so that no more than about
+        :data:`_VALUES` draws are held at once: ``batch x longest`` of them, a family of many
+        members on long data, took gigabytes.
+        """
+        argument = _f64(argument)
+        shape = jnp.broadcast_shapes(self.batch_shape, argument.shape)
+        leaves = [jnp.broadcast_to(leaf, shape).reshape(-1) for leaf in
+                  (_f64(self.start).astype(jnp.int64), _f64(self.size).astype(jnp.int64), _f32(self.shift), argument)]
+        pool, j = jnp.asarray(self.data.pool), jnp.arange(self.data.longest, dtype=jnp.int64)
+
+        def one(start, size, shift, a):
+            values = (jnp.take(pool, start + jnp.minimum(j, size - 1)) + shift).astype(_F64)
+            return jnp.sum(jnp.where(j < size, term(values, a), 0.0)) / _f64(size)
+
+        batch = max(1, _VALUES // self.data.longest)
+        return jax.lax.map(lambda xs: one(*xs), leaves, batch_size=batch).reshape(shape)
 
     def mean(self):
         """The mean of each arm's draws, the average of its float32 observations (plus ``shift``), f64[batch_shape].
@@ -329,18 +338,11 @@ class Empirical(Distribution):
         return jnp.full(self.batch_shape, jnp.inf, _F64)  # a finite sample has every moment
 
     def _abs_moment(self, eps):
-        values, valid = self._draws()
-        r = 1.0 + _f64(eps)[..., None]
-        shape = jnp.broadcast_shapes(r.shape, values.shape)
-        powers = jnp.abs(jnp.broadcast_to(values, shape)) ** r
-        return self._average(powers, jnp.broadcast_to(valid, shape))
+        return self._average_of(lambda values, e: jnp.abs(values) ** (1.0 + e), eps)
 
     def _cdf(self, x):
-        values, valid = self._draws()
-        x = _f64(x)[..., None]
-        shape = jnp.broadcast_shapes(x.shape, values.shape)
-        below = jnp.broadcast_to(values, shape) <= x
-        return self._average(below.astype(_F64), jnp.broadcast_to(valid, shape))
+        return self._average_of(lambda values, point: (values <= point).astype(_F64), x)
 
 
-_mean = class_keyed_jit(lambda law: law._average(*law._draws()))  # one program per data set and shape
+_VALUES = 2**22  # draws held at once by a moment's program (32 MiB of float64)
+_mean = class_keyed_jit(lambda law: law._average_of(lambda values, _: values, 0.0))  # one program per data and shape
