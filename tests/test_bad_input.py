@@ -59,7 +59,7 @@ LIBRARY = {
     "alpha near its end": (ValueError, r"alpha must lie in \[0\.6666666666666666, 1\) for eps=1; got alpha=0\.6666666\.$",
                            lambda: htb.AdaRETC(eps=1.0, alpha=0.6666666, q=0.0)),
     # alpha*(eps) rounds to 1: "alpha must lie in [1, 1)" whatever alpha
-    "adaretc tiny eps": (ValueError, r"eps must be at least 1.6653e-16: below it alpha\*\(eps\)",
+    "adaretc tiny eps": (ValueError, r"eps must be at least 1.6653345369377348e-16: below it alpha\*\(eps\)",
                          lambda: htb.AdaRETC(eps=1e-17, alpha=0.99, q=0.0)),
     "alpha ragged": (ValueError, r"alpha must be .*equal lengths.*got alpha=\[\[0.8\], \[0.8, 0.9\]\]",
                      lambda: htb.AdaRETC(eps=1.0, alpha=[[0.8], [0.8, 0.9]], q=0.0)),

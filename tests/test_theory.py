@@ -365,9 +365,11 @@ def test_eps_outside_0_1_raises(fn, eps, shown):
          r"eps of shape \(\)\."),
         (lambda: theory.dependent_exponents([0.8, 0.9], [0.0, 0.1, 0.2], 1.0), r"dependent_exponents .* q of shape"),
         # below 1.67e-16, alpha*(eps) rounds to 1: the range of alpha was [1, 1), refused for every alpha
-        (lambda: theory.alpha_range(1e-17), r"eps must be at least 1.6653e-16: below it alpha\*\(eps\) = "
+        (lambda: theory.alpha_range(1e-17), r"eps must be at least 1.6653345369377348e-16: below it alpha\*\(eps\) = "
          r"\(1\+eps\)/\(1\+2eps\) rounds to 1 in float64 and no alpha lies in \[alpha\*\(eps\), 1\); got eps=1e-17\."),
-        (lambda: theory.beta_alpha(0.99, [0.5, 1e-17]), r"eps must be at least 1.6653e-16"),
+        (lambda: theory.beta_alpha(0.99, [0.5, 1e-17]), r"eps must be at least 1.6653345369377348e-16"),
+        # 1e-16 was taken (its quotient rounds below 1) though 1.12e-16 to 1.58e-16 were refused
+        (lambda: theory.alpha_range(1e-16), r"eps must be at least 1.6653345369377348e-16: .* got eps=1e-16\.$"),
         # a narrow range shown with every digit ([0.9999999999999998, 1.0), not [1, 1))
         (lambda: theory.beta_alpha(0.9999, 2e-16), r"alpha must lie in \[0.9999999999999998, 1.0\) for eps=2e-16"),
     ],

@@ -6,7 +6,11 @@ rate and ``Phi_dep(K, T) = K^a T^c`` the gap-sum-normalized
 distribution-dependent rate.  Every function takes Python floats or NumPy
 arrays, broadcasts them, and returns float64 (a NumPy scalar when every
 input is a scalar).  Out-of-range inputs raise ``ValueError`` naming the
-admissible range and the value given.  Equations are cited by their labels in
+admissible range and the value given; a closed end also admits values within
+``1e-12`` (relative) of it, taken as the end point (a typed ``2/3`` where the
+bound is ``(1+eps)/(1+2eps)``).  For ``eps`` below about ``1e-8``, an ``alpha``
+in ``[alpha*(eps), 1)`` holds ``1 - alpha`` to about ``1e-16 / eps``
+(relative) only, and exponents computed from it lose as many digits.  Equations are cited by their labels in
 the paper's source, ``eq. (boundEpsKnown)``; the documentation's index says
 where each one is.
 """
@@ -126,11 +130,12 @@ def check_alpha_room(eps: ArrayLike) -> None:
     """``ValueError`` for an ``eps`` so small that ``alpha*(eps) = (1+eps)/(1+2eps)`` rounds to 1 in float64,
     leaving no ``alpha`` in ``[alpha*(eps), 1)`` (every eps from ``SMALLEST_EPS_WITH_ALPHA`` on has one)."""
     eps = np.asarray(eps, np.float64)
-    small = (1.0 + eps) / (1.0 + 2.0 * eps) >= 1.0
+    # (a threshold as well: the rounding of the quotient alone refused 1.12e-16 but took 1e-16)
+    small = (eps < SMALLEST_EPS_WITH_ALPHA) | ((1.0 + eps) / (1.0 + 2.0 * eps) >= 1.0)
     if np.any(small):
         raise ValueError(
-            f"eps must be at least {SMALLEST_EPS_WITH_ALPHA:.5g}: below it alpha*(eps) = (1+eps)/(1+2eps) rounds "
-            f"to 1 in float64 and no alpha lies in [alpha*(eps), 1); got eps={eps[small].flat[0]:g}."
+            f"eps must be at least {SMALLEST_EPS_WITH_ALPHA!r}: below it alpha*(eps) = (1+eps)/(1+2eps) rounds "
+            f"to 1 in float64 and no alpha lies in [alpha*(eps), 1); got eps={float(eps[small].flat[0])!r}."
         )
 
 
