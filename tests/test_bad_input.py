@@ -211,6 +211,28 @@ LIBRARY = {
                        lambda: htb.simulate(KEY, htb.UCB1(), NU, 100, 4, devices=[jax.devices()[0]] * 2)),
     "gaps of one arm": (ValueError, r"^an instance needs a trailing arm axis: its batch shape is \(\)",
                         lambda: htb.gaps(htb.Pareto(loc=0.0, shape=1.5))),
+    # a NaN slope was fitted as "agrees"; an array theory_value failed as "the truth value of an array is
+    # ambiguous"; a negative spike probability was compared with the grid
+    "fit with a NaN slope": (ValueError, r"^ExponentFit slope must be one finite number; got slope=nan\.$",
+                             lambda: htb.ExponentFit(np.nan, 0.0, 0.6, 0.8, 0.95, 1000)),
+    "fit interval reversed": (ValueError, r"^ExponentFit low must be at most high; got low=0\.8, high=0\.6\.$",
+                              lambda: htb.ExponentFit(0.7, 0.0, 0.8, 0.6, 0.95, 1000)),
+    "fit level 2": (ValueError, r"^ExponentFit level must lie in \(0, 1\); got level=2\.0\.$",
+                    lambda: htb.ExponentFit(0.7, 0.0, 0.6, 0.8, 2.0, 1000)),
+    "verdict theory array": (ValueError, r"^theory_value must be one number; got theory_value of shape \(2,\)\.$",
+                             lambda: htb.frontier.verdict(FIT, np.array([0.7, 0.9]), 0.7)),
+    "verdict hardest negative": (ValueError, r"^hardest must lie in \(0, 1\]; got hardest=-1\.$",
+                                 lambda: htb.frontier.verdict(FIT, 0.9, 0.95, hardest=-1.0, family=SPIKE_FAMILY)),
+    # runs of the wrong shape failed in the fit with NumPy's IndexError, or named `scale`; zero L_T gave NaN
+    "runs exploration shape": (ValueError, r"^FamilyRuns exploration must be i64\[G, H\] = \(1, 2\), one L_T per "
+                                           r"schedule and horizon; got shape \(1, 1\)\.$",
+                               lambda: dataclasses.replace(RUNS, exploration=np.full((1, 1), 100))),
+    "runs members": (ValueError, r"^FamilyRuns regret must be f64\[G, F \+ 1, H, S\] with F \+ 1 = 3 .*; got shape "
+                                 r"\(1, 2, 2, 4\)\.$",
+                     lambda: dataclasses.replace(RUNS, regret=np.ones((1, 2, 2, 4)))),
+    "runs zero exploration": (ValueError, r"^FamilyRuns exploration must be an integer >= 1; got FamilyRuns "
+                                          r"exploration=0\.$",
+                              lambda: dataclasses.replace(RUNS, exploration=np.zeros((1, 2), np.int64))),
     # refused inside the trace (of the jitted table), from JAX's machinery
     "reward table of one arm": (ValueError, r"^an instance needs a trailing arm axis: its batch shape is \(\)",
                                 lambda: htb.reward_table(KEY, htb.Pareto(loc=0.0, shape=1.5), 4)),

@@ -66,6 +66,25 @@ class ExponentFit:
     num_bootstrap: int
     argmax: tuple[int, ...] | None = None
 
+    def __post_init__(self):
+        """``ValueError`` for fields that no fit gives: a slope or intercept that is not one finite
+        number, an interval end that is NaN, ``low > high``, a ``level`` outside ``(0, 1)`` or ``num_bootstrap < 1``."""
+        for name in ("slope", "intercept", "low", "high", "level"):
+            value = getattr(self, name)
+            ends = name in ("low", "high")  # an interval end may be infinite: bootstrap draws of regret 0
+            if not (isinstance(value, numbers.Real) and not isinstance(value, bool)
+                    and (math.isfinite(value) or (ends and not math.isnan(value)))):
+                what = "a number, not NaN" if ends else "one finite number"
+                raise ValueError(f"ExponentFit {name} must be {what}; got {name}={value!r}.")
+        if not self.low <= self.high:
+            raise ValueError(f"ExponentFit low must be at most high; got low={self.low!r}, high={self.high!r}.")
+        if not 0.0 < self.level < 1.0:
+            raise ValueError(f"ExponentFit level must lie in (0, 1); got level={self.level!r}.")
+        if not (isinstance(self.num_bootstrap, numbers.Integral) and not isinstance(self.num_bootstrap, bool)
+                and self.num_bootstrap >= 1):
+            raise ValueError(f"ExponentFit num_bootstrap must be an integer >= 1; got "
+                             f"num_bootstrap={self.num_bootstrap!r}.")
+
     def contains(self, value: float, tol: float = 0.0) -> bool:
         """Whether ``low - tol <= value <= high + tol``.
 

@@ -28,6 +28,7 @@ from htb_jax._src.sweep import progress_bar
 from htb_jax._src.sweep import write_csv as _write_csv
 from htb_jax._src.validation import (
     check_choice,
+    check_distinct,
     check_flag,
     check_increasing,
     check_instance_type,
@@ -61,6 +62,27 @@ class FamilyRuns:
     family: SpikeFamily | ParetoFamily | StableFamily
     seconds: float
     resumed_chunks: int = 0
+
+    def __post_init__(self):
+        """``ValueError`` naming the field for runs that no run gives: shapes that disagree with each other or
+        with the family, horizons that are not distinct integers ``>= 1``, or an exploration below 1 (they
+        failed deep in a fit, or gave NaN there)."""
+        check_family("family", self.family)
+        regret, exploration = np.asarray(self.regret), np.asarray(self.exploration)
+        horizons = np.asarray(self.horizons)
+        if horizons.ndim != 1:
+            raise ValueError(f"FamilyRuns horizons must be i64[H]; got shape {horizons.shape}.")
+        check_integer("FamilyRuns horizons", horizons, 1)
+        check_distinct("FamilyRuns horizons", horizons)
+        members = self.family.num_members + 1
+        if regret.ndim != 4 or regret.shape[1:3] != (members, horizons.size):
+            raise ValueError(f"FamilyRuns regret must be f64[G, F + 1, H, S] with F + 1 = {members} (the family's "
+                             f"members and its fixed instance) and H = {horizons.size} horizons; got shape "
+                             f"{regret.shape}.")
+        if exploration.shape != (regret.shape[0], horizons.size):
+            raise ValueError(f"FamilyRuns exploration must be i64[G, H] = {(regret.shape[0], horizons.size)}, one "
+                             f"L_T per schedule and horizon; got shape {exploration.shape}.")
+        check_integer("FamilyRuns exploration", exploration, 1)
 
     def scale(self, eps: float) -> np.ndarray:
         """``U_eps`` of each family member, f64[F + 1] (computed once per family and ``eps``)."""
@@ -244,14 +266,15 @@ def load_runs(path, family: SpikeFamily | ParetoFamily | StableFamily) -> Family
         missing = [name for name in ("regret", "exploration", "horizons") if name not in data.files]
         if missing:
             raise not_runs(f"it lacks {', '.join(missing)}")
-        runs = FamilyRuns(data["regret"], data["exploration"], data["horizons"], family, math.nan)
+        regret = data["regret"]
+        if regret.ndim != 4 or regret.shape[1] != family.num_members + 1:
+            raise ValueError(
+                f"family must be the family the runs in {path} were run on: they hold {regret.shape[1] - 1} "
+                f"members and the fixed instance (regret of shape {regret.shape}); got a {type(family).__name__} "
+                f"of {family.num_members} members."
+            )
+        runs = FamilyRuns(regret, data["exploration"], data["horizons"], family, math.nan)
         stored = str(data["family"]) if "family" in data.files else None
-    if runs.regret.ndim != 4 or runs.regret.shape[1] != family.num_members + 1:
-        raise ValueError(
-            f"family must be the family the runs in {path} were run on: they hold {runs.regret.shape[1] - 1} "
-            f"members and the fixed instance (regret of shape {runs.regret.shape}); got a {type(family).__name__} "
-            f"of {family.num_members} members."
-        )
     if stored is not None:
         saved, given = json.loads(stored), json.loads(_family_values(family))
         differ = next((name for name in (*saved, *given) if saved.get(name) != given.get(name)), None)
