@@ -225,6 +225,8 @@ def test_pairwise_lower_bound_specialisations():
     gap = eps * (1 - q) / (1 + eps) - forced
     assert_exact(gap[100], 0.0)
     assert np.all(np.abs(np.delete(gap, 100)) > 1e-4)
+    # a t within the check's slack below 0 is 0: the T exponent was 1 + 3e-14, above its [0, 1]
+    assert theory.pairwise_lower_bound(0.3, -1e-13, 0.5).t == 1.0
 
 
 def test_table_1():

@@ -472,7 +472,8 @@ def pairwise_lower_bound(k: ArrayLike, t: ArrayLike, eps: ArrayLike) -> Exponent
     eps = _check_eps(eps)
     _check_shapes("pairwise_lower_bound", k=k, t=t, eps=eps)
     ratio = eps / (1.0 + eps)
-    return Exponents(*_broadcast(ratio * (1.0 - k), 1.0 - np.asarray(t, np.float64) * ratio))
+    t = np.clip(np.asarray(t, np.float64), 0.0, 1.0)  # a t within the check's slack outside [0, 1] is that end
+    return Exponents(*_broadcast(ratio * (1.0 - k), 1.0 - t * ratio))
 
 
 def table1_points() -> tuple[OperatingPoint, ...]:
