@@ -233,6 +233,9 @@ LIBRARY = {
     "runs zero exploration": (ValueError, r"^FamilyRuns exploration must be an integer >= 1; got FamilyRuns "
                                           r"exploration=0\.$",
                               lambda: dataclasses.replace(RUNS, exploration=np.zeros((1, 2), np.int64))),
+    # failed inside jnp.zeros with a pybind11 TypeError ("get(): incompatible function arguments")
+    "equal_gap absurd arms": (ValueError, r"^num_arms must be an integer in \[2, 4294967296\]; got num_arms=10{30}\.$",
+                              lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=2.5), 10**30, 0.1)),
     # refused inside the trace (of the jitted table), from JAX's machinery
     "reward table of one arm": (ValueError, r"^an instance needs a trailing arm axis: its batch shape is \(\)",
                                 lambda: htb.reward_table(KEY, htb.Pareto(loc=0.0, shape=1.5), 4)),

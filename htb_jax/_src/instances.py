@@ -50,6 +50,7 @@ from htb_jax._src.validation import (
 
 # The families whose ``loc`` is their mean (the docstring of htb_jax._src.distributions).
 _MEAN_PARAMETRISED = (Pareto, StudentT, Frechet, Gaussian, LogNormal, Stable)
+MAX_ARMS = 2**32  # an arm index is one uint32 word of the reward table's counter
 
 
 def num_arms(instance: Distribution) -> int:
@@ -346,7 +347,7 @@ def equal_gap(base: Distribution, num_arms: int, gap: Any) -> Distribution:
       Array([0.5, 0. , 0. ], dtype=float64)
     """
     check_instance(base, "base", "htb.equal_gap", ("mean", "location_fields"))
-    check_integer("num_arms", num_arms, 2, one=True)
+    check_integer("num_arms", num_arms, 2, maximum=MAX_ARMS, one=True)
     check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
     check_float32("gap", gap)  # else refused as the shifted law's loc, which the user never wrote
     try:
@@ -392,7 +393,7 @@ def lower_bound_pair(
       ``(nu0, nu_i)``, two :class:`TwoPoint` instances of batch shape
       ``broadcast(gap, spike_prob).shape + (K,)``.
     """
-    check_integer("num_arms", num_arms, 2, one=True)
+    check_integer("num_arms", num_arms, 2, maximum=MAX_ARMS, one=True)
     check_integer("arm", arm, 1, maximum=num_arms - 1)
     check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
     check_interval("spike_prob", spike_prob, 0.0, 1.0, low_closed=False, high_closed=True)
