@@ -482,7 +482,8 @@ def check_float32_above_one(name: str, value: Any) -> None:
     if v is None:
         return
     v = np.asarray(v, np.float64)
-    rounded = (v > 1.0) & (v.astype(np.float32) <= 1.0)
+    with np.errstate(over="ignore"):  # a value beyond float32 is inf there (refused by check_float32)
+        rounded = (v > 1.0) & (v.astype(np.float32) <= 1.0)
     if np.any(rounded):
         raise ValueError(
             f"{name} must exceed 1 + 2^-24 (about 1.00000006), or float32, in which rewards are drawn, rounds it "
