@@ -233,6 +233,10 @@ LIBRARY = {
     "runs zero exploration": (ValueError, r"^FamilyRuns exploration must be an integer >= 1; got FamilyRuns "
                                           r"exploration=0\.$",
                               lambda: dataclasses.replace(RUNS, exploration=np.zeros((1, 2), np.int64))),
+    # "must lie in [-3.4028235e+38, 3.4028235e+38]", for a shape whose range is (1, inf)
+    "shape above float32": (ValueError, r"^Frechet shape must be at most 3\.4028235e\+38 \(rewards are float32, in "
+                                        r"which a larger value is inf\); got Frechet shape=1e\+300\.$",
+                            lambda: htb.Frechet(loc=0.0, shape=1e300)),
     # failed inside jnp.zeros with a pybind11 TypeError ("get(): incompatible function arguments")
     "equal_gap absurd arms": (ValueError, r"^num_arms must be an integer in \[2, 4294967296\]; got num_arms=10{30}\.$",
                               lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=2.5), 10**30, 0.1)),

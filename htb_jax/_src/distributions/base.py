@@ -72,7 +72,7 @@ class Distribution:
         check_broadcast(family, **values)
         for name, value in values.items():
             if name != "p":
-                check_float32(f"{family} {name}", value, positive=name == "scale")
+                check_float32(f"{family} {name}", value, positive=name in ("scale", "shape", "df"))
             if name == "scale":
                 check_float32_scale(f"{family} {name}", value)
 
