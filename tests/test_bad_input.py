@@ -880,12 +880,36 @@ def test_frontier_refuses_before_printing_or_writing(tmp_path, capsys, extra, me
     _assert_refused(["frontier", "--out", str(tmp_path / "out"), *extra], tmp_path / "out", capsys, message)
 
 
+def test_a_frontier_chunk_past_the_memory_budget_names_the_chunk_flag(tmp_path, capsys):
+    # It named memory_budget alone, which the command has no flag for (the breakdown depends on the threads).
+    argv = ["frontier", "--seeds", "4096", "--seed-chunk", "4096", "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("htb-jax: error: memory_budget must be at least ") and len(err.splitlines()) == 1, err
+    assert err.endswith("got memory_budget=2147483648: the budget of one chunk of seeds, simulated at once; give a "
+                        "smaller --seed-chunk.\n"), err
+    assert not (tmp_path / "out").exists()
+
+
 def test_bare_command_is_a_usage_error_on_stderr(capsys):
     assert main([]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == ("htb-jax: error: give a command: frontier (the T-frontier, the main job), sweep or bench "
                             "(see 'htb-jax --help')\n")
+
+
+@pytest.mark.parametrize("argv, helped", [
+    (["frontier", "--config", "typo.toml"], "htb-jax frontier"),  # pointed to 'htb-jax --help', where it is not
+    (["bench", "extra"], "htb-jax bench"),
+    (["--bogus"], "htb-jax"),
+])
+def test_an_unknown_argument_points_to_its_commands_help(capsys, argv, helped):
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    unknown = " ".join(argv[1:] if len(argv) > 1 else argv)
+    assert capsys.readouterr().err == f"htb-jax: error: unrecognized arguments: {unknown} (see '{helped} --help')\n"
 
 
 def test_toml_lists_are_not_truncated_or_empty(tmp_path, capsys):

@@ -159,6 +159,10 @@ def test_toml_errors(tmp_path, capsys):
     config.write_text("num_seeds = \n")
     assert main(["sweep", "--config", str(config)]) == 2
     assert capsys.readouterr().err.startswith(f"htb-jax: error: {config} is not valid TOML")
+    config.write_bytes(b"\xff\xfe")  # the codec's message named neither the file nor the flag
+    assert main(["sweep", "--config", str(config)]) == 2
+    assert capsys.readouterr().err == (f"htb-jax: error: {config} is not valid TOML: it must be UTF-8 text; byte 0 "
+                                       "is b'\\xff'\n")
 
 
 def test_read_only_output_directory(tmp_path, capsys, monkeypatch):

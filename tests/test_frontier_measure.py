@@ -367,6 +367,9 @@ def test_a_policy_told_each_members_parameter_through_the_command_line(tmp_path,
         ("user_policies:broken", r"--policy: 'broken', a function member -> policy, failed on the family's members: "
                                  r"ZeroDivisionError: division by zero"),
         ("user_policies:Missing()", r"--policy: 'Missing\(\)' failed in user_policies: NameError"),
+        # the expression's own error is the user's: its eps is not the command's --eps (it said "--eps must")
+        ("htb_jax:AdaRETC(eps=1.5, alpha=0.8, q=0.0)", r"--policy: 'AdaRETC\(eps=1.5, alpha=0.8, q=0.0\)' failed in "
+                                                        r"htb_jax: ValueError: eps must lie in \(0, 1\]; got eps=1.5\.$"),
         # named by its signature (it said "told_eps_u() missing 1 required positional argument: 'u'")
         ("user_policies:told_eps_u", r"htb-jax frontier takes a policy or a function \(member\) -> policy for "
                                      r"--policy; got --policy=<function told_eps_u .*, which takes \(eps, u\)\.$"),

@@ -19,6 +19,11 @@ from htb_jax._src.distributions import Distribution
 from htb_jax._src.instances import check_instance
 
 
+class UserCodeError(ValueError):
+    """A user's module or expression failed: its message is the user's code's, which the command line
+    does not rewrite into flag names (an ``eps must ...`` raised by ``AdaRETC(eps=1.5)`` is no ``--eps``)."""
+
+
 def is_spec(value: Any) -> bool:
     """Whether ``value`` names user code: a string with a ``:`` between a module and an expression."""
     return isinstance(value, str) and ":" in value
@@ -55,7 +60,7 @@ def load(spec: str, option: str, example: str) -> Any:
         if isinstance(e, ModuleNotFoundError) and ("/" in module_name or module_name.endswith(".py")):
             hint = (" (MODULE is a module's name, as in an import statement, found from the current directory or "
                     "PYTHONPATH: 'mylaws' for ./mylaws.py)")
-        raise ValueError(f"{option}: cannot import module {module_name!r}: {type(e).__name__}: {e}{hint}") from None
+        raise UserCodeError(f"{option}: cannot import module {module_name!r}: {type(e).__name__}: {e}{hint}") from None
     try:
         return eval(expression, vars(module))  # noqa: S307  (the user's own expression)
     except (Exception, SystemExit) as e:  # noqa: BLE001
@@ -64,7 +69,7 @@ def load(spec: str, option: str, example: str) -> Any:
         if first in sys.stdlib_module_names and (os.path.exists(f"{first}.py") or os.path.isdir(first)):
             hint = (f" ({module_name!r} is the standard library's module, imported in place of a file of yours of that "
                     f"name: rename your file)")
-        raise ValueError(f"{option}: {expression!r} failed in {module_name}: {type(e).__name__}: {e}{hint}") from None
+        raise UserCodeError(f"{option}: {expression!r} failed in {module_name}: {type(e).__name__}: {e}{hint}") from None
 
 
 def load_arm_law(

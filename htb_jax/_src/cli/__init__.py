@@ -62,7 +62,9 @@ def _run(argv) -> int:
     add_frontier_parser(sub)
     add_sweep_parser(sub)
     add_bench_parser(sub)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # refused by the command's own parser, so that its help is the one pointed to
+        (sub.choices[args.command] if args.command else parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:  # usage errors are one line on stderr, status 2
         print("htb-jax: error: give a command: frontier (the T-frontier, the main job), sweep or bench "
               "(see 'htb-jax --help')", file=sys.stderr)

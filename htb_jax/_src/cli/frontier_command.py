@@ -189,8 +189,14 @@ def add_frontier_parser(sub) -> None:
 
 
 def run_frontier(args) -> int:
-    with flag_names(_FLAGS):
-        return _run_frontier(args)
+    try:
+        with flag_names(_FLAGS):
+            return _run_frontier(args)
+    except ValueError as e:  # the budget is no flag here: what the user can change is the chunk
+        if type(e) is ValueError and str(e).startswith("memory_budget must be at least"):
+            raise ValueError(f"{str(e).removesuffix('.')}: the budget of one chunk of seeds, simulated at once; "
+                             f"give a smaller --seed-chunk.") from None
+        raise
 
 
 def _run_frontier(args) -> int:

@@ -128,6 +128,9 @@ def _read_toml(path: str) -> dict:
         raise ValueError(f"cannot read the configuration file {path!r}: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{path} is not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:  # TOML is UTF-8: the codec's message named neither the file nor the flag
+        raise ValueError(f"{path} is not valid TOML: it must be UTF-8 text; byte {e.start} is "
+                         f"{e.object[e.start:e.start + 1]!r}") from None
     settings = {}
     for name, value in data.items():
         kind = _SWEEP_KEYS.get(name)
