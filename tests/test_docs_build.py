@@ -125,7 +125,7 @@ def _command_parsers(monkeypatch):
         built.append(parser)
         raise SystemExit(0)
 
-    monkeypatch.setattr(cli.Parser, "parse_args", capture)
+    monkeypatch.setattr(cli.Parser, "parse_known_args", capture)
     with pytest.raises(SystemExit):
         cli.main([])
     (subparsers,) = [a for a in built[0]._actions if a.choices and a.dest == "command"]

@@ -67,6 +67,15 @@ def test_free_and_dependent_exponents_of_a_known_power_law():
         frontier.free_exponent(runs, 0, 1.0, 10**12)
 
 
+def test_runs_and_verdicts_take_what_the_library_gives():
+    # The checks of FamilyRuns and verdict admit what runs produce: an anytime run's checkpoints repeat
+    # (ForceMoM's frontier), index policies explore 0 rounds, and K B_T / L_T exceeds 1 where L_T = T < K B_T.
+    runs = _synthetic_runs(0.7, np.zeros(4, np.int64))
+    dataclasses.replace(runs, horizons=np.array([10**6, 10**6, 10**8, 10**10]))
+    fit = htb.ExponentFit(0.5, math.nan, 0.4, 0.6, 0.95, 10)  # a fit read back from a CSV: no intercept
+    assert frontier.verdict(fit, 0.9, 0.95, hardest=1.85, family=FAMILY) == "disagrees"
+
+
 def test_the_block_share_is_taken_at_the_largest_horizon_in_any_order():
     # K B_T / L_T of the table is read at the largest T, wherever it stands among the horizons.
     # Catches B_T at the largest T over L_T at the last-listed one (and the reverse), which agree

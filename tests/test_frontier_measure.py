@@ -80,6 +80,25 @@ def test_checkpoint_horizons_are_the_rounds_an_anytime_run_records():
     assert set(h.tolist()) <= set(rounds.astype(int).tolist())
 
 
+def test_checkpoints_at_huge_horizons_are_within_the_documented_distance_of_the_exact_ceiling():
+    # At T = 10^18 with 10 a decade, round j is 10^(j/10) exactly: the least n with n^10 >= 10^j, in integers.
+    # From 2^43 on the rounds are the float64 power rounded (up to a few dozen off at 1e17); the docstring
+    # says off by at most 1 plus about 5e-15 of it (1 at 1.6e13, 96 at 1e17 measured: 1e-15 of it).
+    got = htb.frontier.checkpoint_horizons(10**18, 10**13, per_decade=10)
+    exact = []
+    for j in range(130, 181):
+        n = int(10 ** (j / 10))
+        n += -1 if (n - 1) ** 10 >= 10**j else 0
+        while n**10 < 10**j:
+            n += 1
+        while (n - 1) ** 10 >= 10**j:
+            n -= 1
+        exact.append(n)
+    assert len(got) == len(exact) and got[-1] == exact[-1] == 10**18
+    off = np.abs(got - np.array(exact, np.int64)) - 1  # beyond one unit
+    assert np.all(off <= 5e-15 * np.array(exact, np.float64)), off
+
+
 def test_a_builtin_policy_read_at_checkpoints_equals_simulate_per_horizon_and_numpy_fits():
     """UCB1's measurement against ``simulate`` of every seed at once and fits in NumPy.  Its 6 seeds
     run in chunks of 4 and 2: catches a measure that drops a short last chunk (4 seeds fitted), that

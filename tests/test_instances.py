@@ -61,7 +61,7 @@ def test_intrinsic_scale_is_the_max_over_arms():
 @pytest.mark.parametrize(
     "call,message",
     [
-        (lambda: htb.equal_gap(htb.Gaussian(0.0), 1, 0.5), "num_arms must be an integer >= 2; got num_arms=1"),
+        (lambda: htb.equal_gap(htb.Gaussian(0.0), 1, 0.5), "num_arms must be an integer in \\[2, 4294967296\\]; got num_arms=1"),
         (lambda: htb.equal_gap(htb.Gaussian(0.0), 3, 0.0), r"gap must lie in \(0, inf\); got gap=0"),
         (lambda: htb.lower_bound_pair(3, 0.5, 0.0), r"spike_prob must lie in \(0, 1\]; got spike_prob=0"),
         (lambda: htb.lower_bound_pair(3, 0.5, 0.1, arm=0), r"arm must be an integer in \[1, 2\]; got arm=0"),

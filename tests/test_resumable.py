@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import lock_held_by_another_process
-from htb_jax._src import chunk_store, resumable
+from htb_jax._src import chunk_store, directory_lock, resumable
 from htb_jax._src.cli import main
 
 SMALL = ["sweep", "--arms", "3", "--alphas", "2/3,0.9", "--qs", "0", "--horizons", "1000,5000",
@@ -308,12 +308,30 @@ def test_a_directory_made_by_the_store_goes_if_no_chunk_was_written(tmp_path, er
         return {"x": np.zeros(count)}
 
     (tmp_path / "there").mkdir()
-    for name, layout, kept in (("new", [(1, 1)], False), ("there", [(1, 1)], True), ("chunk", [(0, 1), (1, 1)], True)):
+    for name, layout, kept in (("new/a/b", [(1, 1)], False), ("there/a", [(1, 1)], False),
+                               ("there", [(1, 1)], True), ("chunk", [(0, 1), (1, 1)], True)):
         store = chunk_store.ChunkStore(str(tmp_path / name), {"a": 1}, [0, 0], layout, {"program_sha256": "0"})
         with pytest.raises((ValueError, KeyboardInterrupt)):
             chunk_store.run_chunks(store.layout, compute, store)
         assert (tmp_path / name).exists() == kept, name
+    assert not (tmp_path / "new").exists()  # the missing parents made with it go too; one that was there stays
     assert os.listdir(tmp_path / "there") == [".htb-jax.lock"]
+
+
+def test_a_lock_whose_file_was_removed_meanwhile_is_refused(tmp_path, monkeypatch):
+    # A command that opened the lock file just before a failed store removed it (with its directory) held a
+    # lock on a deleted file, then failed on the missing directory; it is refused as the directory's writer's.
+    import fcntl
+
+    flock = fcntl.flock
+
+    def removed_first(fd, operation):
+        os.remove(tmp_path / ".htb-jax.lock")
+        flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", removed_first)
+    with pytest.raises(directory_lock.InUseError):
+        directory_lock.hold(str(tmp_path))
 
 
 def test_a_manifest_another_command_wrote_meanwhile_is_never_overwritten(tmp_path):

@@ -367,8 +367,9 @@ def test_eps_outside_0_1_raises(fn, eps, shown):
          r"eps of shape \(\)\."),
         (lambda: theory.dependent_exponents([0.8, 0.9], [0.0, 0.1, 0.2], 1.0), r"dependent_exponents .* q of shape"),
         # below 1.67e-16, alpha*(eps) rounds to 1: the range of alpha was [1, 1), refused for every alpha
-        (lambda: theory.alpha_range(1e-17), r"eps must be at least 1.6653345369377348e-16: below it alpha\*\(eps\) = "
-         r"\(1\+eps\)/\(1\+2eps\) rounds to 1 in float64 and no alpha lies in \[alpha\*\(eps\), 1\); got eps=1e-17\."),
+        (lambda: theory.alpha_range(1e-17), r"eps must be at least 1.6653345369377348e-16: from there on alpha\*\(eps\) = "
+         r"\(1\+eps\)/\(1\+2eps\) is below 1 in float64, while below it rounds to 1 for some eps, leaving no "
+         r"alpha in \[alpha\*\(eps\), 1\); got eps=1e-17\."),
         (lambda: theory.beta_alpha(0.99, [0.5, 1e-17]), r"eps must be at least 1.6653345369377348e-16"),
         # 1e-16 was taken (its quotient rounds below 1) though 1.12e-16 to 1.58e-16 were refused
         (lambda: theory.alpha_range(1e-16), r"eps must be at least 1.6653345369377348e-16: .* got eps=1e-16\.$"),

@@ -322,9 +322,13 @@ class ChunkStore:
         self._lock = None
         self.written = False  # a new manifest is written with the first chunk, not before
         check_store_dir(directory, remedy)
-        # A missing directory is made and locked now, so that a second command into it is refused at once.
-        self._made = self.writer and not os.path.isdir(directory)
+        # A missing directory is made and locked now, so that a second command into it is refused at once;
+        # _made: the highest of the folders made (None: it was there), removed by discard.
+        self._made = None
         if self.writer:
+            path = os.path.abspath(directory)
+            while not os.path.isdir(path):
+                self._made, path = path, os.path.dirname(path)
             os.makedirs(directory, exist_ok=True)
         try:
             self._open(root_key, program, restart)
@@ -398,19 +402,25 @@ class ChunkStore:
             ) from None
 
     def discard(self) -> None:
-        """Removes the directory this store made, if no chunk was written into it: a run that fails or is
-        stopped before its first chunk leaves no directory behind (one that holds other files stays)."""
-        if not self._made or self.written:
+        """Removes the folders this store made (the directory and its missing parents), if no chunk was
+        written: a run that fails or is stopped before its first chunk leaves none behind (one that holds
+        other files stays)."""
+        if self._made is None or self.written:
             return
-        if self._lock is not None:  # removed while held, so that no other command takes it meanwhile
+        if self._lock is not None:  # removed while held: a command that takes it later sees it gone
             os.remove(os.path.join(self.directory, directory_lock.LOCK))
             directory_lock.release(self.directory, self._lock)
             self._lock = None
-        try:
-            os.rmdir(self.directory)
-        except OSError:  # not empty: something else was put there
-            pass
-        self._made = False
+        path = os.path.abspath(self.directory)
+        while True:
+            try:
+                os.rmdir(path)
+            except OSError:  # not empty: something else was put there
+                break
+            if path == self._made:
+                break
+            path = os.path.dirname(path)
+        self._made = None
 
     def __del__(self):
         try:

@@ -61,6 +61,14 @@ def hold(directory: str) -> IO[str] | None:
         if error.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
             return None  # a file system without locks
         raise InUseError(f" (process {pid})" if pid.isdigit() else "") from None
+    try:  # the file locked is still the directory's (a store that made the directory removes both)
+        current, opened = os.stat(os.path.join(directory, LOCK)), os.fstat(handle.fileno())
+        gone = (current.st_ino, current.st_dev) != (opened.st_ino, opened.st_dev)
+    except FileNotFoundError:
+        gone = True
+    if gone:
+        handle.close()
+        raise InUseError("")
     handle.seek(0)
     handle.truncate()
     handle.write(f"{os.getpid()}\n")

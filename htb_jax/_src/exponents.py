@@ -67,14 +67,16 @@ class ExponentFit:
     argmax: tuple[int, ...] | None = None
 
     def __post_init__(self):
-        """``ValueError`` for fields that no fit gives: a slope or intercept that is not one finite
-        number, an interval end that is NaN, ``low > high``, a ``level`` outside ``(0, 1)`` or ``num_bootstrap < 1``."""
+        """``ValueError`` for fields that no fit gives: a slope that is not one finite number, an
+        infinite intercept, an interval end that is NaN, ``low > high``, a ``level`` outside ``(0, 1)`` or ``num_bootstrap < 1``."""
         for name in ("slope", "intercept", "low", "high", "level"):
             value = getattr(self, name)
-            ends = name in ("low", "high")  # an interval end may be infinite: bootstrap draws of regret 0
+            # An interval end may be infinite (bootstrap draws of regret 0); the intercept NaN (a fit rebuilt
+            # from its slope and interval, as a table holds them).
+            ends, unknown = name in ("low", "high"), name == "intercept"
             if not (isinstance(value, numbers.Real) and not isinstance(value, bool)
-                    and (math.isfinite(value) or (ends and not math.isnan(value)))):
-                what = "a number, not NaN" if ends else "one finite number"
+                    and (math.isfinite(value) or (ends and not math.isnan(value)) or (unknown and math.isnan(value)))):
+                what = "a number, not NaN" if ends else "one finite number, or NaN" if unknown else "one finite number"
                 raise ValueError(f"ExponentFit {name} must be {what}; got {name}={value!r}.")
         if not self.low <= self.high:
             raise ValueError(f"ExponentFit low must be at most high; got low={self.low!r}, high={self.high!r}.")

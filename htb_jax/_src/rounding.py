@@ -27,8 +27,9 @@ def log_spaced_rounds(horizon: jax.Array, count: int) -> jax.Array:
       count: static number of checkpoints, ``>= 2``.
 
     Returns:
-      i64[..., count], non-decreasing, first 1, last exactly ``T``; a round above ``2^44`` is the
-      float64 power rounded, within about ``5e-15`` (relative) of the exact ceiling.
+      i64[..., count], non-decreasing, first 1, last exactly ``T``; a round from ``2^43`` on is the
+      float64 power rounded to the nearest integer (the snapping), off the exact ceiling by at most 1
+      plus about ``5e-15`` of it.
     """
     t = jnp.asarray(horizon, jnp.int64)
     fraction = jnp.arange(count, dtype=jnp.float64) / (count - 1)

@@ -134,8 +134,9 @@ def check_alpha_room(eps: ArrayLike) -> None:
     small = (eps < SMALLEST_EPS_WITH_ALPHA) | ((1.0 + eps) / (1.0 + 2.0 * eps) >= 1.0)
     if np.any(small):
         raise ValueError(
-            f"eps must be at least {SMALLEST_EPS_WITH_ALPHA!r}: below it alpha*(eps) = (1+eps)/(1+2eps) rounds "
-            f"to 1 in float64 and no alpha lies in [alpha*(eps), 1); got eps={float(eps[small].flat[0])!r}."
+            f"eps must be at least {SMALLEST_EPS_WITH_ALPHA!r}: from there on alpha*(eps) = (1+eps)/(1+2eps) is "
+            f"below 1 in float64, while below it rounds to 1 for some eps, leaving no alpha in [alpha*(eps), 1); "
+            f"got eps={float(eps[small].flat[0])!r}."
         )
 
 

@@ -236,7 +236,8 @@ def tune_schedule(
       optimizer: an optax transformation (default ``optax.adam(0.05)``); one that
         takes extra arguments (``optax.contrib.reduce_on_plateau``,
         ``optax.lbfgs``) is given each weight's objective as ``value``, with ``grad`` and
-        ``value_fn``, and the weights of ``lam`` run one after another (``lax.map``), not batched.
+        ``value_fn``; where it calls ``value_fn`` (``lbfgs``'s line search), the weights of ``lam``
+        run one after another (``lax.map``), not batched.
       init_alpha, init_q: the starting schedule (default: the middle of each
         range, ``z = 0``); must be admissible.
       tune_q: if False, ``q`` stays at its initial value, as :func:`htb_jax.admissible_schedule` holds it:
@@ -394,14 +395,15 @@ def tune_schedule(
     else:
         tables = None
     z0 = jnp.stack([z0_a, z0_q])
+
     def optimise(lam_):
         return _optimise(lam_, z0, tables, scale, eps, family, reference, horizon, num_seeds, tau, sigma, num_steps,
                          optimizer, tune_q, proxy, polish)
 
-    # An optimizer that reads the objective itself (optax.lbfgs's line search, a while loop) runs one weight
-    # after another: batched over the weights, JAX's while loop fails on the binomial quantiles'
+    # An optimizer that evaluates the objective itself (optax.lbfgs's line search, a while loop) runs one
+    # weight after another: batched over the weights, JAX's while loop fails on the binomial quantiles'
     # custom_vmap inside the smoothed proxy's derivative (its constants batched: an AssertionError).
-    if isinstance(optimizer, optax.GradientTransformationExtraArgs):
+    if _evaluates_objective(optimizer, z0):
         out = jax.lax.map(optimise, lam_arr.reshape(-1))
     else:
         out = jax.vmap(optimise)(lam_arr.reshape(-1))
@@ -413,6 +415,27 @@ def tune_schedule(
     out = [jnp.where(unusable, jnp.nan, a) for a in out]
     shape = lam_arr.shape
     return TuningResult(*(jnp.reshape(a, (*shape, *a.shape[1:])) for a in out), lam=lam_arr)
+
+
+def _evaluates_objective(optimizer, z0: jax.Array) -> bool:
+    """Whether ``optimizer.update`` calls the ``value_fn`` it is given (``optax.lbfgs``'s line search does;
+    ``optax.adam`` and ``reduce_on_plateau``, which take extra arguments too, do not), found by tracing one
+    update abstractly (``jax.eval_shape``: nothing is computed)."""
+    import optax
+
+    if not isinstance(optimizer, optax.GradientTransformationExtraArgs):
+        return False
+    called = []
+
+    def value_fn(z):
+        called.append(True)
+        return jnp.sum(z)
+
+    def update(z, state):
+        return optimizer.update(z, state, z, value=jnp.sum(z), grad=z, value_fn=value_fn)
+
+    jax.eval_shape(update, z0, optimizer.init(z0))
+    return bool(called)
 
 
 def _smoothed_pulls(samplers: list[str], eps: float, num_arms: int, horizon: int, num_seeds: int,

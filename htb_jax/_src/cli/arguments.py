@@ -9,6 +9,7 @@ import math
 import re
 
 from htb_jax._src.chunk_store import ForeignStoreError
+from htb_jax._src.user_code import UserCodeError
 
 
 def number(token: str) -> float | int:
@@ -115,6 +116,11 @@ def flag_names(names: dict[str, str], defaults: dict[str, str] | None = None):
     try:
         yield
     except (TypeError, ValueError) as e:
+        # A user's code failed: the option it was given by is named by its flag, the rest is the user's
+        # code's own message (an "eps must ..." of AdaRETC(eps=1.5) is no --eps).
+        option, sep, rest = str(e).partition(": ")
+        if isinstance(e, UserCodeError) and option in names:
+            raise UserCodeError(f"{names[option]}{sep}{rest}") from None
         # An error class of our own keeps its own message, but for a refused store's (which names the
         # settings that differ, by the library's names).
         if type(e) not in (TypeError, ValueError) and not isinstance(e, ForeignStoreError):

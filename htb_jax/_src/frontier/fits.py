@@ -169,8 +169,8 @@ def verdict(fit: ExponentFit, theory_value: float, finite_t: float, hardest: flo
     for name, value in (("theory_value", theory_value), ("finite_t", finite_t), ("exploration_t", exploration_t)):
         if value is not None or name != "exploration_t":
             check_interval(name, value, -np.inf, np.inf, low_closed=False, high_closed=False)
-    if hardest is not None:  # a spike probability
-        check_interval("hardest", hardest, 0.0, 1.0, low_closed=False, high_closed=True)
+    if hardest is not None:  # K B_T / L_T: above 1 where L_T = T < K B_T
+        check_interval("hardest", hardest, 0.0, np.inf, low_closed=False, high_closed=False)
     if family is not None:
         check_family("family", family)
     if fit.contains(theory_value, tol=AGREEMENT) or abs(fit.slope - theory_value) <= AGREEMENT:

@@ -144,10 +144,12 @@ def checkpoint_horizons(horizon: int, fit_from: int, per_decade: int = 10) -> np
     These are the rounds ``ceil(T^(j / (C - 1)))`` of ``simulate(...,
     num_checkpoints=C)`` with ``C = checkpoint_count(horizon, per_decade)``; a
     policy that runs per horizon can use the same ones.  The power is
-    evaluated in float64, ``exp((j / (C - 1)) log T)``: exact below ``2^44``
-    (about ``1.8e13``, after the ``2^-44`` snapping of every ceiling), and
-    within about ``5e-15`` (relative) of the exact ceiling above, so that at
-    ``T >= 10^16`` some powers of ten are missed, a round off by a few dozen.
+    evaluated in float64, ``exp((j / (C - 1)) log T)``, and snapped to an
+    integer within ``2^-44`` (relative) before the ceiling.  From ``2^43``
+    (about ``8.8e12``) on, every value is that near an integer: a round is
+    the float64 power rounded to the nearest integer, off the exact ceiling
+    by at most 1 plus about ``5e-15`` of it, so that at ``T >= 10^16`` some
+    powers of ten are missed, a round off by a few dozen.
 
     Args:
       horizon: the run's horizon ``T >= 2``, a Python int up to ``10^18``.

@@ -28,7 +28,6 @@ from htb_jax._src.sweep import progress_bar
 from htb_jax._src.sweep import write_csv as _write_csv
 from htb_jax._src.validation import (
     check_choice,
-    check_distinct,
     check_flag,
     check_increasing,
     check_instance_type,
@@ -65,15 +64,14 @@ class FamilyRuns:
 
     def __post_init__(self):
         """``ValueError`` naming the field for runs that no run gives: shapes that disagree with each other or
-        with the family, horizons that are not distinct integers ``>= 1``, or an exploration below 1 (they
-        failed deep in a fit, or gave NaN there)."""
+        with the family, horizons that are not integers ``>= 1``, or a negative exploration (they failed deep
+        in a fit).  Horizons may repeat (an anytime run's checkpoints) and exploration be 0 (index policies)."""
         check_family("family", self.family)
         regret, exploration = np.asarray(self.regret), np.asarray(self.exploration)
         horizons = np.asarray(self.horizons)
         if horizons.ndim != 1:
             raise ValueError(f"FamilyRuns horizons must be i64[H]; got shape {horizons.shape}.")
         check_integer("FamilyRuns horizons", horizons, 1)
-        check_distinct("FamilyRuns horizons", horizons)
         members = self.family.num_members + 1
         if regret.ndim != 4 or regret.shape[1:3] != (members, horizons.size):
             raise ValueError(f"FamilyRuns regret must be f64[G, F + 1, H, S] with F + 1 = {members} (the family's "
@@ -82,7 +80,7 @@ class FamilyRuns:
         if exploration.shape != (regret.shape[0], horizons.size):
             raise ValueError(f"FamilyRuns exploration must be i64[G, H] = {(regret.shape[0], horizons.size)}, one "
                              f"L_T per schedule and horizon; got shape {exploration.shape}.")
-        check_integer("FamilyRuns exploration", exploration, 1)
+        check_integer("FamilyRuns exploration", exploration, 0)
 
     def scale(self, eps: float) -> np.ndarray:
         """``U_eps`` of each family member, f64[F + 1] (computed once per family and ``eps``)."""
