@@ -904,6 +904,7 @@ def test_bare_command_is_a_usage_error_on_stderr(capsys):
     (["bench", "extra"], "htb-jax bench"),
     (["--bogus"], "htb-jax"),
     (["--bogus", "bench"], "htb-jax"),  # before the command: the top level's
+    (["bench", "bench"], "htb-jax bench"),  # the command's name again, after it
 ])
 def test_an_unknown_argument_points_to_its_commands_help(capsys, argv, helped):
     with pytest.raises(SystemExit) as exited:

@@ -83,7 +83,8 @@ def test_checkpoint_horizons_are_the_rounds_an_anytime_run_records():
 def test_checkpoints_at_huge_horizons_are_within_the_documented_distance_of_the_exact_ceiling():
     # At T = 10^18 with 10 a decade, round j is 10^(j/10) exactly: the least n with n^10 >= 10^j, in integers.
     # From 2^43 on the rounds are the float64 power rounded (up to a few dozen off at 1e17); the docstring
-    # says off by at most 1 plus about 5e-15 of it (1 at 1.6e13, 96 at 1e17 measured: 1e-15 of it).
+    # says off by at most 1 plus about 1e-14 of it (1 at 1.6e13, 96 at 1e17 measured here: 1e-15 of it; the
+    # float64 power's error reaches 7.7e-15 at other horizons).
     got = htb.frontier.checkpoint_horizons(10**18, 10**13, per_decade=10)
     exact = []
     for j in range(130, 181):
@@ -96,7 +97,7 @@ def test_checkpoints_at_huge_horizons_are_within_the_documented_distance_of_the_
         exact.append(n)
     assert len(got) == len(exact) and got[-1] == exact[-1] == 10**18
     off = np.abs(got - np.array(exact, np.int64)) - 1  # beyond one unit
-    assert np.all(off <= 5e-15 * np.array(exact, np.float64)), off
+    assert np.all(off <= 1e-14 * np.array(exact, np.float64)), off
 
 
 def test_a_builtin_policy_read_at_checkpoints_equals_simulate_per_horizon_and_numpy_fits():

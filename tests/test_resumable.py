@@ -316,6 +316,16 @@ def test_a_directory_made_by_the_store_goes_if_no_chunk_was_written(tmp_path, er
         assert (tmp_path / name).exists() == kept, name
     assert not (tmp_path / "new").exists()  # the missing parents made with it go too; one that was there stays
     assert os.listdir(tmp_path / "there") == [".htb-jax.lock"]
+    # "link/../there", with link a symlink into another folder, is that folder's "there" (os.path.abspath's
+    # string took it for a new folder beside the link, and discard removed the lock of the one that existed)
+    (tmp_path / "elsewhere" / "deep").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "there").mkdir()
+    os.symlink(tmp_path / "elsewhere" / "deep", tmp_path / "link")
+    store = chunk_store.ChunkStore(str(tmp_path / "link" / ".." / "there"), {"a": 1}, [0, 0], [(1, 1)],
+                                   {"program_sha256": "0"})
+    with pytest.raises((ValueError, KeyboardInterrupt)):
+        chunk_store.run_chunks(store.layout, compute, store)
+    assert os.listdir(tmp_path / "elsewhere" / "there") == [".htb-jax.lock"]
 
 
 def test_a_lock_whose_file_was_removed_meanwhile_is_refused(tmp_path, monkeypatch):

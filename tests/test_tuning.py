@@ -11,7 +11,7 @@ import pytest
 import htb_jax as htb
 from conftest import count_calls
 from htb_jax import theory
-from htb_jax._src import schedule_search, smoothing
+from htb_jax._src import schedule_search, smoothing, tuning
 
 T = 10_000
 S = 4
@@ -77,6 +77,15 @@ def test_lbfgs_tunes_with_the_smoothed_proxy():
                             polish=0)
     _assert_admissible(res.alpha_trace, res.q_trace, 1.0)
     assert np.all(np.isfinite(np.asarray(res.final_objective)))
+
+
+def test_only_an_optimizer_that_calls_the_objective_leaves_vmap():
+    # optax wraps Adam as one taking extra arguments too: a check of that type sent every optimizer through
+    # lax.map, one weight after another.  What decides is whether update calls value_fn.
+    z0 = jnp.zeros(2)
+    plateau = optax.chain(optax.adam(0.05), optax.contrib.reduce_on_plateau(patience=100))
+    assert [tuning._evaluates_objective(o, z0) for o in (optax.adam(0.05), plateau, optax.lbfgs())] == [
+        False, False, True]
 
 
 def test_traced_instances_that_would_be_refused_give_nan():

@@ -326,7 +326,7 @@ class ChunkStore:
         # _made: the highest of the folders made (None: it was there), removed by discard.
         self._made = None
         if self.writer:
-            path = os.path.abspath(directory)
+            path = os.path.realpath(directory)  # as the file system resolves it: a symlink, then ".."
             while not os.path.isdir(path):
                 self._made, path = path, os.path.dirname(path)
             os.makedirs(directory, exist_ok=True)
@@ -411,7 +411,7 @@ class ChunkStore:
             os.remove(os.path.join(self.directory, directory_lock.LOCK))
             directory_lock.release(self.directory, self._lock)
             self._lock = None
-        path = os.path.abspath(self.directory)
+        path = os.path.realpath(self.directory)
         while True:
             try:
                 os.rmdir(path)

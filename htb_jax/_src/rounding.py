@@ -29,7 +29,7 @@ def log_spaced_rounds(horizon: jax.Array, count: int) -> jax.Array:
     Returns:
       i64[..., count], non-decreasing, first 1, last exactly ``T``; a round from ``2^43`` on is the
       float64 power rounded to the nearest integer (the snapping), off the exact ceiling by at most 1
-      plus about ``5e-15`` of it.
+      plus about ``1e-14`` of it.
     """
     t = jnp.asarray(horizon, jnp.int64)
     fraction = jnp.arange(count, dtype=jnp.float64) / (count - 1)

@@ -65,7 +65,7 @@ def _run(argv) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args, extra = parser.parse_known_args(argv)
     if extra:  # refused by the parser of the command they follow, so that its help is the one pointed to
-        after = args.command is not None and argv.index(extra[0]) > argv.index(args.command)
+        after = args.command is not None and extra[0] in argv[argv.index(args.command) + 1:]
         (sub.choices[args.command] if after else parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:  # usage errors are one line on stderr, status 2
         print("htb-jax: error: give a command: frontier (the T-frontier, the main job), sweep or bench "

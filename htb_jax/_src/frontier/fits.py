@@ -137,8 +137,9 @@ def verdict(fit: ExponentFit, theory_value: float, finite_t: float, hardest: flo
     """``agrees`` (theory inside the interval or within 0.05), else what explains the gap.
 
     ``hardest`` is the spike probability of the hardest instance at the
-    largest fitted horizon, about ``K B_T / L_T`` (one over the block size);
-    below the family's grid, the worst case of the grid misses it and the
+    largest fitted horizon, about ``K B_T / L_T`` (one over the block size;
+    above 1 where ``L_T = T < K B_T``, no spike probability then); below the
+    family's grid, the worst case of the grid misses it and the
     fitted ``d`` is too small.  ``exploration_t`` is the slope of ``L_T``
     over the fitted horizons: the worst normalized regret is about ``A T (K
     B_T / L_T)^(eps/(1+eps)) + B L_T`` (estimation plus exploration), and the
@@ -151,8 +152,8 @@ def verdict(fit: ExponentFit, theory_value: float, finite_t: float, hardest: flo
         :func:`dependent_exponent`).
       theory_value: the exponent theory predicts as ``T`` grows (finite).
       finite_t: the finite-T prediction over the fitted horizons (finite).
-      hardest: the spike probability of the hardest instance at the largest fitted horizon
-        (``free_exponent``'s third value), or ``None``.
+      hardest: ``K B_T / L_T`` at the largest fitted horizon, ``> 0`` (``free_exponent``'s third
+        value), or ``None``.
       family: the :class:`SpikeFamily` whose grid of spike probabilities ``hardest`` is
         compared with, or ``None`` (the "grid too narrow" case needs both).
       exploration_t: the slope of ``L_T`` over the fitted horizons, or ``None``.

@@ -148,7 +148,7 @@ def checkpoint_horizons(horizon: int, fit_from: int, per_decade: int = 10) -> np
     integer within ``2^-44`` (relative) before the ceiling.  From ``2^43``
     (about ``8.8e12``) on, every value is that near an integer: a round is
     the float64 power rounded to the nearest integer, off the exact ceiling
-    by at most 1 plus about ``5e-15`` of it, so that at ``T >= 10^16`` some
+    by at most 1 plus about ``1e-14`` of it, so that at ``T >= 10^16`` some
     powers of ten are missed, a round off by a few dozen.
 
     Args:
