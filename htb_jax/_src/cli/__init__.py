@@ -62,10 +62,10 @@ def _run(argv) -> int:
     add_frontier_parser(sub)
     add_sweep_parser(sub)
     add_bench_parser(sub)
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args, extra = parser.parse_known_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)  # (argv stays None: the command line itself)
+    args, extra = parser.parse_known_args(given)
     if extra:  # refused by the parser of the command they follow, so that its help is the one pointed to
-        after = args.command is not None and extra[0] in argv[argv.index(args.command) + 1:]
+        after = args.command is not None and extra[0] in given[given.index(args.command) + 1:]
         (sub.choices[args.command] if after else parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:  # usage errors are one line on stderr, status 2
         print("htb-jax: error: give a command: frontier (the T-frontier, the main job), sweep or bench "
@@ -82,7 +82,7 @@ def _run(argv) -> int:
                 signal.signal(signal.SIGTERM, resumable.stop_handler)
         distributed.check_backend()
         if args.command == "bench":  # its report records the command line
-            return run_bench(args, argv)
+            return run_bench(args, given)
         return run_frontier(args) if args.command == "frontier" else run_sweep(args)
     except (ValueError, TypeError, OSError) as e:
         if isinstance(e, OSError):  # a full disk names no file: "htb-jax: error: : No space left on device"
