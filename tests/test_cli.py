@@ -103,7 +103,8 @@ def _status(argv) -> int:
         (["--memory-budget", "-1GiB"], "argument --memory-budget: expected one argument (a value beginning with '-' "
          "is written --memory-budget=VALUE)"),
         (["--memory-budget", "lots"], "argument --memory-budget: not a number of bytes: 'lots' (e.g. 512MiB, 2GiB)"),
-        (["--seeds", "many"], "argument --seeds: not a number: 'many' (e.g. 0.8, 2/3 or 1e6)"),
+        # a count's example is no fraction
+        (["--seeds", "many"], "argument --seeds: not a number: 'many' (e.g. 5000 or 1e7)"),
         (["--seeds", "2.5"], "--seeds must be an integer in [2, 4294967296]; got --seeds=2.5."),  # never truncated
         # the default seed chunk was computed from them first: an OverflowError traceback, and "cannot convert
         # float NaN to integer"
@@ -149,7 +150,7 @@ def test_toml_errors(tmp_path, capsys):
     config.write_text("num_seeds = 'four'\n")
     assert main(["sweep", "--config", str(config)]) == 2
     assert capsys.readouterr().err == (f"htb-jax: error: num_seeds in {config} must be an integer; got 'four' (not a "
-                                       "number: 'four' (e.g. 0.8, 2/3 or 1e6))\n")
+                                       "number: 'four' (e.g. 5000 or 1e7))\n")
     # a value out of range is named as the file names it, one given as a flag by its flag
     config.write_text("num_seeds = 1\n")
     assert main(["sweep", "--config", str(config)]) == 2

@@ -12,8 +12,9 @@ from htb_jax._src.chunk_store import ForeignStoreError
 from htb_jax._src.user_code import UserCodeError
 
 
-def number(token: str) -> float | int:
-    """``"0.8"``, ``"2/3"``, ``"1e6"`` or ``"1000"`` as a number (an int where the token is one)."""
+def number(token: str, example: str = "0.8, 2/3 or 1e6") -> float | int:
+    """``"0.8"``, ``"2/3"``, ``"1e6"`` or ``"1000"`` as a number (an int where the token is one); ``example``
+    is what the refusal of another token shows."""
     t = token.strip()
     try:
         if "/" in t:
@@ -27,15 +28,15 @@ def number(token: str) -> float | int:
         except ValueError:
             return float(t)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {token!r} (e.g. 0.8, 2/3 or 1e6)") from None
+        raise argparse.ArgumentTypeError(f"not a number: {token!r} (e.g. {example})") from None
 
 
-def numbers(text: str) -> tuple[float | int, ...]:
+def numbers(text: str, example: str = "0.8, 2/3 or 1e6") -> tuple[float | int, ...]:
     """Comma-separated numbers, at least one; ranges are checked by the configuration's ``validate``."""
     tokens = text.split(",")
     if not text.strip() or not all(t.strip() for t in tokens):  # "0.8,,0.9" or "0.8,": an item left out
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, at least one, none empty; got {text!r}")
-    return tuple(number(t) for t in tokens)
+    return tuple(number(t, example) for t in tokens)
 
 
 def floats(text: str) -> tuple[float, ...]:
@@ -55,7 +56,7 @@ def integral(x: float | int) -> float | int:
 def ints(text: str) -> tuple[float | int, ...]:
     """Comma-separated integers (``1e6`` allowed); a fractional or infinite entry is kept for
     ``validate`` to refuse with the admissible range, never truncated."""
-    return tuple(integral(x) for x in numbers(text))
+    return tuple(integral(x) for x in numbers(text, "5000 or 1e7"))  # (no fraction as the example of a count)
 
 
 def integer(text: str) -> float | int:
