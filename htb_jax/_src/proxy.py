@@ -396,10 +396,10 @@ def proxy_regrets(policy: AdaRETC, table: ProxyTable, horizon: int, tau: Any, *,
     if jnp.result_type(prefix) != jnp.float64:
         raise TypeError(f"table.prefix must be float64 prefix sums (proxy_table's); got {jnp.result_type(prefix)}.")
     gaps = concrete(table.gaps)
-    if gaps is not None and not np.all(np.isfinite(gaps) & (np.asarray(gaps) >= 0)):
-        bad = np.asarray(gaps, np.float64)[~(np.isfinite(gaps) & (np.asarray(gaps) >= 0))].flat[0]
+    bad = None if gaps is None else ~(np.isfinite(gaps) & (np.asarray(gaps) >= 0))
+    if bad is not None and np.any(bad):
         raise ValueError(f"table.gaps must be finite and non-negative, each arm's gap to the best mean; got a gap "
-                         f"of {float(bad)!r}.")
+                         f"of {float(np.asarray(gaps, np.float64)[bad].flat[0])!r}.")
     _check_table_covers(policy, table.num_pulls, k, horizon)
     flat_prefix = prefix.reshape(s, -1, k, prefix.shape[-1])  # [S, F, K, N + 1]
     flat_gaps = jnp.broadcast_to(table.gaps, (*inst, k)).reshape(-1, k)  # [F, K]

@@ -340,11 +340,12 @@ def tune_schedule(
         raise ValueError(f"family must have batch shape (F, K); got {family.batch_shape}.")
     if reference.batch_shape != (k,):
         raise ValueError(f"reference must have batch shape (K,) = ({k},); got {reference.batch_shape}.")
+    suboptimal = []  # per instance of each, whether it has an arm of positive gap (traced with the instances)
     for name, instance, members in (("family", family, "member {} of the family"), ("reference", reference, "it")):
-        gaps = concrete(instance_gaps(instance))
-        if gaps is not None:
-            flat = gaps.reshape(-1, k)
-            none = np.flatnonzero(~np.any(flat > 0, axis=-1))
+        suboptimal.append(jnp.any(instance_gaps(instance).reshape(-1, k) > 0, axis=-1))
+        flags = concrete(suboptimal[-1])
+        if flags is not None:
+            none = np.flatnonzero(~flags)
             if none.size:  # regret 0 at every schedule: log(R / U) = -inf, and its gradient NaN
                 raise ValueError(
                     f"{name} must have a suboptimal arm in every instance (its regret is the objective's, on a log "
@@ -410,8 +411,8 @@ def tune_schedule(
     # Traced (under jax.jit), the instances were not refused above: where they would be, the result is NaN,
     # not the iterate where the optimiser stopped (its start, under a NaN gradient).
     unusable = ~jnp.all(jnp.isfinite(scale) & (scale > 0))
-    for instance in (family, reference):
-        unusable |= ~jnp.all(jnp.any(instance_gaps(instance).reshape(-1, k) > 0, axis=-1))
+    for flags in suboptimal:
+        unusable |= ~jnp.all(flags)
     out = [jnp.where(unusable, jnp.nan, a) for a in out]
     shape = lam_arr.shape
     return TuningResult(*(jnp.reshape(a, (*shape, *a.shape[1:])) for a in out), lam=lam_arr)

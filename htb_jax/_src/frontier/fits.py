@@ -163,15 +163,14 @@ def verdict(fit: ExponentFit, theory_value: float, finite_t: float, hardest: flo
       ``"grid too narrow: ..."`` or ``"disagrees"``, checked in that order.
     """
     check_instance_type("fit", fit, ExponentFit, "an ExponentFit")
-    for name, value in (("theory_value", theory_value), ("finite_t", finite_t), ("hardest", hardest),
-                        ("exploration_t", exploration_t)):
+    # hardest, K B_T / L_T, is above 1 where L_T = T < K B_T; it and exploration_t may be None
+    for name, value, low in (("theory_value", theory_value, -np.inf), ("finite_t", finite_t, -np.inf),
+                             ("hardest", hardest, 0.0), ("exploration_t", exploration_t, -np.inf)):
+        if value is None and name in ("hardest", "exploration_t"):
+            continue
         if value is not None and np.ndim(value) != 0:  # else "the truth value of an array is ambiguous"
             raise ValueError(f"{name} must be one number; got {name} of shape {np.shape(value)}.")
-    for name, value in (("theory_value", theory_value), ("finite_t", finite_t), ("exploration_t", exploration_t)):
-        if value is not None or name != "exploration_t":
-            check_interval(name, value, -np.inf, np.inf, low_closed=False, high_closed=False)
-    if hardest is not None:  # K B_T / L_T: above 1 where L_T = T < K B_T
-        check_interval("hardest", hardest, 0.0, np.inf, low_closed=False, high_closed=False)
+        check_interval(name, value, low, np.inf, low_closed=False, high_closed=False)
     if family is not None:
         check_family("family", family)
     if fit.contains(theory_value, tol=AGREEMENT) or abs(fit.slope - theory_value) <= AGREEMENT:
