@@ -151,12 +151,17 @@ def test_toml_errors(tmp_path, capsys):
     assert main(["sweep", "--config", str(config)]) == 2
     assert capsys.readouterr().err == (f"htb-jax: error: num_seeds in {config} must be an integer; got 'four' (not a "
                                        "number: 'four' (e.g. 5000 or 1e7))\n")
-    # a value out of range is named as the file names it, one given as a flag by its flag
+    # a value out of range is named as the file names it, and by the file; one given as a flag by its flag
     config.write_text("num_seeds = 1\n")
     assert main(["sweep", "--config", str(config)]) == 2
-    assert capsys.readouterr().err == "htb-jax: error: num_seeds must be an integer in [2, 4294967296]; got num_seeds=1.\n"
+    assert capsys.readouterr().err == (f"htb-jax: error: {config}: num_seeds must be an integer in [2, 4294967296]; "
+                                       "got num_seeds=1.\n")
     assert main(["sweep", "--config", str(config), "--seeds", "0"]) == 2
     assert capsys.readouterr().err == "htb-jax: error: --seeds must be an integer in [2, 4294967296]; got --seeds=0.\n"
+    config.write_text("df = 3\n")  # a parameter of the family the file leaves at its default
+    assert main(["sweep", "--config", str(config)]) == 2
+    assert capsys.readouterr().err == (f"htb-jax: error: {config}: df=3 is for the student-t family only; with the "
+                                       "default family='pareto' it would be ignored.\n")
     config.write_text("num_seeds = \n")
     assert main(["sweep", "--config", str(config)]) == 2
     assert capsys.readouterr().err.startswith(f"htb-jax: error: {config} is not valid TOML")

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import sys
 import tomllib
 
@@ -181,7 +182,8 @@ def _check_family_parameters(settings: dict) -> None:
     for name, owner in _FAMILY_PARAMETERS.items():
         if name in settings and family != owner:
             raise ValueError(
-                f"{name}={settings[name]:g} is for the {owner} family only; with family={family!r} it would be ignored."
+                f"{name}={settings[name]:g} is for the {owner} family only; with "
+                f"{'' if 'family' in settings else 'the default '}family={family!r} it would be ignored."
             )
 
 
@@ -224,6 +226,18 @@ def run_sweep(args) -> int:
 
 def _run_sweep(args, flags: dict) -> int:
     settings = _read_toml(args.config) if args.config else {}
+    from_file = [key for key in settings if key not in flags]
+    try:
+        return _run_settings(args, flags, settings)
+    except (TypeError, ValueError) as e:
+        # A range the file's value leaves (num_seeds = 1) is named as the file names it, and by the file.
+        named = any(re.search(rf"(?<![\w.-]){key}\b", str(e)) for key in from_file)
+        if type(e) in (TypeError, ValueError) and named:
+            raise type(e)(f"{args.config}: {e}") from None
+        raise
+
+
+def _run_settings(args, flags: dict, settings: dict) -> int:
     file_family = settings.get("family", sweep_lib.SweepConfig().family)  # the default where the file names none
     if "family" in flags and args.config and file_family != flags["family"]:
         # --family wins over the file's family, and the file's parameters of its family go with it (said here)
