@@ -53,6 +53,8 @@ napoleon_use_ivar = True
 myst_enable_extensions = ["colon_fence", "dollarmath"]
 myst_heading_anchors = 3
 nb_execution_mode = "off"  # notebooks show the outputs stored in them
+# A notebook's Markdown output (its tables) read as GitHub-flavoured Markdown, which has tables.
+nb_render_markdown_format = "gfm"
 
 # sphinx_book_theme: the theme of the optax and blackjax sites, with a clean left-hand
 # navigation and notebook pages that read like the other pages.

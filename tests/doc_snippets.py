@@ -1,7 +1,7 @@
 """Runs the ``python`` code blocks of a documentation page and checks the outputs they show.
 
 A page's blocks run top to bottom in one namespace (later blocks use the names of earlier ones),
-after :data:`PRELUDE`.  A statement's shown output is its trailing comment and the comment lines
+which starts empty: a page imports what it uses, as a reader pasting it into a new session must.  A statement's shown output is its trailing comment and the comment lines
 right below it; a :class:`Page` says which part of that comment is an output (a regex whose groups
 are the shown text) and which expression it shows (the statement itself unless named).  Numbers
 are compared at the precision printed; every commented statement of a page is either an output or
@@ -26,7 +26,6 @@ import numpy as np
 from conftest import compiles_with_default_emitters, default_code_generation_env, host_fuses_multiply_add
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PRELUDE = "import jax, jax.numpy as jnp\nimport htb_jax as htb\n"
 _NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?")
 
 
@@ -133,11 +132,10 @@ def _check(page: Page, statement: str, value, comment: str, namespace: dict) -> 
 
 
 def run_blocks(page: Page, blocks: list[str], namespace: dict | None = None) -> list[str]:
-    """Runs ``blocks`` of ``page`` in ``namespace`` (a new one after :data:`PRELUDE` if None) and
-    returns the failures of their shown outputs (empty if none)."""
+    """Runs ``blocks`` of ``page`` in ``namespace`` (a new, empty one if None) and returns the
+    failures of their shown outputs (empty if none)."""
     if namespace is None:
         namespace = {}
-        exec(PRELUDE, namespace)
     failures = []
     fuses = host_fuses_multiply_add()
     on_cpu = jax.default_backend() == "cpu" and compiles_with_default_emitters()

@@ -117,6 +117,16 @@ def test_internal_links_and_anchors_resolve(site, pages):
     assert not broken, "broken internal links:\n" + "\n".join(broken[:50])
 
 
+def test_every_markdown_table_is_rendered_as_a_table(site, pages):
+    # A notebook's Markdown output read as CommonMark (no tables), or a cell holding an unescaped "|"
+    # (`E|X|^(1+eps)`), left a table as a paragraph of pipes.
+    root = site[0]
+    raw = sorted(str(path.relative_to(root)) for path in pages if "<p>| " in path.read_text(encoding="utf-8"))
+    assert not raw, f"pages showing a Markdown table as text: {raw}"
+    tutorials = sorted((root / "tutorials").glob("*.html"))
+    assert [p.name for p in tutorials if "<table" not in p.read_text(encoding="utf-8")] == ["index.html"]
+
+
 def _command_parsers(monkeypatch):
     """The subcommands of the parser ``htb-jax`` itself builds, by name."""
     built = []

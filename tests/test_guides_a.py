@@ -23,7 +23,7 @@ import pytest
 from test_store_fingerprint import STALE
 
 import htb_jax as htb
-from doc_snippets import PRELUDE, ROOT, Page, run_page, statements, unchecked
+from doc_snippets import ROOT, Page, run_page, statements, unchecked
 
 DOCS = pathlib.Path("docs")
 
@@ -244,7 +244,6 @@ def test_own_code_shows_the_refusals_the_code_gives():
     # The page's epsilon-greedy class (its definition alone, nothing simulated) with a summary that
     # returns htb.Summary: the TypeError the page quotes, "(...)" standing for the shapes it lists.
     namespace = {}
-    exec(PRELUDE, namespace)
     for node, _, _ in statements(OWN_CODE.blocks()[0]):
         if isinstance(node, ast.Import | ast.ClassDef):
             exec(compile(ast.Module([node], []), OWN_CODE.path, "exec"), namespace)
