@@ -359,7 +359,8 @@ LIBRARY = {
     "gap class": (TypeError, r"gap must be a real number or an array of real numbers, not the class float itself; "
                   r"got gap=float \(a class\)\.", lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), 3, float)),
     "base class": (TypeError, r"base must be a distribution of htb_jax \(.*\), such as htb.Pareto\(loc=0.0, "
-                   r"shape=1.5\), not the class Pareto itself; got base=Pareto \(a class\)\.",
+                   r"shape=1.5\), or of a subclass of htb.Distribution of yours, not the class Pareto itself; got "
+                   r"base=Pareto \(a class\)\.",
                    lambda: htb.equal_gap(htb.Pareto, 3, 0.1)),
     "instance class": (TypeError, r"instance must be a distribution of htb_jax .*not the class TwoPoint itself; "
                        r"got instance=TwoPoint \(a class\)\.", lambda: htb.intrinsic_scale(htb.TwoPoint, 1.0)),

@@ -9,6 +9,7 @@ digest moves, and that an edit of layout or comments leaves it.
 """
 
 import dataclasses
+import fractions
 import functools
 import types
 
@@ -23,12 +24,22 @@ from htb_jax._src.pytree import code_keyed_classes
 
 SOURCE = '''
 import dataclasses
+import fractions
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 WIDTH = {"c": 1.0}
 TABLE = np.arange(3.0)
+RATIO = fractions.Fraction(1, 2)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Config:
+    scale: float
+
+
+CONFIG = Config(1.0)
 
 
 def bonus(n, t):
@@ -58,9 +69,11 @@ class Base:
 class Policy(Base):
     c: jax.Array = 1.0
     LIMIT = 3
+    WEIGHTS = (1.0, 1.0)
 
     def index(self, means, n, t):
-        return SHIFT(means + self.c * scaled(n, t)) + self.offset() * self.LIMIT
+        shift = self.offset() * self.LIMIT * self.WEIGHTS[0] * CONFIG.scale * float(RATIO)
+        return SHIFT(means + self.c * scaled(n, t)) + shift
 '''
 
 
@@ -83,6 +96,11 @@ def test_each_edit_of_the_code_a_class_reaches_changes_its_digest():
         "a global array's entry": lambda m: m.TABLE.__setitem__(1, 7.0),
         "a closure's value": lambda m: setattr(m, "SHIFT", m.make_shift(0.25)),
         "a class constant": lambda m: setattr(m.Policy, "LIMIT", 4),
+        # a tuple class attribute, a global object of a class with __slots__ and a global Fraction were
+        # keyed by their type alone: simulate reused the program traced with the old values
+        "a class attribute's tuple": lambda m: setattr(m.Policy, "WEIGHTS", (4.0, 1.0)),
+        "a slots object's attribute": lambda m: setattr(m, "CONFIG", m.Config(2.0)),
+        "a global Fraction": lambda m: setattr(m, "RATIO", fractions.Fraction(1, 3)),
         "an inherited method": lambda m: setattr(m.Base, "offset", lambda self: 0.0),
     }
     for name, edit in edits.items():
@@ -166,6 +184,17 @@ def test_partials_decorated_helpers_and_large_arrays():
     assert class_digest(module.Policy) != first
 
 
+def test_a_function_in_a_static_field_is_followed():
+    # Policy(fn=helper) with fn a static field: the tree structure compares the function by identity, and
+    # an edit of a global the helper reads reused the program traced before it.
+    module = _module(SOURCE + "\n\nFACTOR = 1.0\n\n\ndef helper(x):\n    return FACTOR * x\n"
+                              "\n\n@jax.tree_util.register_dataclass\n@dataclasses.dataclass(frozen=True)\n"
+                              "class WithHelper:\n    fn: object = dataclasses.field(metadata=dict(static=True))\n")
+    first = code_keyed_classes(module.WithHelper(module.helper))
+    module.FACTOR = 2.0
+    assert code_keyed_classes(module.WithHelper(module.helper)) != first
+
+
 def test_layout_and_comments_leave_the_digest_and_library_classes_have_none():
     # Line numbers are not part of the digest: a comment above a method moves no program.
     commented = SOURCE.replace("    def index(", "    # a comment, and a blank line\n\n    def index(")
@@ -204,8 +233,11 @@ class _HelperGreedy:
         return htb.PolicyKernel(init, act, update, summary)
 
 
+_WIDTHS = np.ones(2**18)  # 2 MiB: keyed by its identity, so an entry edited in place leaves the digest
+
+
 def _width():
-    return 1.0
+    return _WIDTHS[0]
 
 
 def test_simulate_and_a_store_see_an_edited_helper_in_the_same_process(tmp_path, monkeypatch):
@@ -219,3 +251,21 @@ def test_simulate_and_a_store_see_an_edited_helper_in_the_same_process(tmp_path,
         htb.frontier.measure(_HelperGreedy(), 1.0, [100, 200], 4, seed_chunk=4, store=str(store))
     (after,) = htb.frontier.measure(_HelperGreedy(), 1.0, [100, 200], 4, seed_chunk=4)
     assert not np.array_equal(after.regret, before.regret)
+
+
+def test_a_stores_chunks_are_computed_by_the_code_its_fingerprint_traced(tmp_path, monkeypatch):
+    """An edit the digest does not see (an entry of an array beyond 1 MiB, in place): the program compiled
+    before it computed a new store's chunks, stored under the fingerprint of the edited code, which a new
+    process then resumed. The store's chunks are the edited code's now."""
+    args = (_HelperGreedy(), 1.0, [100, 200], 4)
+    (before,) = htb.frontier.measure(*args, seed_chunk=4)
+    widths = _WIDTHS
+    try:
+        widths[0] = 0.0  # pure greedy now, unseen by the digest
+        (stored,) = htb.frontier.measure(*args, seed_chunk=4, store=str(tmp_path / "store"))
+        monkeypatch.setitem(globals(), "_WIDTHS", widths.copy())  # a new array: the digest sees it, a new trace
+        (edited,) = htb.frontier.measure(*args, seed_chunk=4)
+    finally:
+        widths[0] = 1.0
+    assert not np.array_equal(edited.regret, before.regret)
+    np.testing.assert_array_equal(stored.regret, edited.regret)

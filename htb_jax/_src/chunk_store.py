@@ -44,6 +44,7 @@ import numpy as np
 from htb_jax._src import directory_lock
 from htb_jax._src import fingerprint as fingerprint_lib
 from htb_jax._src.output_dir import check_output_dir, described
+from htb_jax._src.pytree import keyed_by
 from htb_jax._src.resumable import Interrupted, atomic_write, check_interrupt, digest, remove_unmoved_outputs
 from htb_jax._src.validation import shown
 
@@ -210,6 +211,15 @@ def _shown_key(words) -> str:
     return f"key data {words!r}"
 
 
+def _salt(store: ChunkStore | None) -> str | None:
+    """The key of the programs that compute ``store``'s chunks: its fingerprint where its program holds a
+    user's code (no ``inputs_sha256``), so that they are traced from the code its fingerprint traced
+    (:func:`~htb_jax._src.pytree.keyed_by`); ``None`` otherwise (htb_jax's own code is the installed one)."""
+    if store is None or "inputs_sha256" in store.program:
+        return None
+    return hashlib.sha256(json.dumps(store.program, sort_keys=True).encode()).hexdigest()
+
+
 def run_chunks(
     layout: list[tuple[int, int]],
     compute: Callable[[int, int], dict[str, np.ndarray]],
@@ -242,7 +252,8 @@ def run_chunks(
             if parts[i] is not None:
                 continue
             check_interrupt()
-            parts[i] = compute(first, count)
+            with keyed_by(_salt(store)):
+                parts[i] = compute(first, count)
             if store is not None:
                 store.save(i, parts[i])
             done += count

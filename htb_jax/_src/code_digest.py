@@ -9,17 +9,19 @@ traces the program again, and a store's fingerprint, traced through the same key
 
 The digest covers, for each function of the class (its methods, properties, static and class
 methods, its bases' outside htb_jax), the bytecode, constants and names of the function and
-of the functions nested in it, and what those names and its closure denote now:
+of the functions nested in it, and what those names and its closure denote now; and the
+class's other attributes (``W = (1.0, 2.0)``, read as ``self.W``), followed as values:
 
 * functions and classes defined outside the libraries (jax, NumPy, htb_jax, the standard
   library...), followed the same way;
-* plain values: numbers, strings, bytes, ``None``, NumPy and jax arrays (up to 1 MiB by
+* plain values: numbers, strings, bytes, ``None``, the libraries' numbers and enumerations
+  (``fractions.Fraction``) by their ``repr``, NumPy and jax arrays (up to 1 MiB by
   their bytes, larger ones by their identity), and tuples, lists and dicts of them;
 * ``functools.partial`` objects and decorated functions (``__wrapped__``), followed to what
   they wrap;
 * bound methods, by their function and their object; objects of a class defined outside the
   libraries (a callable object, a helper held in a global), by their class, followed as above,
-  and their attributes (``__dict__``): code may read them when it is traced, so an object whose
+  and their attributes (``__dict__`` and ``__slots__``): code may read them when it is traced, so an object whose
   attributes change from call to call (a counter, a recorder a callback appends to) makes a new
   program at each call, and a store's run another program;
 * anything else by its type alone.
@@ -31,14 +33,18 @@ of ``helper`` followed by ``importlib.reload(mymodule)`` is seen).  Not followed
 read of a module through anything else (a module passed as an argument, or held in a local), an
 array edited in place beyond 1 MiB, code in a module named as one of the standard library's.  The digest is used within one process; a
 store's fingerprint across processes is the traced program itself
-(:mod:`htb_jax._src.fingerprint`).
+(:mod:`htb_jax._src.fingerprint`), traced afresh for a user's code, and a store's chunks are
+computed by programs keyed by it (:func:`~htb_jax._src.pytree.keyed_by`), so that what the digest
+misses never enters a store.
 """
 
 from __future__ import annotations
 
 import dis
+import enum
 import functools
 import hashlib
+import numbers
 import sys
 import types
 from typing import Any
@@ -93,8 +99,12 @@ def _update_class(h, cls: type, seen: set) -> None:
                 if isinstance(function, types.FunctionType):
                     h.update(f"{name}:".encode())
                     _update_function(h, function, seen)
-            if isinstance(attribute, _PLAIN):
-                h.update(f"{name}={attribute!r}|".encode())
+            if isinstance(attribute, (property, staticmethod, classmethod, types.FunctionType)):
+                continue
+            if not (name.startswith("__") and name.endswith("__")) or isinstance(attribute, _PLAIN):
+                # a class attribute the code may read (self.W): a tuple, an array or an object as well
+                h.update(f"{name}=".encode())
+                _update_value(h, attribute, seen, 0)
 
 
 def _update_function(h, function: types.FunctionType, seen: set) -> None:
@@ -167,6 +177,13 @@ def _code(code: types.CodeType) -> tuple[bytes, frozenset]:
     return h.digest(), frozenset(names)
 
 
+def _slots(klass: type) -> tuple[str, ...]:
+    """The attribute names ``klass`` itself declares in ``__slots__`` (a string or an iterable of them)."""
+    slots = vars(klass).get("__slots__", ())
+    names = (slots,) if isinstance(slots, str) else tuple(slots)
+    return tuple(name for name in names if name not in ("__dict__", "__weakref__"))
+
+
 def _update_value(h, value: Any, seen: set, depth: int) -> None:
     """``value`` as the module's docstring says; one that cannot be read (a deleted array, a failing
     ``repr``) by its type and identity."""
@@ -177,7 +194,8 @@ def _update_value(h, value: Any, seen: set, depth: int) -> None:
 
 
 def _update_readable(h, value: Any, seen: set, depth: int) -> None:
-    if isinstance(value, _PLAIN):
+    if isinstance(value, _PLAIN) or (isinstance(value, (numbers.Number, enum.Enum)) and not is_users(type(value))):
+        # numbers and enumerations of the libraries (fractions.Fraction, decimal.Decimal) by their value too
         h.update(f"{type(value).__name__}:{value!r}|".encode())
     elif isinstance(value, (np.ndarray, jax.Array)) and not isinstance(value, jax.core.Tracer):
         h.update(f"{value.dtype}{value.shape}|".encode())
@@ -220,6 +238,9 @@ def _update_readable(h, value: Any, seen: set, depth: int) -> None:
         state = getattr(value, "__dict__", None)
         if isinstance(state, dict):
             _update_value(h, state, seen, depth + 1)
+        slots = [name for klass in type(value).__mro__ for name in _slots(klass)]
+        if slots:  # a class with __slots__ (a dataclass(slots=True)) keeps its attributes there
+            _update_value(h, {name: getattr(value, name, None) for name in slots}, seen, depth + 1)
     else:
         kind = type(value)
         h.update(f"<{kind.__module__}.{kind.__qualname__}>|".encode())

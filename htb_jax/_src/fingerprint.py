@@ -30,7 +30,10 @@ without tracing.  Where it equals the stored one, the stored program is this
 run's (:class:`Program`); where it differs (a file of htb_jax edited, even a
 comment) the program is traced and compared as before.  A call that holds a
 class from outside htb_jax (a user's policy or law) has no such key: its
-program is always traced, so that an edit of its code is always seen.
+program is always traced, afresh rather than from ``jax.jit``'s cache of
+traces, so that an edit of its code is always seen, and the store's chunks are
+computed by programs keyed by the fingerprint
+(:func:`~htb_jax._src.chunk_store.run_chunks`), traced from the same code.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -48,11 +52,14 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, Jaxpr
 
 from htb_jax._src import code_digest, version
+from htb_jax._src.code_digest import is_users
+from htb_jax._src.pytree import keyed_by, node_classes
 
 # A function shown in a jaxpr's parameters prints with its address, which changes from one process to the next.
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 # Options of simulate that place the work and change no number: the fingerprint fixes them.
 _PLACEMENT = ("memory_budget", "seed_chunk", "threads", "devices")
+_TRACES = itertools.count()  # the keys of fresh traces of a user's code (fingerprint)
 
 
 def identity_repr(value: Any) -> str:
@@ -139,7 +146,11 @@ def fingerprint(calls: Sequence[Mapping[str, Any]]) -> dict:
     for call in calls:
         _, run = prepare(num_seeds=1, first_seed=0, seed_chunk=1, threads=1, devices=jax.local_devices()[:1],
                          **{k: v for k, v in call.items() if k not in _PLACEMENT})
-        traced.append(run.trace())
+        # A user's code is traced afresh, not read from jax.jit's cache of traces: code edited since that
+        # trace in a way its digest does not see (an array beyond 1 MiB edited in place) is seen here.
+        users = any(is_users(c) for c in node_classes([call[k] for k in sorted(call)]))
+        with keyed_by(f"fingerprint {next(_TRACES)}" if users else None):
+            traced.append(run.trace())
         arguments.append(run.arguments)
     return {"program_sha256": program_sha256(traced, arguments), **versions()}
 

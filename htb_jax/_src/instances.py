@@ -105,7 +105,8 @@ def check_instance(
     """
     check_instance_type(
         name, instance, Distribution,
-        "a distribution of htb_jax (Pareto, StudentT, Gaussian, TwoPoint, ...), such as htb.Pareto(loc=0.0, shape=1.5)",
+        "a distribution of htb_jax (Pareto, StudentT, Gaussian, TwoPoint, ...), such as htb.Pareto(loc=0.0, "
+        "shape=1.5), or of a subclass of htb.Distribution of yours",
     )
     check_pytree(name, instance, function, "a reward law (an htb.Distribution)")
     cls = type(instance)
@@ -182,6 +183,7 @@ def _check_from_bits(instance: Distribution, name: str, function: str) -> None:
     if hasattr(out, "shape") and hasattr(out, "dtype") and (tuple(out.shape), out.dtype) == (
         expected, np.dtype(np.float32)
     ):
+        _check_words_read(instance, name, function, from_bits_abstractly, law, words)
         return
     got = f"{np.dtype(out.dtype).name}{list(out.shape)}" if hasattr(out, "dtype") else type(out).__name__
     hint = (
@@ -194,6 +196,46 @@ def _check_from_bits(instance: Distribution, name: str, function: str) -> None:
         f"float32{list(expected)} from words uint64{list(words.shape)} (parameters of shape {[*shape, 1]}); got "
         f"{given(name, instance)}, whose from_bits returns {got} ({hint})."
     )
+
+
+class _Words:
+    """A reward's words, ``u64[..., num_words]``, whose indexing refuses an index past them as NumPy does
+    (JAX clamps it); everything else is the words' own."""
+
+    def __init__(self, words):
+        self._words = words
+
+    def __getitem__(self, index):
+        np.empty(self._words.shape, bool)[index]  # IndexError past the words; a traced index raises otherwise
+        return self._words[index]
+
+    def __getattr__(self, name):
+        return getattr(self._words, name)
+
+    def __jax_array__(self):
+        return self._words
+
+
+def _check_words_read(instance: Distribution, name: str, function: str, from_bits, law, words) -> None:
+    """``TypeError`` where ``from_bits`` reads a word past ``num_words``: JAX clamps an index out of
+    range, so ``words[..., 1]`` with ``num_words = 1`` read word 0 again, and the rewards were silently
+    not the law's.  Found by a second abstract evaluation whose words refuse such an index (:class:`_Words`);
+    a ``from_bits`` that does not run on them (an operator on the words themselves) is not probed."""
+    def from_bits_on_checked_words(law, words):
+        return from_bits(law, _Words(words))
+
+    try:
+        jax.eval_shape(from_bits_on_checked_words, law, words)
+    except IndexError as error:
+        cls, n = type(instance), type(instance).num_words
+        raise TypeError(
+            f"{function} needs {cls.__name__}.from_bits to read no more than the num_words = {n} "
+            f"word{'s' * (n > 1)} of a reward (words[..., :{n}]); got {given(name, instance)}, whose from_bits reads "
+            f"past {'it' if n == 1 else 'them'} ({error}): declare num_words = ... on the class, as many words as it "
+            f"reads (JAX would read the last one again)."
+        ) from None
+    except Exception:  # noqa: BLE001  (code that does not run on the wrapped words: the first check stands)
+        return
 
 
 def law_means(instance: Distribution) -> jax.Array:

@@ -19,6 +19,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from htb_jax._src.pytree import tree_nodes
 from htb_jax._src.validation import given, shown
 
 # How the note begins that the checks add to an error raised by a user's own code when they call it
@@ -115,6 +116,33 @@ def check_one_policy(name: str, value: Any, function: str, remedy: str) -> None:
         )
 
 
+_ABSENT = object()  # a value without the attribute
+
+
+def _batch_shape(name: str, value: Any, function: str) -> Any:
+    """``value.batch_shape``, or :data:`_ABSENT`; an error its property raises is refused by name where the
+    policy's leaves do not broadcast together (``jnp.broadcast_shapes(self.c, self.d)`` raised JAX's bare
+    "Incompatible shapes for broadcasting"), else raised with a note naming the property."""
+    try:
+        return value.batch_shape
+    except AttributeError:
+        return _ABSENT
+    except Exception as e:  # noqa: BLE001  (the user's property: any error, named)
+        shapes = [(_leaf_name(path), tuple(np.shape(leaf))) for path, leaf in jax.tree_util.tree_flatten_with_path(
+            value)[0] if _is_array_like(leaf)]
+        try:
+            np.broadcast_shapes(*(shape for _, shape in shapes))
+        except ValueError:
+            listed = ", ".join(f"{leaf_name} of shape {shape}" for leaf_name, shape in shapes)
+            raise TypeError(
+                f"{function} takes a policy whose leaves broadcast together, to its batch_shape, for {name}; got "
+                f"{given(name, value)}, whose leaves do not ({listed}): its batch_shape raised "
+                f"{type(e).__name__}: {e}"
+            ) from None
+        e.add_note(f"{USER_CODE_NOTE}{type(value).__name__}'s batch_shape, read to check the policy)")
+        raise
+
+
 def check_policy_instance(name: str, value: Any, function: str) -> None:
     """``TypeError`` unless ``value`` is a policy: an instance with ``kernel(spec)`` and a tuple ``batch_shape``.
 
@@ -132,15 +160,17 @@ def check_policy_instance(name: str, value: Any, function: str) -> None:
     )
     if value is None or isinstance(value, type):
         raise TypeError(f"{function} takes {what} for {name}; got {given(name, value)}.")
-    missing = [attr for attr in ("kernel", "batch_shape") if not hasattr(value, attr)]
+    batch_shape = _batch_shape(name, value, function)
+    missing = [attr for attr, absent in (("kernel", not hasattr(value, "kernel")),
+                                         ("batch_shape", batch_shape is _ABSENT)) if absent]
     if not missing and not callable(value.kernel):
         missing = ["a callable kernel"]
-    if not missing and not isinstance(value.batch_shape, tuple):
+    if not missing and not isinstance(batch_shape, tuple):
         missing = ["a tuple batch_shape" + (" (its batch_shape is a method: decorate it with @property)"
-                                            if callable(value.batch_shape) else "")]
+                                            if callable(batch_shape) else "")]
     elif not missing and not all(isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)) and n >= 0
-                                 for n in value.batch_shape):
-        missing = [f"a batch_shape of integers >= 0 (its batch_shape is {value.batch_shape!r}: return, say, "
+                                 for n in batch_shape):
+        missing = [f"a batch_shape of integers >= 0 (its batch_shape is {batch_shape!r}: return, say, "
                    f"jnp.shape(self.c))"]
     if missing:
         raise TypeError(
@@ -192,6 +222,7 @@ def check_pytree(name: str, value: Any, function: str, kind: str) -> list[tuple[
             f"JAX does not know (it would see one opaque leaf): decorate {cls} with {_REGISTER}, as the guide "
             f"\"Your own policy and reward law\" does (docs/guides/own-code.md)."
         )
+    _check_static_data(name, value, function, kind)
     named = [(_leaf_name(path), leaf) for path, leaf in leaves]
     for leaf_name, leaf in named:
         if not _is_array_like(leaf):
@@ -200,7 +231,43 @@ def check_pytree(name: str, value: Any, function: str, kind: str) -> list[tuple[
                 f"{given(name, value)}, whose leaf {leaf_name} is {shown(leaf)} ({type(leaf).__name__}): "
                 f"make {leaf_name} a static field of {cls} (or register its class as a pytree too)."
             )
+        if np.iscomplexobj(leaf):  # float() of it failed inside the engine, naming nothing
+            raise TypeError(
+                f"{function} takes {kind} whose pytree leaves are real numbers or arrays for {name}; got "
+                f"{given(name, value)}, whose leaf {leaf_name} is {shown(leaf)} (complex)."
+            )
     return named
+
+
+def _check_static_data(name: str, value: Any, function: str, kind: str) -> None:
+    """``TypeError`` where a node of ``value``'s tree holds static data that cannot be hashed (a NumPy or
+    jax array in a static field): JAX hashes a tree's structure, and compares it with ``==``, to key
+    its programs, and an array there ran once, then failed at the next call with a message that named
+    neither the class nor the field."""
+    for cls, aux in tree_nodes(jax.tree_util.tree_structure(value)):
+        try:
+            hash(aux)
+        except TypeError:
+            static = [f.name for f in dataclasses.fields(cls) if f.metadata.get("static")] if (
+                dataclasses.is_dataclass(cls)) else []
+            held = list(zip(static, aux, strict=True)) if len(static) == len(aux) else []
+            field, bad = next(((f, v) for f, v in held if not _hashable(v)), (None, aux))
+            where = f"its static field {cls.__name__}.{field}" if field else f"the static data of its {cls.__name__}"
+            raise TypeError(
+                f"{function} takes {kind} whose static fields are hashable Python values (numbers, strings, "
+                f"tuples) for {name}; got {given(name, value)}, where {where} is {shown(bad)} "
+                f"({type(bad).__name__}): a static field is part of the program's key, hashed and compared with "
+                f"==; give a tuple (tuple(float(x) for x in ...)), or make the parameter a field that is not "
+                f"static, an array."
+            ) from None
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def check_no_list_parameters(name: str, value: Any, function: str, kind: str, remedy: str = "") -> None:

@@ -21,6 +21,8 @@ edited method, helper function or global value traces the program again.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
@@ -30,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from htb_jax._src.code_digest import class_digest, is_users
+from htb_jax._src.code_digest import class_digest, is_users, value_digest
 
 
 def static_field(**kwargs):
@@ -72,20 +74,24 @@ def node_classes(tree: Any) -> tuple[type, ...]:
       >>> [c.__name__ for c in node_classes((htb.UCB1(), None))]
       ['tuple', 'UCB1', 'NoneType']
     """
-    return _classes_of(jax.tree_util.tree_structure(tree))
+    return tuple(c for c, _ in tree_nodes(jax.tree_util.tree_structure(tree)))
 
 
 def code_keyed_classes(tree: Any) -> tuple:
     """:func:`node_classes`, each class defined outside htb_jax and the libraries paired with the digest
-    of the code it runs now (:func:`~htb_jax._src.code_digest.class_digest`): a key of compiled programs
-    and of checks that an edited method, helper or global value changes."""
-    return tuple((c, class_digest(c)) if is_users(c) else c for c in node_classes(tree))
+    of the code it runs now (:func:`~htb_jax._src.code_digest.class_digest`) and with the digest of its
+    node's static data (:func:`~htb_jax._src.code_digest.value_digest`: a function held in a static field
+    is followed as the code is): a key of compiled programs and of checks that an edited method, helper
+    or global value changes."""
+    return tuple((c, class_digest(c), value_digest(aux)) if is_users(c) else c
+                 for c, aux in tree_nodes(jax.tree_util.tree_structure(tree)))
 
 
-def _classes_of(treedef) -> tuple[type, ...]:
+def tree_nodes(treedef) -> tuple[tuple[type, Any], ...]:
+    """``(class, static data)`` of every node of ``treedef``, root first, depth first."""
     data = treedef.node_data()
-    own = () if data is None else (data[0],)
-    return own + tuple(c for child in treedef.children() for c in _classes_of(child))
+    own = () if data is None else (data,)
+    return own + tuple(node for child in treedef.children() for node in tree_nodes(child))
 
 
 def abstract_signature(tree: Any) -> tuple:
@@ -96,6 +102,26 @@ def abstract_signature(tree: Any) -> tuple:
     (:func:`code_keyed_classes`), so an edited one is checked again."""
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     return code_keyed_classes(tree), treedef, tuple((np.shape(x), jnp.result_type(x).name) for x in leaves)
+
+
+_PROGRAM_SALT: contextvars.ContextVar[str | None] = contextvars.ContextVar("htb_jax_program_salt", default=None)
+
+
+@contextlib.contextmanager
+def keyed_by(salt: str | None):
+    """Within this context, every :func:`class_keyed_jit` program is keyed by ``salt`` too (``None``:
+    not at all), so that none traced before it, or under another salt, is reused.
+
+    A store's chunks of a user's code are computed under its fingerprint (:func:`~htb_jax._src.chunk_store.run_chunks`):
+    the fingerprint traces the code as it is now, and a program traced earlier in the process from code
+    edited since, in a way the code's digest does not see (an array beyond 1 MiB edited in place), would
+    otherwise compute chunks stored under the new code's fingerprint.
+    """
+    token = _PROGRAM_SALT.set(salt)
+    try:
+        yield
+    finally:
+        _PROGRAM_SALT.reset(token)
 
 
 def class_keyed_jit(
@@ -134,7 +160,8 @@ def class_keyed_jit(
 
     def classes(args, kwargs):
         traced = [a for i, a in enumerate(args) if i not in nums], {k: v for k, v in kwargs.items() if k not in names}
-        return code_keyed_classes(traced)
+        salt = _PROGRAM_SALT.get()
+        return code_keyed_classes(traced) if salt is None else (code_keyed_classes(traced), salt)
 
     def call(*args, **kwargs):
         return jitted(classes(args, kwargs), *args, **kwargs)

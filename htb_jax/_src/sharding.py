@@ -129,7 +129,9 @@ def seed_sharded_program(
         seeds = [place(np.asarray(first_seed, np.int64) + t * stride)[0] for t in range(threads)]
         # The first execution is dispatched here, so that the program is compiled once, in this thread.
         first = program(*fixed, seeds[0])
-        pending = [_pool(threads - 1).submit(lambda t: jax.device_get(program(*fixed, seeds[t])), t)
+        # Each in this thread's context: its programs' keys (pytree.keyed_by) are the first's.
+        pending = [_pool(threads - 1).submit(contextvars.copy_context().run,
+                                             lambda t: jax.device_get(program(*fixed, seeds[t])), t)
                    for t in range(1, threads)]
         parts = [jax.device_get(first)] + [p.result() for p in pending]
         return [np.concatenate(outputs, axis=seed_axis) for outputs in zip(*parts, strict=True)]
