@@ -494,3 +494,28 @@ def test_a_member_function_that_raises_is_named():
     with pytest.raises(ZeroDivisionError) as info:
         htb.frontier.measure(broken, 1.0, [100, 200], 2, progress=False)
     assert info.value.__notes__ == ["(raised by the function member -> policy given as policy, called on member 0)"]
+
+
+def test_plot_point_draws_a_measurements_row_and_the_theory_where_given():
+    # plot_point(ax, m.row()) was refused ("row lacks d_theory, c_theory"): a measurement has no theory point.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    measured = dict(d=0.7, d_low=0.6, d_high=0.8, c=0.5, c_low=0.4, c_high=0.6)
+
+    def markers(row):
+        fig, ax = plt.subplots()
+        htb.frontier.plot_point(ax, row, "C0")
+        drawn = sorted(line.get_marker() for line in ax.lines if line.get_marker() not in ("None", None, "_", "|"))
+        plt.close(fig)
+        return drawn
+
+    assert markers(measured) == ["s"]
+    assert markers(dict(measured, d_finite_t=0.7, c_finite_t=0.5)) == ["s", "x"]
+    assert markers(dict(measured, d_theory=0.7, c_theory=0.5, d_finite_t=0.7, c_finite_t=0.5)) == ["o", "s", "x"]
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match=r"^row holds d_theory but not c_theory \(x='d', y='c'\)\.$"):
+        htb.frontier.plot_point(ax, dict(measured, d_theory=0.7), "C0")
+    plt.close(fig)

@@ -104,7 +104,17 @@ MEASURE = Page(
         ("m.d.slope, m.d.low, m.d.high", r"^(.*)$", None),
         ("m.c.slope, m.c.low, m.c.high", r"^(.*)$", None),
         ("m.off_frontier", r"^(.*)$", None),
+        ("m.regret.shape, m.scale.shape", r"^(.*)$", None),
+        ("c.slope, c.low, c.high", r"^(.*)$", None),
+        ("d.slope, d.low, d.high", r"^(.*)$", None),
+        ("d.argmax", r"^(.*)$", None),
+        ("htb.local_slopes(m.horizons, m.regret[-1].mean(-1))", r"^(.*)$", None),
+        ("htb.local_slopes(m.horizons, worst)", r"^(.*)$", None),
+        ("back.regret.shape", r"^(.*)$", None),
+        ("htb.fit_exponent(back.horizons, back.regret[0, -1]).slope", r"^(.*)$", None),
     ),
+    not_outputs=("worst = (m.regret[:-1].mean(-1) / m.scale[:-1, None]).max(0)",
+                 "folder = pathlib.Path(tempfile.mkdtemp())"),
 )
 MAIN_JOB = Page(str(DOCS / "getting-started" / "main-job.md"))
 THEORY = Page(
@@ -121,6 +131,10 @@ THEORY = Page(
         "round(float(t.balanced_exponent(0.5)), 6)",
         "[round(float(x), 6) for x in profile.free], [round(float(x), 6) for x in profile.dep]",
         "[round(float(x), 6) for x in t.pairwise_lower_bound(1 / 3, 2 / 3, 0.5)]",
+        "[round(float(x), 6) for x in t.oracle_exponents(0.5)]",
+        "round(float(t.t_frontier(t.oracle_exponents(0.5).t, 0.5)), 6)",
+        "round(float(claim.fixed_instance), 6), round(float(claim.worst_case), 6)",
+        "round(float(t.t_frontier(claim.worst_case, 1.0)), 6)",
     )),
 )
 PAGES = (INSTALLATION, QUICKSTART, MAIN_JOB, INSTANCES, POLICIES, OWN_CODE, MEASURE, THEORY)

@@ -30,7 +30,7 @@ class Measurement:
       exploration: i64[H] ``L_T`` on member 0, or for a ``member -> policy`` function on the fixed
         instance, whose schedule ``c`` is fitted on (0 where the policy reports none; -1 for anytime
         runs, read at checkpoints).
-      d: the worst-case fit (``d.argmax``: the hardest member at the largest horizon).
+      d: the worst-case fit (``d.argmax``: the hardest member at each horizon, ``row()``'s ``worst_member`` the last).
       c: the fixed-instance fit.
       d_finite_t: the slope the schedule implies for ``d`` over the same horizons (NaN: no known schedule).
       c_finite_t: the slope of ``L_T`` (NaN: no known schedule).

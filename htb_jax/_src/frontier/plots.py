@@ -59,12 +59,14 @@ def frontier_panel(ax, eps: float, title: str, *, high: float = 1.02) -> None:
 
 
 def plot_point(ax, row: dict, color, *, x: str = "d", y: str = "c", marker: str = "s", label=None) -> None:
-    """One schedule's theory (o), finite-T prediction (x) and measurement with its intervals.
+    """One schedule's measurement with its intervals, and its theory (o) and finite-T prediction (x)
+    where the row has them.
 
     Args:
       ax: a matplotlib Axes (for example one of :func:`frontier_panel`'s).
-      row: a dict holding ``{x, y}``, ``{x, y}_low``/``_high``, ``{x, y}_theory`` and
-        ``{x, y}_finite_t`` (or ``_finite_k``), as a row of :func:`fit_t_frontier`.
+      row: a dict holding ``{x, y}`` and ``{x, y}_low``/``_high``, as
+        :meth:`~htb_jax.frontier.Measurement.row` gives them, and optionally ``{x, y}_theory`` and
+        ``{x, y}_finite_t`` (or ``_finite_k``), as a row of :func:`fit_t_frontier` holds them.
       color: a matplotlib color.
       x, y: the keys of the two exponents (``"d"``, ``"c"``; ``"b"``, ``"a"`` for the K-frontier).
       marker: the measured point's marker.
@@ -81,12 +83,18 @@ def plot_point(ax, row: dict, color, *, x: str = "d", y: str = "c", marker: str 
     if label is not None and not isinstance(label, str):
         raise TypeError(f"label must be a string or None; got {given('label', label)}.")
     finite = "finite_t" if f"{x}_finite_t" in row else "finite_k"
-    needed = [f"{a}{suffix}" for a in (x, y) for suffix in ("", "_low", "_high", "_theory", f"_{finite}")]
+    needed = [f"{a}{suffix}" for a in (x, y) for suffix in ("", "_low", "_high")]
     missing = [k for k in needed if k not in row]
     if missing:
         raise ValueError(f"row lacks {', '.join(missing)} (x={x!r}, y={y!r}).")
-    ax.plot(row[f"{x}_theory"], row[f"{y}_theory"], "o", mfc="none", mec=color, ms=9)
-    ax.plot(row[f"{x}_{finite}"], row[f"{y}_{finite}"], "x", color=color, ms=7)
+    for suffix, style in (("_theory", dict(marker="o", mfc="none", mec=color, ms=9)),
+                          (f"_{finite}", dict(marker="x", color=color, ms=7))):
+        keys = [f"{a}{suffix}" for a in (x, y)]
+        if sum(k in row for k in keys) == 1:  # one of the pair: a typo, not a point left out
+            raise ValueError(f"row holds {' but not '.join(k for k in sorted(keys, key=lambda k: k not in row))} "
+                             f"(x={x!r}, y={y!r}).")
+        if keys[0] in row:
+            ax.plot(row[keys[0]], row[keys[1]], linestyle="none", **style)
     ax.errorbar(
         row[x], row[y],
         xerr=[[max(row[x] - row[f"{x}_low"], 0.0)], [max(row[f"{x}_high"] - row[x], 0.0)]],
