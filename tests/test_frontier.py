@@ -3,6 +3,7 @@
 import csv
 import dataclasses
 import math
+import warnings
 
 import jax
 import numpy as np
@@ -74,6 +75,17 @@ def test_runs_and_verdicts_take_what_the_library_gives():
     dataclasses.replace(runs, horizons=np.array([10**6, 10**6, 10**8, 10**10]))
     fit = htb.ExponentFit(0.5, math.nan, 0.4, 0.6, 0.95, 10)  # a fit read back from a CSV: no intercept
     assert frontier.verdict(fit, 0.9, 0.95, hardest=1.85, family=FAMILY) == "disagrees"
+    # Exploration 0 has no finite-T prediction: NaN, without the divide-by-zero warnings the predictions
+    # raised, and eps_profile_rows says so (verdict refused "finite_t=nan", a name the caller never gave).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit, finite, hardest = frontier.free_exponent(runs, 0, 1.0, 10**6)
+        assert abs(fit.slope - 0.7) < 1e-3 and math.isnan(finite) and math.isnan(hardest)
+        fit, finite = frontier.dependent_exponent(runs, 0, 10**6)
+        assert abs(fit.slope - 0.7) < 1e-3 and math.isnan(finite)
+    with pytest.raises(ValueError, match=r"^eps_profile_rows compares AdaR-ETC-type schedules .*; entries\[0\] "
+                                         r"names schedule g=0, whose exploration is 0 at a fitted horizon"):
+        frontier.eps_profile_rows(runs, [("ucb", 0, 1.0, 0.5)], 10**6)
 
 
 def test_the_block_share_is_taken_at_the_largest_horizon_in_any_order():

@@ -58,6 +58,13 @@ def eps_profile_rows(runs: FamilyRuns, entries: Sequence[tuple[str, int, float, 
             raise TypeError(f"entries[{i}] theory must be one real number; got {given('theory', theory_value)}.")
     rows = []
     mask = _fit_mask(runs.horizons, fit_from)
+    for i, (_, g, _, _) in enumerate(entries):
+        if not np.all(runs.exploration[int(g), mask] > 0):  # verdict then refused finite_t=nan, a name not given
+            raise ValueError(
+                f"eps_profile_rows compares AdaR-ETC-type schedules with their finite-T predictions; entries[{i}] "
+                f"names schedule g={int(g)}, whose exploration is 0 at a fitted horizon (an index policy's runs "
+                f"have no such prediction): fit it with free_exponent or fit_worst_case_exponent."
+            )
     for label, g, eps, theory_value in entries:
         g = int(g)
         fit, finite, hardest = free_exponent(runs, g, eps, fit_from)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -52,7 +53,8 @@ def free_exponent(
       fit_from``, the slope of ``T (K B_T / L_T)^(eps/(1+eps))`` over the same
       horizons (on a :class:`StableFamily`, of its predicted worst normalized
       regret: :meth:`StableFamily.free_slope`), and ``K B_T / L_T`` at the largest one (about the spike
-      probability of the hardest instance).
+      probability of the hardest instance); both NaN where the schedule explores no round at a fitted
+      horizon (exploration 0: an index policy's runs, which have no finite-T prediction).
     """
     _check_runs("runs", runs)
     g = _check_schedule(runs, g)
@@ -75,6 +77,8 @@ def free_exponent(
         regrets.append(np.moveaxis(r.regret[g, :members][:, mask], 0, 1))  # [H, F, S]
         scales.append(r.scale(eps)[:members])
     fit = fit_worst_case_exponent(t, np.concatenate(regrets, axis=1), np.concatenate(scales), key=key)
+    if not np.all(runs.exploration[g, mask] > 0):  # an index policy's runs: no schedule to predict from
+        return fit, math.nan, math.nan
     finite, share = schedule_free_slope(runs.family.num_arms, runs.horizons[mask], runs.exploration[g, mask], eps)
     if isinstance(runs.family, StableFamily):  # its block law's prediction (StableFamily.free_slope)
         finite = runs.family.free_slope(runs.horizons[mask], runs.exploration[g, mask], eps)
@@ -118,7 +122,8 @@ def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0)
     Returns:
       ``(fit, finite_t)``: the bootstrap :class:`~htb_jax.ExponentFit` of the mean regret's
       slope ``c`` over horizons ``>= fit_from``, and the finite-T prediction of that slope
-      over the same horizons.
+      over the same horizons (NaN where the schedule explores no round at a fitted horizon:
+      exploration 0, an index policy's runs).
     """
     _check_runs("runs", runs)
     g = _check_schedule(runs, g)
@@ -127,6 +132,8 @@ def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0)
     mask = _fit_mask(runs.horizons, fit_from)
     t = runs.horizons[mask].astype(float)
     fit = fit_exponent(t, runs.regret[g, -1][mask], key=key)
+    if not np.all(runs.exploration[g, mask] > 0):  # an index policy's runs: no schedule to predict from
+        return fit, math.nan
     if isinstance(runs.family, StableFamily):
         return fit, runs.family.dependent_slope(runs.horizons[mask], runs.exploration[g, mask])
     return fit, _slope(t, runs.exploration[g, mask].astype(float))
