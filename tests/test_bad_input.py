@@ -497,6 +497,22 @@ LIBRARY = {
     # a member listed twice ran twice (eps repeated was refused); refused at construction, not when run
     "spike family repeats": (ValueError, r"^spike_probs must not repeat a value; got spike_probs=\[0.1, 0.1\], with 0.1 2 "
                                          r"times\.$", lambda: htb.frontier.SpikeFamily(spike_probs=(0.1, 0.1))),
+    # a family's field its members' laws refuse under their own names, when run: refused at construction
+    "spike family rare spike": (ValueError, r"^spike_probs must be at least 2 gap / 3.4028235e\+38 = 5.87747e-39 for "
+                                            r"gap=1 \(the spike 2 gap / p is a float32 reward\); got spike_probs=1e-40\.$",
+                                lambda: htb.frontier.SpikeFamily(spike_probs=(1e-40,))),
+    "pareto family shape": (ValueError, r"^shapes must be at most 3.4028235e\+38 .*; got shapes=1e\+39\.$",
+                            lambda: htb.frontier.ParetoFamily(shapes=(1e39,))),
+    "stable family index": (ValueError, r"^index must exceed 1 \+ 2\^-24 .*; got index=1.0000000009313226\.$",
+                            lambda: htb.frontier.StableFamily(index=1 + 2**-30)),
+    "stable family index near 2": (ValueError, r"^fixed_index must be 2 .* or at most 1.9999998807907104, the largest "
+                                               r"float32 below 2: .*; got fixed_index=1.99999999\.$",
+                                   lambda: htb.frontier.StableFamily(fixed_index=1.99999999)),
+    "stable alpha near 2": (ValueError, r"^Stable alpha must be 2 \(the Gaussian N\(loc, 2 scale\^2\)\) or at most "
+                                        r"1.9999998807907104, .*; got Stable alpha=1.99999999\.$",
+                            lambda: htb.Stable(loc=0.0, alpha=1.99999999)),
+    "stable family scale": (ValueError, r"^scale must be at most 3.4028235e\+38 .*; got scale=1e\+39\.$",
+                            lambda: htb.frontier.StableFamily(scale=1e39)),
     # int() of a list deep inside; a range of [1, 2^32] for a count that must be at least 2
     "measure nested horizons": (ValueError, r"^horizons must be a flat list of integers; got horizons=\[\[100, 200\]\]\.$",
                                 lambda: htb.frontier.measure(htb.UCB1(), 1.0, [[100, 200]], 2)),

@@ -29,7 +29,9 @@ class LogNormal(Distribution):
 
     Attributes:
       loc: f[...] mean.
-      sigma: f[...] log-scale, in ``(0, 8]`` (larger overflows float32 samples).
+      sigma: f[...] log-scale, in ``(0, 8]`` (larger overflows float32 samples; at 8, the most extreme
+        words overflow from a scale of about 3e6 on). The float32 draws resolve about ``6e-8 scale``
+        near the mean, a visible share of their spread ``sigma scale`` below ``sigma`` of about 1e-5.
       scale: f[...] positive scale.
     """
 

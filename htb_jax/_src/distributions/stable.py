@@ -34,9 +34,10 @@ totally skewed law (``beta = -s``) cuts off and at ``a = 2``: there ``sin
 theta`` and ``cos phi`` both vanish like ``delta`` and their ratio stays
 accurate, instead of a rounding of ``pi`` becoming a spurious tail.  Near
 ``a -> 1`` nothing cancels: ``Z = sin(theta) exp(log|Z / sin(theta)|)`` is a
-product, in float32 within ``2^-18 max(|Z|, 1)`` of Weron's formula in float64
+product, in float32 within about ``2^-16 max(|Z|, 1)`` of Weron's formula in float64
 (the rounding of a logarithm up to about 45 in magnitude; at most 51 ulps of
-``max(|Z|, 1)`` measured over 10^5 draws at ``a = 1.05``, 15 at ``a = 1.5``),
+``max(|Z|, 1)`` measured over 10^5 draws at ``a = 1.05``, 15 at ``a = 1.5``, 82
+(``2.5 x 2^-18``) at ``a = 1.01, beta = 1``, 45 at ``a = 2``),
 at the scale of the S1 reward's own resolution (the S0 variate ``Z - zeta``
 would lose ``log2 |zeta|`` bits, but no reward is S0).  Sines and cosines run
 on the odd polynomial of the Student-t draw.  ``W`` comes from word 1, both of
@@ -87,7 +88,7 @@ from htb_jax._src.distributions.base import (
 )
 from htb_jax._src.distributions.stable_quantile import QuantileTable, quantile_table, table_quantile
 from htb_jax._src.distributions.student_t import _sin_quarter_turn
-from htb_jax._src.validation import check_float32_above_one, check_interval, concrete
+from htb_jax._src.validation import check_float32_above_one, check_interval, concrete, real_array
 
 _TAIL_START = 0.25  # the moment's outer integral: delta in (0, 1/4) by its power-law tail
 _BEND_MARGIN = 40.0  # ... by tanh-sinh in y = -log delta up to this far past K's bend (e^-40 = 4e-18) ...
@@ -163,6 +164,23 @@ def _standard(c, words):
     return sin_t * jnp.exp(log_z)
 
 
+def check_alpha_below_two(alpha: Any, name: str = "Stable alpha") -> None:
+    """``ValueError`` for an ``alpha`` below 2 that float32, in which rewards are drawn, rounds to 2: the
+    draws were the Gaussian's, while ``eps_sup()`` and ``abs_moment`` described the stable law (an
+    infinite variance)."""
+    a = real_array(name, alpha)  # None for a traced value: checked where concrete
+    if a is None:
+        return
+    a = np.asarray(a, np.float64)
+    rounded = (a < 2.0) & (a.astype(np.float32) == 2.0)
+    if np.any(rounded):
+        below = float(np.nextafter(np.float32(2.0), np.float32(0.0)))
+        raise ValueError(
+            f"{name} must be 2 (the Gaussian N(loc, 2 scale^2)) or at most {below!r}, the largest float32 below 2: "
+            f"float32, in which rewards are drawn, rounds it to 2; got {name}={float(a[rounded].flat[0])!r}."
+        )
+
+
 @pytree.dataclass
 class Stable(Distribution):
     """Alpha-stable ``S_a(scale, beta, loc)`` in the S1 parametrization (Samorodnitsky and Taqqu).
@@ -192,6 +210,7 @@ class Stable(Distribution):
     def __post_init__(self):
         check_interval("Stable alpha", self.alpha, 1.0, 2.0, low_closed=False, high_closed=True)
         check_float32_above_one("Stable alpha", self.alpha)
+        check_alpha_below_two(self.alpha)
         check_interval("Stable beta", self.beta, -1.0, 1.0, low_closed=True, high_closed=True)
         check_interval("Stable scale", self.scale, 0.0, jnp.inf, low_closed=False, high_closed=False)
         check_interval("Stable loc", self.loc, -jnp.inf, jnp.inf, low_closed=False, high_closed=False)
@@ -299,8 +318,9 @@ class Stable(Distribution):
         ``|delta - delta_0|^r`` (unsplit, ``1e-6`` relative off at ``a = 1.3, beta = -1``; split,
         within ``1e-13`` of the closed form ``E|Z|^r`` of a centred law, ``tests/test_stable.py``).
         For ``loc != 0`` the inner mean bends where ``loc + scale K w^k`` changes sign at a typical
-        ``w``, over a range of ``K`` of relative width about ``k``, which is not split at: 1e-11 of
-        the moment at ``a = 1.1``, 1.7e-7 at ``a = 1.01`` (``tests/test_abs_moment_edges.py``).
+        ``w``, over a range of ``K`` of relative width about ``k``, which is not split at: 1e-10 of
+        the moment at ``a = 1.1``, ``beta = 0`` (2e-9 skewed, and at ``loc = 100 scale``), 1.7e-7 at
+        ``a = 1.01`` (``tests/test_abs_moment_edges.py``).
         """
         r = 1.0 + _f64(eps)
         shape = jnp.broadcast_shapes(np.shape(r), self.batch_shape)

@@ -12,12 +12,17 @@ import numpy as np
 
 from htb_jax._src import theory
 from htb_jax._src.distributions import Pareto, Stable
+from htb_jax._src.distributions.stable import check_alpha_below_two
 from htb_jax._src.frontier.scale import family_scale
 from htb_jax._src.grids import powers_of_ten
 from htb_jax._src.instances import lower_bound_pair
 from htb_jax._src.policies.adar_etc import num_blocks
 from htb_jax._src.validation import (
+    FLOAT32_MAX,
     check_distinct,
+    check_float32,
+    check_float32_above_one,
+    check_float32_scale,
     check_instance_type,
     check_integer,
     check_interval,
@@ -68,6 +73,17 @@ class SpikeFamily:
         check_interval("spike_probs", list(self.spike_probs), 0.0, 1.0, low_closed=False, high_closed=True)
         check_distinct("spike_probs", list(self.spike_probs))  # a member listed twice runs twice
         check_interval("fixed_spike", self.fixed_spike, 0.0, 1.0, low_closed=False, high_closed=True)
+        # The members' laws would refuse these under lower_bound_pair's names: a spike 2 gap / p is a float32.
+        if 2.0 * float(self.gap) > FLOAT32_MAX:
+            raise ValueError(f"gap must be at most {FLOAT32_MAX / 2:.8g} (the spike 2 gap / p, at least 2 gap, is a "
+                             f"float32 reward); got gap={float(self.gap):.6g}.")
+        least = 2.0 * float(self.gap) / FLOAT32_MAX
+        for name, probs in (("spike_probs", list(self.spike_probs)), ("fixed_spike", [self.fixed_spike])):
+            if min(float(p) for p in probs) < least:
+                raise ValueError(
+                    f"{name} must be at least 2 gap / {FLOAT32_MAX:.8g} = {least:.6g} for gap={float(self.gap):.6g} "
+                    f"(the spike 2 gap / p is a float32 reward); got {name}={min(float(p) for p in probs):.6g}."
+                )
 
     @property
     def num_members(self) -> int:
@@ -131,6 +147,13 @@ class ParetoFamily:
             check_distinct(name, list(getattr(self, name)))
         check_interval("fixed_gap", self.fixed_gap, 0.0, np.inf, low_closed=False, high_closed=False)
         check_interval("fixed_shape", self.fixed_shape, 1.0, np.inf, low_closed=False, high_closed=False)
+        # The members' laws would refuse these under Pareto's names.
+        for name in ("gaps", "shapes", "fixed_gap", "fixed_shape"):
+            value = getattr(self, name)
+            value = list(value) if name in ("gaps", "shapes") else value
+            check_float32(name, value, positive="shape" in name)
+            if "shape" in name:
+                check_float32_above_one(name, value)
 
     @property
     def num_members(self) -> int:
@@ -249,6 +272,14 @@ class StableFamily:
         check_interval("scale", self.scale, 0.0, np.inf, low_closed=False, high_closed=False)
         check_interval("fixed_index", self.fixed_index, 1.0, 2.0, low_closed=False, high_closed=True)
         check_interval("fixed_gap", self.fixed_gap, 0.0, np.inf, low_closed=False, high_closed=False)
+        # The members' laws would refuse these under Stable's names.
+        for name in ("index", "fixed_index"):
+            check_float32_above_one(name, getattr(self, name))
+            check_alpha_below_two(getattr(self, name), name)
+        check_float32_scale("scale", self.scale)
+        check_float32("scale", self.scale, positive=True)
+        check_float32("gaps", list(self.gaps))
+        check_float32("fixed_gap", self.fixed_gap)
 
     @property
     def num_members(self) -> int:
