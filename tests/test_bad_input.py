@@ -1310,3 +1310,14 @@ def test_a_d_within_the_checks_slack_of_one_is_one():
     # d = 1 + 1e-13 passes the check (relative slack 1e-12 at closed ends); c came out -2e-13, outside [0, 1].
     assert htb.theory.t_frontier(1 + 1e-13, 1.0) == 0.0
     assert htb.theory.t_frontier(-1e-13, 1.0) == 1.0
+
+
+@pytest.mark.parametrize("name", ["first_seed", "num_checkpoints", "pull_chunk", "seed_chunk", "memory_budget",
+                                  "threads", "engine"])
+def test_simulate_refuses_any_traced_option_by_name(name):
+    # key, policy, instance, horizon and num_seeds were named; a traced option failed inside with JAX's
+    # ConcretizationTypeError or TracerBoolConversionError, naming nothing.
+    value = {"memory_budget": 2**30, "first_seed": 0, "engine": True}.get(name, 2)
+    with pytest.raises(TypeError, match=rf"^simulate compiles and runs its own program, so it cannot be traced "
+                                        rf"\(jax.jit, jax.vmap, jax.grad\); got a traced {name}\. "):
+        jax.jit(lambda x: htb.simulate(KEY, POLICY, NU, 100, 2, **{name: x}).regret)(value)

@@ -243,7 +243,7 @@ def prepare_engine(
     lanes = instance.batch_shape[0] if side_by_side else 1  # runs a seed holds at once (instances or pairs)
     plan = memory_lib.plan_seed_chunk(
         per_device,
-        lanes * (_bytes_per_seed(policy, instance, spec) + 4 * record),
+        lanes * (_bytes_per_seed(policy, instance, spec) + 4 * record + memory_lib.CURVE_BYTES * num_checkpoints * spec.num_arms),
         output_bytes_per_seed(configs, spec, num_checkpoints, record),
         memory_budget,
         _CPU_SEED_CHUNK_BYTES if devices[0].platform == "cpu" else _ACCELERATOR_SEED_CHUNK_BYTES,

@@ -117,7 +117,10 @@ def check_simulation(
     """
     check_untraced("simulate compiles and runs its own program", ". A grid of policies or instances is one simulate "
                    "call already; for a gradient of the regret use htb.smoothed_regret or htb.regret_proxy.",
-                   key=key, policy=policy, instance=instance, horizon=horizon, num_seeds=num_seeds)
+                   key=key, policy=policy, instance=instance, horizon=horizon, num_seeds=num_seeds,
+                   first_seed=first_seed, num_checkpoints=num_checkpoints, pull_chunk=pull_chunk,
+                   seed_chunk=seed_chunk, memory_budget=memory_budget, threads=threads, engine=engine,
+                   record_arms=record_arms, paired=paired)
     check_policy_instance("policy", policy, "simulate")
     key = as_threefry_key(key)
     check_instance(instance, function="htb.simulate", needs=("from_bits", "mean"))

@@ -26,7 +26,7 @@ from htb_jax._src import compiler_options as compiler_options_lib
 from htb_jax._src import mom, order_statistic
 from htb_jax._src.distributions.stable import SMALL_BLOCKS
 from htb_jax._src.loop_hoisting import unhoisted
-from htb_jax._src.memory import MemoryPlan, plan_seed_chunk
+from htb_jax._src.memory import CURVE_BYTES, MemoryPlan, plan_seed_chunk
 from htb_jax._src.policies.adar_etc import AdaRETC
 from htb_jax._src.policies.empirical_etc import EmpiricalETC
 from htb_jax._src.reward_table import (
@@ -263,8 +263,9 @@ def _fast_path_bytes_per_seed(instances, configs, static: _Static, words, horizo
 
 def _fast_path_output_bytes(instances, configs, num_arms, num_checkpoints) -> int:
     """Results of one seed: regret, exploration (8), committed (4), pulls (8K), estimates (4K),
-    checkpoints and curve (16N), per instance and configuration."""
-    return instances * configs * (20 + 12 * num_arms + 16 * num_checkpoints)
+    checkpoints and curve (16N) and the curve's copy as the chunks are joined (8N, measured: 1.5 times
+    the results at 4096 checkpoints), per instance and configuration."""
+    return instances * configs * (20 + 12 * num_arms + 24 * num_checkpoints)
 
 
 def auto_sampler(family: type) -> str:
@@ -313,7 +314,8 @@ def prepare_fast_path(request: Request, sampler: str) -> tuple[MemoryPlan, Any]:
     plan = plan_seed_chunk(
         math.ceil(r.num_seeds / len(devices)),
         _fast_path_bytes_per_seed(instances, configs, static, r.instance.num_words, horizons.shape[0],
-                                  type(r.instance).affine_block_means),
+                                  type(r.instance).affine_block_means)
+        + instances * configs * CURVE_BYTES * r.num_checkpoints * k,
         _fast_path_output_bytes(instances, configs, k, r.num_checkpoints),
         r.memory_budget,
         preferred,
