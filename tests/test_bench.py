@@ -174,6 +174,9 @@ def test_two_users_names_never_share_a_runs_folder():
                for f in folders), folders
     assert folder("my_pol") == os.path.join("out", "runs", "my_pol")  # a name that is a file name stays itself
     assert folder("Robust UCB", user=False) == os.path.join("out", "runs", "Robust_UCB")
+    # A 300-character name made a folder name the file system refused, after the command had started.
+    long = [os.path.basename(folder(c * 300)) for c in "ab"]
+    assert long[0].startswith("a" * 100 + "-") and len(long[0]) == 109 and long[0] != long[1]
     # One label (--name) given to two policies: two folders (they shared one, the second refused as a changed
     # program, and --restart replaced the first's runs with its own); the same policy and label: one folder.
     def labelled(policy):
@@ -368,6 +371,21 @@ def test_bad_arguments_are_refused_before_anything_runs(tmp_path, capsys):
     for name in ("UCB1", "ucb1"):
         with pytest.raises(ValueError, match=r"^name must differ from every built-in peer's name"):
             htb.bench.run(htb.UCB1(), name=name, peers=False, out=str(tmp_path / "z"))
+    # A blank name showed blank in the report; a newline split the Markdown scorecard's row.
+    for name in ("  ", "my\npolicy"):
+        with pytest.raises(ValueError, match=r"^name must be a label of printable characters, not blank; got "
+                                             rf"name={re.escape(repr(name))}\.$"):
+            htb.bench.run(htb.UCB1(), name=name, peers=False, out=str(tmp_path / "z"))
+
+    def raises_at_half(eps, u):  # a value only the worst case tells it: met after the runs at eps = 1
+        if eps == 0.5:
+            raise RuntimeError("no policy at eps = 0.5")
+        return htb.UCB1()
+
+    with pytest.raises(ValueError, match=r"raises_at_half: policy\(eps=0.5, u=282843\) raised RuntimeError: no policy "
+                                         r"at eps = 0.5"):
+        htb.bench.run(raises_at_half, peers=False, only=["worst-case"], out=str(tmp_path / "z"), progress=False)
+    assert not (tmp_path / "z" / "runs").exists()
     # --name labels --policy's policy: alone it was ignored (every peer ran), empty it fell back silently
     assert main(["bench", "--name", "mine", "--out", str(tmp_path / "y")]) == 2
     assert capsys.readouterr().err == ("htb-jax: error: --name labels the policy --policy gives; without --policy it "

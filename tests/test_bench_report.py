@@ -345,6 +345,23 @@ def test_latex_escapes_every_special_character():
                      "\\textasciicircum{}k")
 
 
+def test_a_label_with_dollars_or_beyond_ascii_is_shown_as_written(tmp_path):
+    """A policy named "$x_$" was read by matplotlib as mathtext, whose syntax error lost the report after
+    every run; Markdown with dollar math read it as math; pdflatex stops at "π" (the header now says what
+    compiles it)."""
+    results = _results()
+    for e in results["experiments"]:
+        for key in ("cells", "curves", "scores", "ratios", "ranks"):
+            e[key]["$x_$ π"] = e[key].pop(USER)
+    results["policies"][-1]["name"] = "$x_$ π"
+    paths = report.write_report(results, tmp_path)
+    assert all(paths[name].read_bytes().startswith(b"\x89PNG") for name in paths if name.endswith(".png"))
+    assert "\\$x\\_\\$ π" in (tmp_path / "report.md").read_text()
+    header = (tmp_path / "scorecard.tex").read_text().splitlines()[1]
+    assert header.endswith("; its labels' characters beyond ASCII a Unicode engine (xelatex, lualatex).")
+    assert report._latex(_results()).splitlines()[1].endswith("\\usepackage{graphicx}.")
+
+
 def test_results_json_round_trips(written):
     """results.json loads back as the dict, keys in the schema's order, NaN written as null; catches sorted
     keys, NaN written as the non-JSON token NaN, and numbers written as strings."""

@@ -33,6 +33,9 @@ from htb_jax._src.theory import balanced_alpha
 ROUND_COSTS = ("fast path", "O(K)", "O(t)")
 
 
+_SLUG_LENGTH = 100  # characters of a name kept in its runs folder's name (a longer one is cut, its hash added)
+
+
 def as_file_name(name: str) -> str:
     """``name`` with characters other than letters, digits, ``.``, ``=`` and ``-`` as ``_``."""
     return re.sub(r"[^A-Za-z0-9.=-]+", "_", name).strip("_")
@@ -70,13 +73,14 @@ class Contender:
         A user's name that this changes (or that starts with a dot) gets the start of its SHA-256 too,
         so that two names never share a folder (``my pol`` and ``my_pol``) and none is hidden or
         reaches outside ``runs/`` (``../x``); a label given to a policy (``--name``) gets that of the
-        label and ``identity``."""
+        label and ``identity``; a name longer than 100 characters is cut there, with its hash."""
         slug = self.name_as_file
         labelled = bool(self.identity) and self.identity != self.name
-        if not self.user or slug == self.name and not slug.startswith(".") and not labelled:
+        long = len(slug) > _SLUG_LENGTH  # a folder name the file system refuses past 255 bytes
+        if not self.user or slug == self.name and not slug.startswith(".") and not labelled and not long:
             return slug
         key = f"{self.name}\n{self.identity}" if labelled else self.name
-        return f"{slug.lstrip('.') or 'policy'}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+        return f"{slug[:_SLUG_LENGTH].lstrip('.') or 'policy'}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
     @property
     def name_as_file(self) -> str:

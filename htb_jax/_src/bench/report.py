@@ -301,9 +301,10 @@ def _blocks(results: dict, figures: dict[str, str]) -> list:
 
 
 def _md_text(text: str) -> str:
-    """Text that Markdown shows as written: its inline marks, table bars and ``& < >`` backslashed (read
-    as written in a terminal too: ``\\<lambda\\>``, not ``&lt;lambda&gt;``), a leading ``#`` backslashed."""
-    text = re.sub(r"([\\`*_|&<>])", r"\\\1", str(text))
+    """Text that Markdown shows as written: its inline marks, table bars, ``$`` (math where dollar math is
+    on) and ``& < >`` backslashed (read as written in a terminal too: ``\\<lambda\\>``, not
+    ``&lt;lambda&gt;``), a leading ``#`` backslashed."""
+    text = re.sub(r"([\\`*_|&<>$])", r"\\\1", str(text))
     return "\\" + text if text.startswith("#") else text
 
 
@@ -389,7 +390,9 @@ def _latex(results: dict) -> str:
                r"interval. Bold: the policies under test.")
     lines = [
         f"% Scorecard of the htb_jax benchmark suite {results['suite']}, size {results['size']}, key {results['key']}.",
-        "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}.",
+        "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}"
+        + ("; its labels' characters beyond ASCII a Unicode engine (xelatex, lualatex)." if any(
+            ord(ch) > 127 for r in rows for ch in r["policy"]) else "."),
         r"\begin{table}[ht]", r"\centering", r"\resizebox{\linewidth}{!}{%",
         r"\begin{tabular}{l" + "r" * len(names) + "}", r"\toprule",
         " & ".join(["Policy", *map(_tex_escape, names)]) + r" \\", r"\midrule",
@@ -463,16 +466,20 @@ def _write_files(results: dict, directory: Path) -> list[str]:
 
     path("results.json").write_text(json.dumps(_plain(results), indent=1, allow_nan=False) + "\n")
     results = json.loads(paths["results.json"].read_text())
-    report_figures.plot_profile(results, path("profile.png"))
-    figures = {}
-    for e in results["experiments"]:
-        if not any(c is not None for curves in e["curves"].values() for c in curves):
-            figures[e["name"]] = None  # no curve to draw (the worst case's fits have their own figure)
-            continue
-        figures[e["name"]] = f"regret-{_file_stem(e['name'])}.png"
-        report_figures.plot_curves(results, e, path(figures[e["name"]]))
-    if results["frontier"]:
-        report_figures.plot_frontier(results, path("frontier.png"))
+    import matplotlib
+
+    # Labels as written: a policy named "$x_$" was read as mathtext, and its syntax error lost the report.
+    with matplotlib.rc_context({"text.parse_math": False}):
+        report_figures.plot_profile(results, path("profile.png"))
+        figures = {}
+        for e in results["experiments"]:
+            if not any(c is not None for curves in e["curves"].values() for c in curves):
+                figures[e["name"]] = None  # no curve to draw (the worst case's fits have their own figure)
+                continue
+            figures[e["name"]] = f"regret-{_file_stem(e['name'])}.png"
+            report_figures.plot_curves(results, e, path(figures[e["name"]]))
+        if results["frontier"]:
+            report_figures.plot_frontier(results, path("frontier.png"))
     blocks = _blocks(results, figures)
     path("report.md").write_text(_markdown(blocks))
     path("report.html").write_text(_html(blocks, directory, f"htb_jax benchmark {results['suite']}: report"))

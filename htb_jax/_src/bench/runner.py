@@ -179,6 +179,8 @@ def contenders(policy=None, name: str | None = None, with_peers: bool = True) ->
     if policy is not None:
         told = is_policy_factory(policy)
         label = name or (getattr(policy, "__qualname__", "policy") if told else repr(policy))
+        if name is None and any(not c.isprintable() for c in label):  # a repr over lines (an array's): one line
+            label = " ".join(label.split())
         knows = "eps, u (told by the suite)" if told else "nothing"  # and T where it reads it: knowing_horizon
         # a label given (name) keys the runs folder with the policy it labels: two policies, one label, two folders
         identity = "" if name is None else (  # a repr without addresses, the same in every process
@@ -239,6 +241,9 @@ def check_arguments(policy, name, size, out, peers, only, restart, progress, com
     for label, value in (("name", name), ("command", command)):
         if value is not None and (not isinstance(value, str) or not value):
             raise TypeError(f"{label} must be None or a non-empty string; got {given(label, value)}.")
+    if name is not None and (not name.strip() or any(not c.isprintable() for c in name)):
+        # a blank label showed blank in the report; a newline split the Markdown scorecard's row
+        raise ValueError(f"name must be a label of printable characters, not blank; got name={name!r}.")
     names = [*NAMES, worst_case.NAME]
     if only is not None:
         listed = [only] if isinstance(only, str) else list(only) if isinstance(only, (list, tuple)) else None

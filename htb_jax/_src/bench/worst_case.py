@@ -116,14 +116,17 @@ def _told(contender: Contender, eps: float):
 
 
 def check_contender(contender: Contender, size: str) -> None:
-    """The contender's measurement on Theorem 1's two-point family planned, nothing run: what
-    :func:`~htb_jax.frontier.measure` refuses (a policy declared ``anytime`` that reads ``T``, a
-    function ``(eps, u) -> policy`` that raises at a member's values) is refused before the
-    benchmark's first run, not when it reaches the worst case."""
-    case = CASES[0]
-    policy = _told(contender, case.eps[0]) if contender.told else contender.make
-    plan_measure(policy, case.eps[0], horizons(contender, size), SIZES[size].seeds, family=case.build(), key=KEY,
-                 name=contender.name, family_name=case.name)
+    """The contender's measurements planned, nothing run: what :func:`~htb_jax.frontier.measure` refuses
+    (a policy declared ``anytime`` that reads ``T``, a function ``(eps, u) -> policy`` that raises at a
+    member's values) is refused before the benchmark's first run, not when it reaches the worst case.
+    A function told ``(eps, u)`` is planned at every setting (family and ``eps``: one that raised at
+    ``eps = 1/2`` alone was met after the runs at ``eps = 1``); a policy told nothing, whose plan is
+    the same at each, on Theorem 1's family."""
+    for case in CASES if contender.told else CASES[:1]:
+        for eps in case.eps if contender.told else case.eps[:1]:
+            policy = _told(contender, eps) if contender.told else contender.make
+            plan_measure(policy, eps, horizons(contender, size), SIZES[size].seeds, family=case.build(), key=KEY,
+                         name=contender.name, family_name=case.name)
 
 
 def measure_contender(contender: Contender, size: str, out: str | None,
