@@ -269,3 +269,34 @@ def test_a_stores_chunks_are_computed_by_the_code_its_fingerprint_traced(tmp_pat
         widths[0] = 1.0
     assert not np.array_equal(edited.regret, before.regret)
     np.testing.assert_array_equal(stored.regret, edited.regret)
+
+
+def test_registries_memos_and_long_containers_leave_the_digest_and_private_slots_are_followed():
+    # A class's list of its instances or a memo dict changed the digest at every new instance (a program
+    # compiled again each call); a class attribute of 10^6 floats took 0.9 s a digest; a private slot
+    # (__scale, stored as _Config__scale) was read under its unmangled name, None whatever its value.
+    source = SOURCE + (
+        "\n\nclass Registered(Policy):\n    INSTANCES = []\n    MEMO = {}\n    TABLE = tuple(range(2**17))\n\n"
+        "    def note(self):\n        Registered.INSTANCES.append(self)\n        Registered.MEMO[len(self.MEMO)] = 1\n"
+        "\n\nclass Private:\n    __slots__ = ('__scale',)\n\n    def __init__(self, scale):\n"
+        "        self.__scale = scale\n\n\nPRIVATE = Private(1.0)\n\n\nclass ReadsPrivate(Policy):\n"
+        "    def index(self, means, n, t):\n        return PRIVATE\n")
+    module = _module(source)
+    first = class_digest(module.Registered)
+    module.Registered().note()
+    assert class_digest(module.Registered) == first
+    digest = class_digest(module.ReadsPrivate)
+    module.PRIVATE = module.Private(2.0)
+    assert class_digest(module.ReadsPrivate) != digest
+
+
+def test_a_dict_in_a_policy_is_no_static_field():
+    # JAX keeps a dict node's keys as a list, which the check of static fields took for an unhashable field.
+    from htb_jax._src.protocol_checks import check_policy_instance
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass(frozen=True)
+    class WithDict(_HelperGreedy):
+        params: dict = dataclasses.field(default_factory=lambda: {"c": jnp.asarray(1.0)})
+
+    check_policy_instance("policy", WithDict(), "simulate")

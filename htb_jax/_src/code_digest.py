@@ -10,13 +10,16 @@ traces the program again, and a store's fingerprint, traced through the same key
 The digest covers, for each function of the class (its methods, properties, static and class
 methods, its bases' outside htb_jax), the bytecode, constants and names of the function and
 of the functions nested in it, and what those names and its closure denote now; and the
-class's other attributes (``W = (1.0, 2.0)``, read as ``self.W``), followed as values:
+class's other attributes (``W = (1.0, 2.0)``, read as ``self.W``), followed as values, but for
+its lists, dicts and sets (a registry of instances or a memo, which would change the digest at
+every call; give a constant as a tuple):
 
 * functions and classes defined outside the libraries (jax, NumPy, htb_jax, the standard
   library...), followed the same way;
 * plain values: numbers, strings, bytes, ``None``, the libraries' numbers and enumerations
   (``fractions.Fraction``) by their ``repr``, NumPy and jax arrays (up to 1 MiB by
-  their bytes, larger ones by their identity), and tuples, lists and dicts of them;
+  their bytes, larger ones by their identity), and tuples, lists and dicts of them (up to 2^16
+  items, longer ones by their identity);
 * ``functools.partial`` objects and decorated functions (``__wrapped__``), followed to what
   they wrap;
 * bound methods, by their function and their object; objects of a class defined outside the
@@ -60,6 +63,7 @@ _DEPTH = 4  # containers nested deeper are keyed by their type
 _GLOBAL_READS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _ATTRIBUTE_READS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _ARRAY_BYTES = 2**20  # arrays up to this size are keyed by their bytes, larger ones by their identity
+_ITEMS = 2**16  # tuples, lists and dicts up to this length are followed item by item, longer ones by identity
 
 
 def is_users(value: Any) -> bool:
@@ -101,6 +105,8 @@ def _update_class(h, cls: type, seen: set) -> None:
                     _update_function(h, function, seen)
             if isinstance(attribute, (property, staticmethod, classmethod, types.FunctionType)):
                 continue
+            if isinstance(attribute, (list, dict, set)):
+                continue  # a mutable container of the class: a registry or a memo, not a constant (give a tuple)
             if not (name.startswith("__") and name.endswith("__")) or isinstance(attribute, _PLAIN):
                 # a class attribute the code may read (self.W): a tuple, an array or an object as well
                 h.update(f"{name}=".encode())
@@ -181,7 +187,9 @@ def _slots(klass: type) -> tuple[str, ...]:
     """The attribute names ``klass`` itself declares in ``__slots__`` (a string or an iterable of them)."""
     slots = vars(klass).get("__slots__", ())
     names = (slots,) if isinstance(slots, str) else tuple(slots)
-    return tuple(name for name in names if name not in ("__dict__", "__weakref__"))
+    # A private name (__scale) is stored mangled, as _Class__scale.
+    return tuple(f"_{klass.__name__.lstrip('_')}{name}" if name.startswith("__") and not name.endswith("__") else name
+                 for name in names if name not in ("__dict__", "__weakref__"))
 
 
 def _update_value(h, value: Any, seen: set, depth: int) -> None:
@@ -217,6 +225,8 @@ def _update_readable(h, value: Any, seen: set, depth: int) -> None:
         _update_function(h, value, seen)
     elif isinstance(value, type) and is_users(value):
         _update_class(h, value, seen)
+    elif isinstance(value, (tuple, list, dict)) and len(value) > _ITEMS:  # not walked on every call
+        h.update(f"{type(value).__name__}[{len(value)}] id {id(value)}|".encode())
     elif isinstance(value, (tuple, list)) and depth < _DEPTH:
         h.update(f"{type(value).__name__}[{len(value)}]|".encode())
         for item in value:

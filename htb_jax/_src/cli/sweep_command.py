@@ -230,10 +230,15 @@ def _run_sweep(args, flags: dict) -> int:
     try:
         return _run_settings(args, flags, settings)
     except (TypeError, ValueError) as e:
-        # A range the file's value leaves (num_seeds = 1) is named as the file names it, and by the file.
-        named = any(re.search(rf"(?<![\w.-]){key}\b", str(e)) for key in from_file)
+        # A range the file's value leaves (num_seeds = 1) is named as the file names it, and by the file:
+        # where a key of the file is what is refused ("num_seeds must ...", "df=2 is ...", "got num_seeds=1").
+        named = any(re.match(rf"{key}(?: must\b|=)", str(e)) or re.search(rf"\bgot {key}=", str(e))
+                    for key in from_file)
         if type(e) in (TypeError, ValueError) and named:
-            raise type(e)(f"{args.config}: {e}") from None
+            refused = type(e)(f"{args.config}: {e}")
+            for note in getattr(e, "__notes__", ()):
+                refused.add_note(note)
+            raise refused from None
         raise
 
 
