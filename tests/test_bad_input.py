@@ -808,8 +808,8 @@ CLI = [
     (["--seeds", "4000000000"], "--seed-chunk must be at least 40000 for --seeds=4000000000"),
     (["--memory-budget", "1"], "--memory-budget must be at least"),
     # a budget never given was named by the library's argument, "got memory_budget=2147483648"
-    (["--arms", "1e5", "--horizons", "1e3"], "--memory-budget must be at least 2199449680 bytes for this simulation "
-     "(1 concurrent execution(s) per device, each 1048576 fixed, 2193600000 for one seed per chunk and 4801104 for the "
+    (["--arms", "1e5", "--horizons", "1e3"], "--memory-budget must be at least 2378650192 bytes for this simulation "
+     "(1 concurrent execution(s) per device, each 1048576 fixed, 2372800000 for one seed per chunk and 4801616 for the "
      "results of its 2 seeds); got the default --memory-budget=2147483648."),
     (["--family", "two-point", "--spike-prob", "1e-300"], "--spike-prob must be at least 2 gap / 3.4028235e+38"),
     # one range for --gap at both ends (a huge gap named float32's symmetric range, a negative one (0, inf))
@@ -934,20 +934,22 @@ def test_an_unknown_argument_points_to_its_commands_help(capsys, argv, helped):
 def test_toml_lists_are_not_truncated_or_empty(tmp_path, capsys):
     config = tmp_path / "sweep.toml"
     for text, message in [
-        ("horizons = [1500.7]\n", "horizons must be an integer in [1, 1000000000000000000]; got horizons=1500.7."),
+        # a value out of its range: named as the file names it, and by the file
+        ("horizons = [1500.7]\n", f"{config}: horizons must be an integer in [1, 1000000000000000000]; got "
+                                  "horizons=1500.7."),
         ("alphas = []\n", f'alphas in {config} must be a non-empty list of numbers (fractions such as "2/3" allowed); '
                           'got []'),
         # the reason a fraction is not a number, as the flag's message gives it
         ('alphas = ["2/0"]\n', f'alphas in {config} must be a non-empty list of numbers (fractions such as "2/3" '
                                 "allowed); got ['2/0'] (division by zero in '2/0')"),
         # a value of the list, by its index in the list (AdaRETC named the grid's [i, j] as alpha)
-        ("alphas = [0.8, 1.0]\n", "alphas must lie in [0.666667, 1) for eps=1; got alphas=1 (entry [1])."),
+        ("alphas = [0.8, 1.0]\n", f"{config}: alphas must lie in [0.666667, 1) for eps=1; got alphas=1 (entry [1])."),
         ("horizons = [true]\n", f"horizons in {config} must be a non-empty list of integers; got [True]"),
-        ("key = -1\n", "key must be an integer in [0, 4294967295]; got key=-1."),
+        ("key = -1\n", f"{config}: key must be an integer in [0, 4294967295]; got key=-1."),
         # an infinite integer (an OverflowError's traceback, exit status 1)
         ("num_seeds = inf\n", f"num_seeds in {config} must be an integer; got inf"),
         # a number written as a string, as on the command line (lists took "2/3", a single number refused it)
-        ('eps = "3/2"\n', "eps must lie in (0, 1]; got eps=1.5."),
+        ('eps = "3/2"\n', f"{config}: eps must lie in (0, 1]; got eps=1.5."),
     ]:
         config.write_text(text + f'out = "{tmp_path / "out"}"\n')
         assert main(["sweep", "--config", str(config)]) == 2

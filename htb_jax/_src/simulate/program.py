@@ -193,7 +193,7 @@ def memory_plan(
       >>> plan = htb.memory_plan(jax.random.key(0), htb.AdaRETC.order_free(), nu, 10**5, 1000,
       ...                        memory_budget=2**23, devices=jax.devices()[:1], threads=2)
       >>> plan.threads, plan.seed_chunk, plan.num_chunks, plan.estimated_peak <= 2**23
-      (2, 7, 72, True)
+      (2, 6, 84, True)
     """
     check_flag("measure", measure)
     known = [n for n, p in inspect.signature(prepare).parameters.items() if p.kind is p.KEYWORD_ONLY]
