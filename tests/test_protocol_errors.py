@@ -114,19 +114,11 @@ class NamedGreedy:
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
-class WeightedGreedy:
+class WeightedGreedy(UnregisteredGreedy):
     """A registered policy with one weight per arm in a static field, as the guide suggests for a
     parameter with axes of its own (the kernel ignores it: only the check is under test)."""
 
-    c: jax.Array = 1.0
     weights: object = dataclasses.field(default=(1.0, 1.0, 1.0), metadata=dict(static=True))
-
-    @property
-    def batch_shape(self):
-        return jnp.shape(self.c)
-
-    def kernel(self, spec):
-        return greedy_kernel(spec)
 
 
 @jax.tree_util.register_dataclass
