@@ -161,6 +161,9 @@ def test_toml_errors(tmp_path, capsys):
     config.write_text("eps = 1.0\n")  # a flag refused: not the file's, though the message names its eps
     assert main(["sweep", "--config", str(config), "--alphas", "0.1"]) == 2
     assert capsys.readouterr().err.startswith("htb-jax: error: --alphas must lie in [0.666667, 1) for eps=1; ")
+    config.write_text('family = "mylaws:"\n')  # the file's family refused: named by the file
+    assert main(["sweep", "--config", str(config)]) == 2
+    assert capsys.readouterr().err.startswith(f"htb-jax: error: {config}: family takes MODULE:EXPRESSION ")
     config.write_text("df = 3\n")  # a parameter of the family the file leaves at its default
     assert main(["sweep", "--config", str(config)]) == 2
     assert capsys.readouterr().err == (f"htb-jax: error: {config}: df=3 is for the student-t family only; with the "

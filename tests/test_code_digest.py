@@ -300,3 +300,30 @@ def test_a_dict_in_a_policy_is_no_static_field():
         params: dict = dataclasses.field(default_factory=lambda: {"c": jnp.asarray(1.0)})
 
     check_policy_instance("policy", WithDict(), "simulate")
+    # A tuple subclass of the user's with an array as its static data is still refused (it ran once, then
+    # failed in JAX's comparison of tree structures).
+
+    class Pair(tuple):
+        c = property(lambda self: self[0])
+        batch_shape = property(lambda self: ())
+        kernel = _HelperGreedy.kernel
+
+    jax.tree_util.register_pytree_node(Pair, lambda p: ((p[0],), p[1]), lambda aux, kids: Pair((kids[0], aux)))
+    with pytest.raises(TypeError, match=r"static fields are hashable Python values .* where the static data of its "
+                                        r"Pair is array"):
+        check_policy_instance("policy", Pair((jnp.asarray(1.0), np.ones(3))), "simulate")
+
+
+def test_long_tuples_are_keyed_by_value_and_long_lists_by_identity():
+    # A static tuple of 70,000 weights (one per arm) was keyed by its identity: an equal policy built anew
+    # compiled again at every call.
+    module = _module(SOURCE + "\n\nBIG = [0.0] * 70000\n\n\nclass Weighted(Policy):\n"
+                              "    def index(self, means, n, t):\n        return BIG[5]\n")
+    weights = tuple(float(i) for i in range(70000))
+    assert value_digest(weights) == value_digest(tuple(list(weights)))
+    assert value_digest(weights) != value_digest(weights[:-1] + (0.5,))
+    first = class_digest(module.Weighted)
+    module.BIG[5] = 1.0  # beyond 2^16 items, an entry edited in place is not seen (documented)
+    assert class_digest(module.Weighted) == first
+    module.BIG = [0.0] * 70000
+    assert class_digest(module.Weighted) != first

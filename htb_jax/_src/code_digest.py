@@ -19,7 +19,7 @@ every call; give a constant as a tuple):
 * plain values: numbers, strings, bytes, ``None``, the libraries' numbers and enumerations
   (``fractions.Fraction``) by their ``repr``, NumPy and jax arrays (up to 1 MiB by
   their bytes, larger ones by their identity), and tuples, lists and dicts of them (up to 2^16
-  items, longer ones by their identity);
+  items; longer tuples by their hash, longer lists and dicts by their identity);
 * ``functools.partial`` objects and decorated functions (``__wrapped__``), followed to what
   they wrap;
 * bound methods, by their function and their object; objects of a class defined outside the
@@ -34,7 +34,7 @@ The names followed are those the code reads as globals (``LOAD_GLOBAL``), not it
 attributes read right after a global that is a user's module (``mymodule.helper``, so an edit
 of ``helper`` followed by ``importlib.reload(mymodule)`` is seen).  Not followed: an attribute
 read of a module through anything else (a module passed as an argument, or held in a local), an
-array edited in place beyond 1 MiB, code in a module named as one of the standard library's.  The digest is used within one process; a
+array edited in place beyond 1 MiB, a list or dict edited in place beyond 2^16 items, code in a module named as one of the standard library's.  The digest is used within one process; a
 store's fingerprint across processes is the traced program itself
 (:mod:`htb_jax._src.fingerprint`), traced afresh for a user's code, and a store's chunks are
 computed by programs keyed by it (:func:`~htb_jax._src.pytree.keyed_by`), so that what the digest
@@ -188,7 +188,8 @@ def _slots(klass: type) -> tuple[str, ...]:
     slots = vars(klass).get("__slots__", ())
     names = (slots,) if isinstance(slots, str) else tuple(slots)
     # A private name (__scale) is stored mangled, as _Class__scale.
-    return tuple(f"_{klass.__name__.lstrip('_')}{name}" if name.startswith("__") and not name.endswith("__") else name
+    private = klass.__name__.lstrip("_")  # Python mangles in a class whose name is more than underscores
+    return tuple(f"_{private}{name}" if private and name.startswith("__") and not name.endswith("__") else name
                  for name in names if name not in ("__dict__", "__weakref__"))
 
 
@@ -226,7 +227,11 @@ def _update_readable(h, value: Any, seen: set, depth: int) -> None:
     elif isinstance(value, type) and is_users(value):
         _update_class(h, value, seen)
     elif isinstance(value, (tuple, list, dict)) and len(value) > _ITEMS:  # not walked on every call
-        h.update(f"{type(value).__name__}[{len(value)}] id {id(value)}|".encode())
+        try:  # a tuple by its hash (C speed; the digest lives within one process), equal tuples alike
+            key = f"hash {hash(value)}" if isinstance(value, tuple) else f"id {id(value)}"
+        except TypeError:  # a tuple holding an unhashable value
+            key = f"id {id(value)}"
+        h.update(f"{type(value).__name__}[{len(value)}] {key}|".encode())
     elif isinstance(value, (tuple, list)) and depth < _DEPTH:
         h.update(f"{type(value).__name__}[{len(value)}]|".encode())
         for item in value:

@@ -231,8 +231,9 @@ def _run_sweep(args, flags: dict) -> int:
         return _run_settings(args, flags, settings)
     except (TypeError, ValueError) as e:
         # A range the file's value leaves (num_seeds = 1) is named as the file names it, and by the file:
-        # where a key of the file is what is refused ("num_seeds must ...", "df=2 is ...", "got num_seeds=1").
-        named = any(re.match(rf"{key}(?: must\b|=)", str(e)) or re.search(rf"\bgot {key}=", str(e))
+        # where a key of the file is what is refused ("num_seeds must ...", "df=2 is ...", "family: ...",
+        # "got num_seeds=1"), not where a message about a flag mentions one ("--alphas must ... for eps=1").
+        named = any(re.match(rf"{key}(?=[ =:])", str(e)) or re.search(rf"\bgot {key}=", str(e))
                     for key in from_file)
         if type(e) in (TypeError, ValueError) and named:
             refused = type(e)(f"{args.config}: {e}")
