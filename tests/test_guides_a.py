@@ -16,6 +16,7 @@ import math
 import pathlib
 import re
 import shlex
+import tempfile
 
 import jax
 import numpy as np
@@ -150,7 +151,11 @@ def test_every_commented_statement_is_checked(page):
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p.blocks()], ids=_name)
-def test_page_outputs_are_current(page):
+def test_page_outputs_are_current(page, tmp_path, monkeypatch):
+    # The files a page writes to a temporary folder of its own (measure.md's saved runs and figure) go to
+    # pytest's, which it cleans, not to /tmp at every run (TMPDIR for a page run in a child process).
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
     assert run_page(page) == []
 
 
