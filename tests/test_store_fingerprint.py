@@ -302,7 +302,7 @@ def test_a_store_of_htb_jax_code_alone_resumes_untraced_and_traces_where_a_file_
     store = tmp_path / "store"
     traced = []
     original = fingerprint_lib.fingerprint
-    monkeypatch.setattr(fingerprint_lib, "fingerprint", lambda calls: traced.append(None) or original(calls))
+    monkeypatch.setattr(fingerprint_lib, "fingerprint", lambda calls, **kw: traced.append(None) or original(calls, **kw))
 
     def run():
         traced.clear()

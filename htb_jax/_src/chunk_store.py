@@ -247,12 +247,13 @@ def run_chunks(
     parts = [store.load(i) if store is not None else None for i in range(len(layout))]
     resumed = sum(part is not None for part in parts)
     initial = done = sum(count for part, (_, count) in zip(parts, layout, strict=True) if part is not None)
+    salt = _salt(store)
     try:
         for i, (first, count) in enumerate(layout):
             if parts[i] is not None:
                 continue
             check_interrupt()
-            with keyed_by(_salt(store)):
+            with keyed_by(salt):
                 parts[i] = compute(first, count)
             if store is not None:
                 store.save(i, parts[i])

@@ -52,8 +52,7 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, Jaxpr
 
 from htb_jax._src import code_digest, version
-from htb_jax._src.code_digest import is_users
-from htb_jax._src.pytree import keyed_by, node_classes
+from htb_jax._src.pytree import keyed_by
 
 # A function shown in a jaxpr's parameters prints with its address, which changes from one process to the next.
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -120,7 +119,7 @@ def program_sha256(traced: Sequence[jax.stages.Traced], arguments: Sequence[Any]
     return h.hexdigest()
 
 
-def fingerprint(calls: Sequence[Mapping[str, Any]]) -> dict:
+def fingerprint(calls: Sequence[Mapping[str, Any]], fresh: bool = False) -> dict:
     """The fingerprint of the ``simulate`` calls that compute one chunk of seeds.
 
     Each call is traced as ``simulate`` builds it for one seed (``first_seed =
@@ -133,6 +132,9 @@ def fingerprint(calls: Sequence[Mapping[str, Any]]) -> dict:
       calls: the keyword arguments of each ``simulate`` call but ``num_seeds``
         and ``first_seed`` (``key``, ``policy``, ``instance``, ``horizon`` and
         options such as ``sampler`` or ``num_checkpoints``).
+      fresh: trace afresh, not from ``jax.jit``'s cache of traces, as :class:`Program` does for calls
+        without an :func:`inputs_sha256` (a user's code): code edited since a cached trace in a way its
+        digest does not see (an array beyond 1 MiB edited in place) is seen then.
 
     Returns:
       ``{"program_sha256": ..., "htb_jax": ..., "jax": ..., "jaxlib": ...}``.
@@ -146,10 +148,7 @@ def fingerprint(calls: Sequence[Mapping[str, Any]]) -> dict:
     for call in calls:
         _, run = prepare(num_seeds=1, first_seed=0, seed_chunk=1, threads=1, devices=jax.local_devices()[:1],
                          **{k: v for k, v in call.items() if k not in _PLACEMENT})
-        # A user's code is traced afresh, not read from jax.jit's cache of traces: code edited since that
-        # trace in a way its digest does not see (an array beyond 1 MiB edited in place) is seen here.
-        users = any(is_users(c) for c in node_classes([call[k] for k in sorted(call)]))
-        with keyed_by(f"fingerprint {next(_TRACES)}" if users else None):
+        with keyed_by(f"fingerprint {next(_TRACES)}" if fresh else None):
             traced.append(run.trace())
         arguments.append(run.arguments)
     return {"program_sha256": program_sha256(traced, arguments), **versions()}
@@ -304,5 +303,6 @@ class Program:
         """:func:`fingerprint` of the calls, with ``"inputs_sha256"`` where they have one."""
         if self._traced is None:
             inputs = {} if self.inputs is None else {"inputs_sha256": self.inputs}
-            self._traced = {**fingerprint(self._calls), **inputs}
+            # Calls without an inputs key hold a user's code: traced afresh, as run_chunks keys their programs.
+            self._traced = {**fingerprint(self._calls, fresh=self.inputs is None), **inputs}
         return self._traced

@@ -78,11 +78,12 @@ class SpikeFamily:
             raise ValueError(f"gap must be at most {FLOAT32_MAX / 2:.8g} (the spike 2 gap / p, at least 2 gap, is a "
                              f"float32 reward); got gap={float(self.gap):.6g}.")
         least = 2.0 * float(self.gap) / FLOAT32_MAX
-        for name, probs in (("spike_probs", list(self.spike_probs)), ("fixed_spike", [self.fixed_spike])):
-            if min(float(p) for p in probs) < least:
+        for name, probs in (("spike_probs", self.spike_probs), ("fixed_spike", [self.fixed_spike])):
+            rarest = min(float(p) for p in probs)
+            if rarest < least:
                 raise ValueError(
                     f"{name} must be at least 2 gap / {FLOAT32_MAX:.8g} = {least:.6g} for gap={float(self.gap):.6g} "
-                    f"(the spike 2 gap / p is a float32 reward); got {name}={min(float(p) for p in probs):.6g}."
+                    f"(the spike 2 gap / p is a float32 reward); got {name}={rarest:.6g}."
                 )
 
     @property
