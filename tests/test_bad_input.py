@@ -383,6 +383,15 @@ LIBRARY = {
                                    lambda: htb.smooth_max_log(np.zeros(2), np.array([0.1, 0.2]))),
     "smooth_max_log scalar": (ValueError, r"^log_values must have a last axis to take the max over, f\[\.\.\., F\]; "
                               r"got log_values=1\.0, a scalar\.$", lambda: htb.smooth_max_log(1.0, 0.1)),
+    # an empty last axis gave -inf and a NaN gave NaN, as if they were a max
+    "smooth_max_log empty": (ValueError, r"^log_values must have at least one entry on its last axis to take the max "
+                             r"over; got log_values of shape \(2, 0\)\.$", lambda: htb.smooth_max_log(np.zeros((2, 0)), 0.1)),
+    "smooth_max_log nan": (ValueError, r"^log_values must not hold NaN \(-inf, the log of a zero regret, is fine\); "
+                           r"got NaN at index \(1, 0\)\.$",
+                           lambda: htb.smooth_max_log(np.array([[0.0, -np.inf], [np.nan, 1.0]]), 0.1)),
+    # beta_alpha named only alpha and "its admissible range"
+    "beta_alpha shapes": (ValueError, r"^the arguments of beta_alpha must broadcast to one shape; got alpha of shape "
+                          r"\(2,\), eps of shape \(3,\)\.$", lambda: htb.theory.beta_alpha([0.7, 0.8], [1.0, 1.0, 1.0])),
     # an array pair is a pair (it was refused as "a number or a pair of numbers"), each entry checked
     "tune width array pair": (ValueError, r"^width must lie in \(0, 1\]; got width=2\.$",
                               lambda: htb.tune_schedule(KEY, 1.0, SPIKES, REFERENCE, 100, 4, width=np.array([0.05, 2.0]))),

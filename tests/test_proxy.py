@@ -346,6 +346,13 @@ def test_a_traced_schedule_past_the_table_has_a_nan_gradient(table):
     assert np.isnan(value) and np.isnan(slope)
 
 
+def test_a_traced_nan_temperature_has_a_nan_gradient(table):
+    # A NaN tau made the commit weights NaN by a where: the value was NaN but the slope in tau 0 (a flat objective).
+    value, slope = jax.jit(jax.value_and_grad(
+        lambda tau: jnp.mean(proxy.proxy_regrets(htb.AdaRETC(eps=0.5, alpha=0.9, q=0.0), table, T, tau))))(jnp.nan)
+    assert np.isnan(value) and np.isnan(slope)
+
+
 def test_counts_given_as_integral_floats_run_as_their_integers():
     # check_integer accepts 300.0, but num_pulls went on as a float into the trace: "'float' object
     # cannot be interpreted as an integer" 14 frames down (regret_proxy's through proxy_table's;

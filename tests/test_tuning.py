@@ -102,6 +102,13 @@ def test_traced_instances_that_would_be_refused_give_nan():
         assert all(np.all(np.isnan(np.asarray(a))) for a in res[:-1]), res
 
 
+def test_a_traced_nan_temperature_gives_nan():
+    # A traced NaN tau gave NaN objectives but the start (0.833, 0.167) as the tuned schedule.
+    res = jax.jit(lambda tau: _tune(jax.random.key(0), 1.0, _family(), _reference(), T, S, tau=tau, num_steps=2,
+                                    proxy="monte_carlo"))(jnp.nan)
+    assert all(np.all(np.isnan(np.asarray(a))) for a in res[:-1]), res
+
+
 def test_an_optimizer_that_takes_the_objective_value_gets_it():
     # optax.contrib.reduce_on_plateau reads the objective through update's extra arguments (lbfgs
     # also value_fn, for its line search): it failed inside optax ("missing 1 required keyword-only

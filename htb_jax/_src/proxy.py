@@ -285,7 +285,10 @@ def commit_weights(estimates: jax.Array, tau: jax.Array) -> jax.Array:
     tau = jnp.asarray(tau, jnp.float64)
     hard = jax.nn.one_hot(jnp.argmax(estimates), estimates.shape[-1], dtype=jnp.float64)
     soft = jax.nn.softmax(estimates / jnp.where(tau > 0, tau, 1.0))
-    return jnp.where(jnp.isnan(tau), jnp.nan, jnp.where(tau > 0, soft, hard))
+    # NaN by a product with 1 + t^2 (t = tau where NaN, else 0), not a where, so that the slope in tau is NaN
+    # too (a where's is 0, or through the argmax a finite number: the derivative of a flat objective).
+    nan_if_nan = 1.0 + jnp.square(jnp.where(jnp.isnan(tau), tau, 0.0))
+    return jnp.where(tau > 0, soft, hard) * nan_if_nan
 
 
 def seed_regret(policy: AdaRETC, prefix: jax.Array, gaps: jax.Array, horizon: int, tau, *, rounding=False):

@@ -210,6 +210,7 @@ def beta_alpha(alpha: ArrayLike, eps: ArrayLike) -> Float:
       >>> float(beta_alpha(0.75, 1.0))
       0.5
     """
+    _check_shapes("beta_alpha", alpha=alpha, eps=_check_eps(eps))
     alpha, eps = _check_alpha(alpha, eps)
     return (1.0 - alpha) * (1.0 + eps) / eps
 

@@ -153,10 +153,16 @@ def smooth_max_log(log_values: jax.Array, sigma: Any) -> jax.Array:
       >>> round(float(htb.smooth_max_log(jnp.log(jnp.array([1.0, 2.0, 4.0])), 0.05)), 6)  # log 4 = 1.386294
       1.386294
     """
-    real_array("log_values", log_values)
+    concrete = real_array("log_values", log_values)
     if np.ndim(log_values) == 0:
         raise ValueError(f"log_values must have a last axis to take the max over, f[..., F]; got log_values="
                          f"{log_values!r}, a scalar.")
+    if np.shape(log_values)[-1] == 0:
+        raise ValueError(f"log_values must have at least one entry on its last axis to take the max over; "
+                         f"got log_values of shape {np.shape(log_values)}.")
+    if concrete is not None and np.isnan(concrete).any():
+        raise ValueError(f"log_values must not hold NaN (-inf, the log of a zero regret, is fine); got NaN at "
+                         f"index {tuple(int(i) for i in np.argwhere(np.isnan(concrete))[0])}.")
     if np.ndim(sigma) != 0:  # an array mixed temperatures entry by entry, each its own "max"
         raise ValueError(f"sigma must be a scalar temperature; got sigma of shape {np.shape(sigma)}.")
     check_interval("sigma", sigma, 0.0, np.inf, low_closed=False, high_closed=False)
@@ -408,9 +414,9 @@ def tune_schedule(
         out = jax.lax.map(optimise, lam_arr.reshape(-1))
     else:
         out = jax.vmap(optimise)(lam_arr.reshape(-1))
-    # Traced (under jax.jit), the instances were not refused above: where they would be, the result is NaN,
+    # Traced (under jax.jit), the instances and tau were not refused above: where they would be, the result is NaN,
     # not the iterate where the optimiser stopped (its start, under a NaN gradient).
-    unusable = ~jnp.all(jnp.isfinite(scale) & (scale > 0))
+    unusable = ~jnp.all(jnp.isfinite(scale) & (scale > 0)) | jnp.isnan(jnp.asarray(tau, jnp.float64))
     for flags in suboptimal:
         unusable |= ~jnp.all(flags)
     out = [jnp.where(unusable, jnp.nan, a) for a in out]

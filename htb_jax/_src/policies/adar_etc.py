@@ -89,6 +89,11 @@ class ExploreThenCommit:
     Fields may be arrays; the batch shape is their broadcast shape.  Concrete
     out-of-range values raise ``ValueError`` at construction.
 
+    Precision: block sums and means in float64 (rewards are the table's float32
+    values); the commit compares the estimates rounded to float32, so two
+    estimates within a float32 ulp (``6e-8`` relative) tie and go to the lowest
+    index.
+
     Attributes:
       eps: f[...] tail exponent the schedule is designed for, in ``(0, 1]``.
       alpha: f[...] in ``[(1+eps)/(1+2eps), 1)``: the distribution-free exponent
@@ -219,8 +224,8 @@ class AdaRETC(ExploreThenCommit):
     """AdaR-ETC (Algorithm 1) with exploration exponents ``(alpha, q)`` designed for ``eps``.
 
     Rounds ``1..L_T`` pull the arms round-robin; if ``L_T < T`` the policy
-    commits to the largest Median-of-Means estimate (``B_T`` blocks, ties to
-    the lowest index).  Every field may be an array, so a grid of ``(alpha,
+    commits to the largest Median-of-Means estimate (``B_T`` blocks, compared
+    in float32, ties to the lowest index).  Every field may be an array, so a grid of ``(alpha,
     q)`` (or of ``eps_bar``) is one batched policy that ``simulate`` runs as one
     program.  Concrete out-of-range values raise ``ValueError`` at
     construction.

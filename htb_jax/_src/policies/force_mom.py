@@ -59,7 +59,9 @@ class ForceMoM:
     the frontier for all ``eps`` at once.
 
     A round costs O(K); a forced round also recomputes the forced arm's estimate
-    from float64 prefix sums (O(q log)).
+    from float64 prefix sums (O(q log)).  The estimates are kept rounded to
+    float32: two within a float32 ulp (``6e-8`` relative) tie, and the exploited
+    arm is the lowest index among them.
 
     Attributes:
       rho: f[...] in ``(0, 1)``.
