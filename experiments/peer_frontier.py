@@ -183,7 +183,7 @@ def entry_horizons(entry: Entry, args) -> tuple[list[int], int]:
     seeds = {"fast path": args.adar_seeds, "O(K)": args.seeds, "O(K) + forced MoM": args.seeds,
              "O(t)": args.slow_seeds}[entry.cost]
     decades = 1 if entry.cost == "O(t)" else 2
-    horizons = htb.frontier.checkpoint_horizons(top, max(1, top // 10**decades))
+    horizons = htb.frontier.checkpoint_horizons(top, max(2, top // 10**decades))  # a bandit needs T >= 2
     if entry.cost == "O(t)" and entry.knows.endswith("T"):  # one run per horizon: every other checkpoint
         horizons = horizons[::-1][::2][::-1]
     return [int(h) for h in horizons], seeds
@@ -284,12 +284,12 @@ def read_rows(path: pathlib.Path) -> list[dict]:
 
 def add_arguments(parser) -> None:
     """The experiment's options, on the shared parser."""
-    parser.add_argument("--horizon", type=command_line.integer(1), default=10**7,
+    parser.add_argument("--horizon", type=command_line.integer(3), default=10**7,
                         help="largest T of the policies whose round costs O(K): UCB1, R-UCB, R-UCB-G (default 1e7)")
-    parser.add_argument("--forced-horizon", type=command_line.integer(1), default=10**6, help="largest T of ForceMoM (default 1e6)")
-    parser.add_argument("--etc-horizon", type=command_line.integer(1), default=10**7,
+    parser.add_argument("--forced-horizon", type=command_line.integer(3), default=10**6, help="largest T of ForceMoM (default 1e6)")
+    parser.add_argument("--etc-horizon", type=command_line.integer(3), default=10**7,
                         help="largest T of AdaR-ETC on its fast path (default 1e7)")
-    parser.add_argument("--slow-horizon", type=command_line.integer(1), default=5000,
+    parser.add_argument("--slow-horizon", type=command_line.integer(4), default=5000,
                         help="largest T of the policies whose round costs O(t) (default 5000)")
     parser.add_argument("--seeds", type=command_line.integer(2), default=8, help="seeds of the O(K) policies and ForceMoM (default 8)")
     parser.add_argument("--slow-seeds", type=command_line.integer(2), default=32, help="seeds of the O(t) policies (default 32)")
@@ -319,6 +319,8 @@ def main() -> None:
         (out / "table.md").write_text(table(rows, tops) + "\n")
         plot(rows, out / "peer_frontier.png", tops)
         return
+    if args.only == "":  # every name contains it: the whole experiment, under the --only files' names
+        parser.error("--only must be part of a policy's name, not empty; leave --only out to run every policy")
     chosen = [entry for entry in entries() if args.only is None or args.only in entry.name]
     if not chosen:
         names = "; ".join(entry.name for entry in entries())

@@ -80,7 +80,7 @@ def main(argv=None):
                         help="independent runs per policy and instance, at least 2 (default 20)")
     parser.add_argument("--checkpoints", type=command_line.integer(2, 2**20), default=20,
                         help="log-spaced rounds at which the curves are recorded (default 20)")
-    parser.add_argument("--key", type=int, default=0, help="the simulations' root key (default 0)")
+    parser.add_argument("--key", type=command_line.integer(0, 2**32 - 1), default=0, help="the simulations' root key (default 0)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     key = jax.random.key(args.key)

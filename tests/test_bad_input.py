@@ -563,7 +563,7 @@ LIBRARY = {
     "run_family results beyond memory": (
         ValueError, r"num_seeds=4294967296 seeds make 19200\.0 GiB of results \(4800 bytes a seed\), held in memory "
                     r"at the end of the run and written to disk, more than this machine's .* GiB of memory; run fewer "
-                    r"seeds, or several run_family runs with other keys\.",
+                    r"seeds or schedules, or several run_family runs with other keys\.",
         lambda: htb.frontier.run_family(ETC_GRID, SPIKE_FAMILY, tuple(range(1000, 1100)), 2**32, seed_chunk=2**20)),
     "measure results beyond memory": (
         ValueError, r"num_seeds=4294967296 seeds make .* GiB of results \(4800 bytes a seed\),.*several measurements",
@@ -798,6 +798,10 @@ SMALL = ["sweep", "--arms", "3", "--alphas", "2/3,0.9", "--qs", "0", "--horizons
          "--seeds", "4", "--seed-chunk", "2"]
 
 CLI = [
+    # "family takes ..." named the library's argument, not the flag
+    (["--family", "mylaws:"], "--family must be MODULE:EXPRESSION (e.g. 'mylaws:TwoSidedLomax("),
+    # an empty --config (an unset shell variable) ran the default sweep, 200 seeds
+    (["--config", ""], "--config must be the path of a TOML file; got --config=''."),
     # the sweep's instance is built before any memory check: --arms 1e19 failed inside JAX, 1e10 exhausted memory
     (["--arms", "1e19"], "--arms must be an integer in [2, 100000]; got --arms=10000000000000000000."),
     (["--horizons", "1500.7"], "--horizons must be an integer in [1, 1000000000000000000]; got --horizons=1500.7."),
@@ -913,7 +917,18 @@ def test_a_frontier_chunk_past_the_memory_budget_names_the_chunk_flag(tmp_path, 
     err = capsys.readouterr().err
     assert err.startswith("htb-jax: error: memory_budget must be at least ") and len(err.splitlines()) == 1, err
     assert err.endswith("got memory_budget=2147483648: the budget of one chunk of seeds, simulated at once; give a "
-                        "smaller --seed-chunk.\n"), err
+                        "smaller --seed-chunk, or fewer --horizons, --eps or --alphas-per-eps.\n"), err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_frontier_grid_past_memory_is_refused_before_it_is_built(tmp_path, capsys):
+    # The grid of 3 x 10^9 alphas was built (7.5 GiB of np.linspace) before its results were checked: the
+    # process was killed, or failed in NumPy with a traceback.  Refused now from the grid's size alone.
+    argv = ["frontier", "--alphas-per-eps", "1e9", "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("htb-jax: error: --seeds=256 seeds make "), err
+    assert err.endswith("run fewer seeds, --eps or --alphas-per-eps, or several T-frontier runs with other keys.\n"), err
     assert not (tmp_path / "out").exists()
 
 
@@ -955,8 +970,9 @@ def test_toml_lists_are_not_truncated_or_empty(tmp_path, capsys):
         ("alphas = [0.8, 1.0]\n", f"{config}: alphas must lie in [0.666667, 1) for eps=1; got alphas=1 (entry [1])."),
         ("horizons = [true]\n", f"horizons in {config} must be a non-empty list of integers; got [True]"),
         ("key = -1\n", f"{config}: key must be an integer in [0, 4294967295]; got key=-1."),
-        # an infinite integer (an OverflowError's traceback, exit status 1)
-        ("num_seeds = inf\n", f"num_seeds in {config} must be an integer; got inf"),
+        # an infinite integer (an OverflowError's traceback, exit status 1), then without its range: with it now
+        ("num_seeds = inf\n", f"{config}: num_seeds must be an integer in [2, 4294967296]; got num_seeds=inf."),
+        ("seed_chunk = 2.5\n", f"{config}: seed_chunk must be an integer >= 1; got seed_chunk=2.5."),
         # a number written as a string, as on the command line (lists took "2/3", a single number refused it)
         ('eps = "3/2"\n', f"{config}: eps must lie in (0, 1]; got eps=1.5."),
     ]:

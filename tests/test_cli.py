@@ -163,7 +163,7 @@ def test_toml_errors(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("htb-jax: error: --alphas must lie in [0.666667, 1) for eps=1; ")
     config.write_text('family = "mylaws:"\n')  # the file's family refused: named by the file
     assert main(["sweep", "--config", str(config)]) == 2
-    assert capsys.readouterr().err.startswith(f"htb-jax: error: {config}: family takes MODULE:EXPRESSION ")
+    assert capsys.readouterr().err.startswith(f"htb-jax: error: {config}: family must be MODULE:EXPRESSION ")
     config.write_text("df = 3\n")  # a parameter of the family the file leaves at its default
     assert main(["sweep", "--config", str(config)]) == 2
     assert capsys.readouterr().err == (f"htb-jax: error: {config}: df=3 is for the student-t family only; with the "
@@ -327,18 +327,28 @@ def test_matplotlib_is_imported_in_the_background_with_agg(monkeypatch):
 
 
 @pytest.mark.parametrize("file_family", ['family = "pareto"\n', ""], ids=["named", "default"])
-def test_family_over_a_config_file_leaves_the_files_other_family_parameters_out(tmp_path, capsys, file_family):
+def test_family_over_a_config_file_leaves_the_files_other_family_parameters_out(tmp_path, capsys, monkeypatch,
+                                                                               file_family):
     # "flags win": --family over a file of another family refused the file's pareto_shape, which no flag could
-    # unset, also where the file named no family (the default, pareto). The note names what is left out; the
-    # run then stops on --seeds 1, before anything is computed.
+    # unset, also where the file named no family (the default, pareto). The note names what is left out, once
+    # everything is checked: before the banner of a run (stopped there), not before a refusal (it was printed
+    # above --seeds 1's error, two lines where a refusal is one).
+    from htb_jax._src import sweep as sweep_lib
+
+    def stop(*args, **kwargs):
+        raise ValueError("stopped after the banner")
+
+    monkeypatch.setattr(sweep_lib, "run_sweep", stop)
     config = tmp_path / "sweep.toml"
     config.write_text(file_family + "pareto_shape = 2.5\n")
-    argv = ["sweep", "--config", str(config), "--family", "student-t", "--df", "3", "--seeds", "1",
-            "--out", str(tmp_path / "out")]
-    assert main(argv) == 2
+    argv = ["sweep", "--config", str(config), "--family", "student-t", "--df", "3", "--out", str(tmp_path / "out")]
+    assert main([*argv, "--seeds", "1"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("htb-jax: error: --seeds must be an integer in [2, "), err
+    assert main([*argv, "--seeds", "4"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0] == f"--family student-t overrides family = 'pareto' of {config}: its pareto_shape = 2.5 left out"
-    assert err[1].startswith("htb-jax: error: --seeds must be an integer in [2, ") and len(err) == 2
+    assert err[1].startswith("AdaR-ETC sweep: ") and err[2] == "htb-jax: error: stopped after the banner", err
 
 
 def test_flag_names_names_a_setting_left_at_its_default_as_the_default():

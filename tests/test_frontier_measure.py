@@ -393,7 +393,7 @@ def test_a_policy_told_each_members_parameter_through_the_command_line(tmp_path,
         ("user_policies:told_eps_u", r"htb-jax frontier takes a policy or a function \(member\) -> policy for "
                                      r"--policy; got --policy=<function told_eps_u .*, which takes \(eps, u\)\.$"),
         ("user_policies:NOT_A_POLICY", r"htb-jax frontier takes a policy instance .* for --policy; got --policy=.* lacks kernel and batch_shape"),
-        ("user_policies", r"--policy takes MODULE:EXPRESSION"),
+        ("user_policies", r"--policy must be MODULE:EXPRESSION"),
         # a module that ends the interpreter on import ended the command silently, with its status
         ("user_exits:P()", r"--policy: cannot import module 'user_exits': SystemExit: 3$"),
         # a file named json.py is shadowed by the standard library's module

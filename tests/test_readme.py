@@ -310,7 +310,13 @@ def test_experiment_options_reading_out_refuse_a_folder_without_their_file(monke
      "must be an integer in [2, 1048576] such as 5000 or 1e7; got '1'"),
     ("regret_curves", "htb.simulate", "--seeds", "1", "must be an integer >= 2 such as 5000 or 1e7; got '1'"),
     ("peer_frontier", "measure_entry", "--seeds", "-2", "must be an integer >= 2 such as 5000 or 1e7; got '-2'"),
-    ("peer_frontier", "measure_entry", "--slow-horizon", "2.5", "must be an integer >= 1 such as 5000 or 1e7; got '2.5'"),
+    ("peer_frontier", "measure_entry", "--slow-horizon", "2.5", "must be an integer >= 4 such as 5000 or 1e7; got '2.5'"),
+    # T = 1 (T = 3 at every other checkpoint of an O(t) policy told T) failed in the library with a traceback
+    ("peer_frontier", "measure_entry", "--horizon", "1", "must be an integer >= 3 such as 5000 or 1e7; got '1'"),
+    ("peer_frontier", "measure_entry", "--slow-horizon", "3", "must be an integer >= 4 such as 5000 or 1e7; got '3'"),
+    # a negative key ran (and wrote over the recorded results), 1e20 failed with a traceback
+    ("regret_curves", "htb.simulate", "--key", "-1",
+     "must be an integer in [0, 4294967295] such as 5000 or 1e7; got '-1'"),
     ("peer_frontier", "measure_entry", "--out", "FILE", "must be a folder; 'FILE' is a file"),
     ("regret_curves", "htb.simulate", "--out", "FILE/sub", "must be a folder that can be made; 'FILE' is a file"),
 ])
@@ -351,6 +357,14 @@ def test_tune_frontier_replot_draws_the_recorded_csv_without_running(monkeypatch
     module.main()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tune_frontier.csv", "tune_frontier.png"]
     assert (tmp_path / "tune_frontier.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_peer_frontier_refuses_an_empty_only(monkeypatch, capsys, tmp_path):
+    # Every name contains "": the whole experiment ran, written under the --only files' names.
+    module = _script(monkeypatch, "peer_frontier", "measure_entry")
+    assert _refusal(monkeypatch, capsys, module, "--only", "", "--out", str(tmp_path / "fresh")) == (
+        "--only must be part of a policy's name, not empty; leave --only out to run every policy")
+    assert not (tmp_path / "fresh").exists()
 
 
 def test_peer_frontier_only_names_the_policies_it_can_match(monkeypatch, capsys, tmp_path):

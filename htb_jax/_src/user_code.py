@@ -49,7 +49,7 @@ def load(spec: str, option: str, example: str) -> Any:
         imported, or the expression fails.
     """
     if not is_spec(spec) or not all(parts(spec)):
-        raise ValueError(f"{option} takes MODULE:EXPRESSION (e.g. {example!r}); got {spec!r}")
+        raise ValueError(f"{option} must be MODULE:EXPRESSION (e.g. {example!r}); got {spec!r}")
     module_name, expression = parts(spec)
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())

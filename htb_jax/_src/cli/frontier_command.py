@@ -192,10 +192,13 @@ def run_frontier(args) -> int:
     try:
         with flag_names(_FLAGS):
             return _run_frontier(args)
-    except ValueError as e:  # the budget is no flag here: what the user can change is the chunk
+    except ValueError as e:  # the budget is no flag here: what the user can change is the chunk, or one seed's runs
         if type(e) is ValueError and str(e).startswith("memory_budget must be at least"):
+            fewer = "--horizons" if args.policy is not None else "--horizons, --eps or --alphas-per-eps"
             raise ValueError(f"{str(e).removesuffix('.')}: the budget of one chunk of seeds, simulated at once; "
-                             f"give a smaller --seed-chunk.") from None
+                             f"give a smaller --seed-chunk, or fewer {fewer}.") from None
+        if type(e) is ValueError and "eps_values or alphas_per_eps" in str(e):  # the grid's results, by flag
+            raise ValueError(str(e).replace("eps_values or alphas_per_eps", "--eps or --alphas-per-eps")) from None
         raise
 
 

@@ -122,6 +122,8 @@ def add_sweep_parser(sub) -> None:
 
 
 def _read_toml(path: str) -> dict:
+    if not path:  # an unset shell variable (--config "$CFG") would have run the default sweep
+        raise ValueError(f"--config must be the path of a TOML file; got --config={path!r}.")
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
@@ -158,9 +160,10 @@ def _read_toml(path: str) -> dict:
                     number = real(value) if kind is float else integer(value)
                 if isinstance(number, bool) or not isinstance(number, (int, float)):
                     raise TypeError
-                if kind is int and (not math.isfinite(number) or number != int(number)):
-                    raise ValueError
-                settings[name] = kind(number)
+                # A count that is not a whole number (1.5, inf) goes on as given, to be refused by name with
+                # its range by the configuration's checks, as the same value of its flag is.
+                whole = math.isfinite(number) and number == int(number)
+                settings[name] = kind(number) if kind is float or whole else number
         except (TypeError, ValueError, argparse.ArgumentTypeError) as e:
             what = {"floats": "a non-empty list of numbers (fractions such as \"2/3\" allowed)",
                     "ints": "a non-empty list of integers", "bytes": "a number of bytes",
@@ -225,7 +228,7 @@ def run_sweep(args) -> int:
 
 
 def _run_sweep(args, flags: dict) -> int:
-    settings = _read_toml(args.config) if args.config else {}
+    settings = _read_toml(args.config) if args.config is not None else {}
     from_file = [key for key in settings if key not in flags]
     try:
         return _run_settings(args, flags, settings)
@@ -245,13 +248,15 @@ def _run_sweep(args, flags: dict) -> int:
 
 def _run_settings(args, flags: dict, settings: dict) -> int:
     file_family = settings.get("family", sweep_lib.SweepConfig().family)  # the default where the file names none
+    note = None
     if "family" in flags and args.config and file_family != flags["family"]:
-        # --family wins over the file's family, and the file's parameters of its family go with it (said here)
+        # --family wins over the file's family, and the file's parameters of its family go with it (said
+        # once everything is checked: a refusal is the only line printed)
         left = [f"{name} = {settings.pop(name):g}" for name, owner in _FAMILY_PARAMETERS.items()
                 if name in settings and owner != flags["family"]]
         if left:
-            print(f"--family {flags['family']} overrides family = {file_family!r} of {args.config}: its "
-                  f"{', '.join(left)} left out", file=sys.stderr)
+            note = (f"--family {flags['family']} overrides family = {file_family!r} of {args.config}: its "
+                    f"{', '.join(left)} left out")
     settings.update(flags)  # flags win over the file
     out = settings.pop("out", "htb-jax-sweep")
     d = sweep_lib.SweepConfig()
@@ -266,15 +271,17 @@ def _run_settings(args, flags: dict, settings: dict) -> int:
     # A setting neither a flag nor the file gives is named as the flag's default.
     fields = (f.name for f in dataclasses.fields(sweep_lib.SweepConfig))
     with flag_names({}, defaults={key: _flag(key) for key in fields if key not in settings}):
-        return _run_config(args, settings, out)
+        return _run_config(args, settings, out, note)
 
 
-def _run_config(args, settings: dict, out: str) -> int:
+def _run_config(args, settings: dict, out: str, note: str | None) -> int:
     config = sweep_lib.SweepConfig(**settings)
     # Everything is checked before anything is printed or written (the directory first: it is quick).
     check_output_dir(out)
     config.validate()
     store = sweep_lib.open_store(config, out, restart=args.restart)  # its program traced, nothing compiled
+    if note is not None:
+        print(note, file=sys.stderr)
     print(
         f"AdaR-ETC sweep: {config.describe()}; eps={config.eps:g}; {len(config.alphas)}x{len(config.qs)} "
         f"(alpha, q) grid; T in {list(config.horizons)}; {config.num_seeds} seeds in "

@@ -158,7 +158,8 @@ def run_family(
     check_flag("restart", restart)
     check_choice("sampler", sampler, SAMPLERS)
     layout = seed_chunks(num_seeds, seed_chunk)
-    check_family_results(num_seeds, policy.batch_shape[0], family, len(horizons), "run_family")
+    check_family_results(num_seeds, policy.batch_shape[0], family, len(horizons),
+                         "run fewer seeds or schedules, or several run_family runs with other keys")
     chunk_store = None
     if store is not None:
         check_path("store", store)
@@ -172,12 +173,12 @@ def run_family(
     return family_runs(policy, family, horizons, layout, key, progress, chunk_store, sampler)
 
 
-def check_family_results(num_seeds: int, num_schedules: int, family, num_horizons: int, what: str) -> None:
+def check_family_results(num_seeds: int, num_schedules: int, family, num_horizons: int, remedy: str) -> None:
     """``ValueError`` where the regrets a run of ``num_schedules`` schedules on ``family`` returns,
     f64[G, F + 1, H, S], held twice at its end (the chunks' and their concatenation), exceed the host's
-    memory (:func:`~htb_jax._src.memory.check_host_results`): refused before anything is computed."""
-    check_host_results(int(num_seeds), 2 * 8 * num_schedules * (family.num_members + 1) * num_horizons,
-                       f"run fewer seeds, or several {what} runs with other keys")
+    memory (:func:`~htb_jax._src.memory.check_host_results`): refused before anything is computed.
+    ``remedy`` says what to run instead."""
+    check_host_results(int(num_seeds), 2 * 8 * num_schedules * (family.num_members + 1) * num_horizons, remedy)
 
 
 # How a user of the Python functions that take ``store=`` names the way out of a refused store.

@@ -109,7 +109,10 @@ class TFrontierConfig:
         if isinstance(self.family, StableFamily) and self.family.index < 2.0:
             check_interval("eps_values", list(self.eps_values), 0.0, self.family.index - 1.0, low_closed=False,
                            high_closed=False, where=f"for a StableFamily of index {self.family.index:g} (U_eps finite)")
-        check_family_results(self.num_seeds, len(self.grid()[0]), self.family, len(self.horizons), "T-frontier")
+        # The grid's size counted, not built: a grid too large for the results is refused, not allocated.
+        check_family_results(self.num_seeds, len(self.eps_values) * int(self.alphas_per_eps), self.family,
+                             len(self.horizons), "run fewer seeds, eps_values or alphas_per_eps, or several "
+                             "T-frontier runs with other keys")
         # What simulate would refuse, refused now (nothing is compiled).
         memory_plan(
             jax.random.key(int(self.key)), t_frontier_policy(self), self.family.instances(), list(self.horizons),
