@@ -376,6 +376,9 @@ LIBRARY = {
                       lambda: htb.regret_proxy(KEY, POLICY, NU, 100, 4, 0.1, rounding=None)),
     "summarize": (TypeError, r"outcome must be an Outcome of htb.simulate; got outcome=None\.", lambda: htb.summarize(None)),
     "kth_smallest x": (TypeError, r"x must be an array of real numbers; got x=None\.", lambda: htb.kth_smallest(None, 1)),
+    # float16 passed the float check and failed on its order keys with a bare KeyError
+    "kth_smallest float16": (TypeError, r"^x must be a float32 or float64 array \(its order keys are the floats'\); "
+                             r"got x of dtype float16\.$", lambda: htb.kth_smallest(np.ones(3, np.float16), 1)),
     "powers_of_ten": (TypeError, r"step must be a finite real number; got step=None\.",
                       lambda: htb.powers_of_ten(-2.0, 0.0, None)),
     # an array sigma mixed temperatures entry by entry; a scalar log_values failed on its axis, unnamed

@@ -90,6 +90,12 @@ def test_too_few_samples_is_an_error_or_nan_in_a_grid():
     np.testing.assert_array_equal(np.isnan(np.asarray(got)), [True, False])
 
 
+def test_an_integral_float_max_blocks_is_its_integer():
+    # check_integer accepted max_blocks=2.0, then JAX failed on it as a shape, naming nothing.
+    x = jnp.arange(12.0)
+    assert htb.median_of_means(x, 2, max_blocks=2.0) == htb.median_of_means(x, 2, max_blocks=2) == 2.5  # the lower of 2.5, 8.5
+
+
 @pytest.mark.parametrize("length", [40, 16])
 def test_traced_blocks_and_lengths_one_program(length):
     # N = 40: every static branch and the prefix sums (blocks of 40); N = 16: branches up to 16

@@ -30,7 +30,9 @@ rest are padding: ``+inf`` keys, zero values); every function works on one
 list and is ``vmap``-able over arms and seeds.  Everything is float64.
 Infinite samples are allowed: an infinite ``X'`` counts ``1`` in ``f`` for
 every finite ``M`` (a finite root needs fewer than ``b`` of them), and an
-infinite ``X`` is always truncated to 0.
+infinite ``X`` is truncated to 0 at every finite threshold (at ``M = +inf``,
+where no root exists, it is kept: the moments are then infinite or NaN, and
+AdaR-UCB does not read them).
 """
 
 from __future__ import annotations

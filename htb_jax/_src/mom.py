@@ -304,11 +304,16 @@ def median_of_means(
         ``num_blocks`` is concrete.
 
     Returns:
-      ``x.dtype[...]`` (float32 for non-float input); NaN in the rows of a
+      ``x.dtype[...]`` (float32 for float16, bfloat16 and non-float input); NaN in the rows of a
       grid (or traced) ``n`` with ``n < B`` (a block would be empty), and
       where a traced ``num_blocks`` exceeds ``max_blocks``.  ``B > N``,
       a single estimate with ``n < B`` and ``N = 0`` are ``ValueError``\ s.  An infinite sample spoils only its own block:
-      the estimate stays finite unless at least half the blocks are spoiled.
+      the estimate stays finite unless at least half the blocks are spoiled.  A huge finite sample reaches
+      other blocks through rounding only where blocks are longer than 32 samples (their sums are
+      differences of float64 prefix sums, exact up to ``N 2^-53 max|prefix sum|``): a sample of ``1e20``
+      among samples near 1 erases the other blocks' sums, and prefix sums that overflow float64 make them
+      NaN.  It has no derivative (the selection is on integer order keys: JAX's gradient through it
+      is 0).
       float32 and float64 inputs agree to ``2^-24 (max_b mean_b|x| + |MoM|)``
       (input and output rounding; the order statistic is 1-Lipschitz in the
       block means).
@@ -353,6 +358,7 @@ def median_of_means(
             )
         max_blocks = int(blocks.max())
     check_integer("max_blocks", max_blocks, 1)
+    max_blocks = int(max_blocks)  # an integral float (2.0) as its integer: a static shape
     if blocks is not None and blocks.size and blocks.max() > max_blocks:  # NaN, as an empty block
         raise ValueError(
             f"max_blocks must bound num_blocks; got max_blocks={int(max_blocks)} and num_blocks={int(blocks.max())}."

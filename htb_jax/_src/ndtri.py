@@ -12,8 +12,8 @@ order, but selects the *coefficients* before a single Horner evaluation: each
 element runs one rational function instead of three.  A shorter polynomial is
 padded with leading zero coefficients, which Horner's rule passes through
 exactly (``0 t + 0 = 0``, then ``0 t + c = c``), so the result equals
-computing all three and selecting, bit for bit (tested on every float32 in
-``(0, 1/2]`` at a stride, and at the branch edges): that is
+computing all three and selecting, bit for bit (tested on every normal
+float32 in ``(0, 1/2]`` at a stride, and at the branch edges): that is
 ``-jax.scipy.special.ndtri(p)`` up to jax 0.10.  jax 0.12 evaluates its
 ``ndtri`` otherwise (43% of float32 inputs differ in the last bit or two); the
 Gaussian and log-normal draws, which go through this function, do not
@@ -72,8 +72,9 @@ def lower_tail_magnitude(p: jax.Array) -> jax.Array:
     of jax 0.10, bit for bit).
 
     Args:
-      p: f32[...] lower-tail probabilities in ``(0, 1/2]`` (0, NaN and values
-        above 1/2 are outside the contract).
+      p: f32[...] lower-tail probabilities in ``[2^-126, 1/2]``, normal float32 (0, subnormals, whose
+        logarithm a CPU flushes to ``-inf``, NaN and values above 1/2 are outside the contract; the
+        samplers' ``p`` is at least ``2^-66``).
 
     Returns:
       f32[...] ``>= 0``: the magnitude of the ``p``-quantile of ``N(0, 1)``.

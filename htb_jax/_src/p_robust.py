@@ -94,8 +94,11 @@ def psi_p(x: jax.typing.ArrayLike, p: jax.typing.ArrayLike, b: jax.typing.ArrayL
         a = jnp.abs(x)
         log_a = jnp.log(a)
         inner = a + b * jnp.exp(p * log_a)  # |x| + b_p |x|^p; log(0) = -inf gives 0 at x = 0
-        # inner overflows only where |x|^p > 1e308, where 1 + |x| is below its last bit: log b_p + p log|x|.
-        out = jnp.sign(x) * jnp.where(jnp.isinf(inner), jnp.log(b) + p * log_a, jnp.log1p(inner))
+        # Where inner overflows (|x|^p > 1e308), 1 is below its last bit: log|x| + log1p(b_p |x|^(p-1)), which
+        # keeps |x| (as large as b_p |x|^p for p near 1), and where that overflows too, log b_p + p log|x|.
+        tail = b * jnp.exp((p - 1.0) * log_a)
+        big = jnp.where(jnp.isinf(tail), jnp.log(b) + p * log_a, log_a + jnp.log1p(tail))
+        out = jnp.sign(x) * jnp.where(jnp.isinf(inner), big, jnp.log1p(inner))
         return jnp.broadcast_to(out, shape)
 
     def two():

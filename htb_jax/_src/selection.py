@@ -106,7 +106,8 @@ def kth_smallest_keys(keys: jax.Array, k: jax.Array, axis: int = 0) -> jax.Array
 
 
 def kth_smallest(x: jax.Array, k: jax.Array, axis: int = -1) -> jax.Array:
-    """Exact k-th smallest (1-based) element along ``axis``: ``sort(x, axis)[k-1]``.
+    """Exact k-th smallest (1-based) element along ``axis``: ``sort(x, axis)[k-1]``, but for the sign of a zero
+    (``-0.0`` is ordered below ``+0.0``, which ``sort`` leaves in their input order).
 
     Args:
       x: f32[...] or f64[...].
@@ -133,7 +134,7 @@ def kth_smallest(x: jax.Array, k: jax.Array, axis: int = -1) -> jax.Array:
     if shape[axis] == 0:
         raise ValueError(f"x must hold at least one element along axis {axis}; got x of shape {shape}.")
     dtype = x.dtype if isinstance(x, jax.Array) else np.asarray(x).dtype
-    if not jnp.issubdtype(dtype, jnp.floating):
+    if jnp.dtype(dtype) not in (jnp.dtype(jnp.float32), jnp.dtype(jnp.float64)):  # float16 has no order keys here
         raise TypeError(f"x must be a float32 or float64 array (its order keys are the floats'); got x of dtype {dtype}.")
     rest = shape[:axis % len(shape)] + shape[axis % len(shape) + 1:]
     try:

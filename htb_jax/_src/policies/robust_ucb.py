@@ -37,7 +37,12 @@ round, though no arm was played differently (4 seeds, ``T = 600``).
 recomputes the pulled arm (O(k log) with ``k <= 1 + 16 log t``), and all arms
 only in the rounds where ``floor(1 + 16 log t)`` changes (about ``16 log T``
 rounds in all); it keeps the estimates in float32, the rewards' precision, and
-adds the float64 width to them.
+adds the float64 width to them.  Its block sums are differences of the arm's
+float64 prefix sums over its whole history, so one extreme reward reaches
+every later block: a reward of ``+inf`` makes them NaN (the arm's index is
+then NaN, which ``argmax`` plays from then on), and a finite one of ``1e17``
+among rewards near 1 erases their sums.  An infinite reward comes only from
+a law whose float32 draws overflow (a large ``scale``) or a user's law.
 
 The estimates a run reports (``Outcome.estimates``) are those after its last
 reward, as round ``T + 1``'s index would compute them (NaN where the estimator
