@@ -233,6 +233,31 @@ LIBRARY = {
     "runs negative exploration": (ValueError, r"^FamilyRuns exploration must be an integer >= 0; got FamilyRuns "
                                               r"exploration=-1\.$",
                                   lambda: dataclasses.replace(RUNS, exploration=np.full((1, 2), -1))),
+    # accepted (from a tampered file too): a NaN failed later in the fit at another index, no schedule left
+    # nothing to fit
+    "runs nan regret": (ValueError, r"^FamilyRuns regret must be finite and >= 0 \(a pseudo-regret\); got nan at "
+                                    r"index \(0, 2, 1, 3\)\.$",
+                        lambda: dataclasses.replace(RUNS, regret=np.ones((1, 3, 2, 4)) + np.where(
+                            np.arange(24).reshape(1, 3, 2, 4) == 23, np.nan, 0.0))),
+    "runs no schedule": (ValueError, r"^FamilyRuns regret must be f64\[G, F \+ 1, H, S\] .* and G, H, S >= 1; got "
+                                     r"shape \(0, 3, 2, 4\)\.$",
+                         lambda: dataclasses.replace(RUNS, regret=np.ones((0, 3, 2, 4)),
+                                                     exploration=np.ones((0, 2), np.int64))),
+    "runs seconds": (TypeError, r"^FamilyRuns seconds must be a number of seconds \(NaN where unknown\); got "
+                                r"FamilyRuns seconds='x'", lambda: dataclasses.replace(RUNS, seconds="x")),
+    # a list of fit_from failed in NumPy's broadcasting; runs joined with fewer schedules in an IndexError
+    "free_exponent fit_from list": (TypeError, r"^fit_from must be one integer in \[1, 1000000000000000000\]; got "
+                                               r"fit_from=\[1000, 10000\] \(list\)\.$",
+                                    lambda: htb.frontier.free_exponent(RUNS, 0, 1.0, [10**3, 10**4])),
+    "free_exponent also schedules": (ValueError, r"^also\[0\] must hold the runs of the same schedules as runs; it "
+                                                 r"holds 1 schedules, runs 2\.$",
+                                     lambda: htb.frontier.free_exponent(dataclasses.replace(
+                                         RUNS, regret=np.ones((2, 3, 2, 4)), exploration=np.ones((2, 2), np.int64)),
+                                         1, 1.0, 10**3, also=[RUNS])),
+    # a NaN theory was refused by verdict as theory_value
+    "eps_profile_rows theory nan": (ValueError, r"^entries\[0\] theory must lie in \(-inf, inf\); got entries\[0\] "
+                                                r"theory=nan\.$",
+                                    lambda: htb.frontier.eps_profile_rows(RUNS, [("s", 0, 1.0, np.nan)], 10**3)),
     # "must lie in [-3.4028235e+38, 3.4028235e+38]", for a shape whose range is (1, inf)
     "shape above float32": (ValueError, r"^Frechet shape must be at most 3\.4028235e\+38 \(rewards are float32, in "
                                         r"which a larger value is inf\); got Frechet shape=1e\+300\.$",

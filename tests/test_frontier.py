@@ -297,6 +297,45 @@ def test_t_frontier_figure_holds_every_point_and_its_title(monkeypatch, tmp_path
     assert box.x0 >= 0 and box.x1 <= fig.bbox.x1
 
 
+def test_a_t_frontier_figure_holds_a_point_left_of_its_usual_axis(monkeypatch, tmp_path):
+    # The d axis started at 0.45 whatever the rows: a stable family of large gaps measured d = 0.114, drawn
+    # outside the axes with nothing said.
+    import matplotlib.pyplot as plt
+
+    config = frontier.TFrontierConfig(eps_values=(1.0,), alphas_per_eps=1, horizons=(10**3, 10**4), fit_from=10**3,
+                                      num_seeds=4, family=FAMILY)
+    row = dict(eps=1.0, alpha=0.9, d=0.114, d_low=0.1, d_high=0.13, d_theory=0.9, d_finite_t=0.5, c=0.3, c_low=0.25,
+               c_high=0.35, c_theory=0.2, c_finite_t=0.3)
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    frontier.plot_t_frontier(frontier.TFrontierResult(config, None, [row]), tmp_path / "f.png")
+    (ax,) = figures[0].axes
+    assert ax.get_xlim()[0] <= 0.1 - 0.03
+
+
+def test_measurements_with_an_infinite_interval_end_are_drawn(tmp_path):
+    # An ExponentFit's interval end may be infinite (bootstrap draws of regret 0): the axes' limits were
+    # inf ("Axis limits cannot be NaN or Inf"), or max() of nothing finite.
+    fit = htb.ExponentFit(0.6, 0.0, 0.5, np.inf, 0.95, 10)
+    low = htb.ExponentFit(0.4, 0.0, -np.inf, 0.5, 0.95, 10)
+    m = frontier.Measurement("p", "two-point", 1.0, np.array([100, 1000]), np.ones((3, 2, 4)), np.ones(3),
+                             np.zeros(2, np.int64), fit, low, np.nan, np.nan, np.nan, False, 0.0, 0)
+    frontier.plot_measurements([m], tmp_path / "m.png")
+    assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_constant_theory_curve_is_drawn_and_a_wrong_one_refused_before_writing(tmp_path):
+    # {"A": lambda e: 0.7} failed in matplotlib after the table, CSV and runs were written.
+    runs = _synthetic_runs(0.7, np.full(4, 10**5))
+    rows = frontier.eps_profile_rows(runs, [("A", 0, 1.0, 0.7)], 10**6)
+    frontier.write_eps_profile(rows, runs, tmp_path / "ok", "p", "note", {"A": lambda e: 0.7}, "title")
+    assert (tmp_path / "ok" / "p.png").exists()
+    with pytest.raises(ValueError, match=r"^curves\['A'\] must map an array of eps of shape \(200,\) to exponents "
+                                         r"of that shape \(or to one number\); got shape \(2,\)\.$"):
+        frontier.write_eps_profile(rows, runs, tmp_path / "bad", "p", "note", {"A": lambda e: [0.7, 0.8]}, "title")
+    assert not (tmp_path / "bad").exists()
+
+
 def test_fits_take_an_integral_float_schedule_and_name_a_list_eps():
     # g=1.0 passed the check and failed as a NumPy index; eps=[0.5] reached float() of a list.
     runs = _synthetic_runs(0.7, np.arange(1, 5))
@@ -320,3 +359,18 @@ def test_load_runs_names_a_file_that_save_runs_did_not_write(tmp_path):
         with pytest.raises(ValueError, match=rf"^path must be a file save_runs wrote \(the arrays regret, exploration "
                                              rf"and horizons\); .*{name} is not one \({why}\)$"):
             frontier.load_runs(tmp_path / name, FAMILY)
+
+
+def test_load_runs_names_a_damaged_family_entry_and_keeps_the_documented_dtypes(tmp_path):
+    # A family entry that is not JSON gave json's own JSONDecodeError; float32 regrets came back float32.
+    runs = _synthetic_runs(0.7, np.arange(1, 5))
+    frontier.save_runs(runs, tmp_path / "runs.npz")
+    data = dict(np.load(tmp_path / "runs.npz"))
+    np.savez(tmp_path / "f32.npz", **{**data, "regret": data["regret"].astype(np.float32),
+                                       "exploration": data["exploration"].astype(float)})
+    loaded = frontier.load_runs(tmp_path / "f32.npz", FAMILY)
+    assert loaded.regret.dtype == np.float64 and loaded.exploration.dtype == np.int64
+    np.savez(tmp_path / "damaged.npz", **{**data, "family": np.array("{not json")})
+    with pytest.raises(ValueError, match=r"damaged\.npz is not one \(its family entry is not the JSON save_runs "
+                                         r"writes\)$"):
+        frontier.load_runs(tmp_path / "damaged.npz", FAMILY)

@@ -56,6 +56,7 @@ def eps_profile_rows(runs: FamilyRuns, entries: Sequence[tuple[str, int, float, 
         check_real(f"entries[{i}] theory", theory_value, "a real number")
         if np.ndim(theory_value) != 0:
             raise TypeError(f"entries[{i}] theory must be one real number; got {given('theory', theory_value)}.")
+        check_interval(f"entries[{i}] theory", theory_value, -np.inf, np.inf, low_closed=False, high_closed=False)
     rows = []
     mask = _fit_mask(runs.horizons, fit_from)
     for i, (_, g, _, _) in enumerate(entries):
@@ -121,6 +122,7 @@ def write_eps_profile(rows: Sequence[dict], runs: FamilyRuns, out, name: str, no
     if not name or name != pathlib.Path(name).name or name in (".", ".."):
         raise ValueError(f"name must be a file name without a folder (the stem of {{name}}.csv and {{name}}.png); "
                          f"got name={name!r}.")
+    _curve_values(curves)  # a curve that cannot be drawn is refused before anything is written
     out = pathlib.Path(out)
     table = eps_profile_table(rows, note)
     print(table)
@@ -131,6 +133,23 @@ def write_eps_profile(rows: Sequence[dict], runs: FamilyRuns, out, name: str, no
     plot_eps_profile(rows, curves, out / f"{name}.png", title)
     took = "re-fitted the recorded runs" if math.isnan(runs.seconds) else f"{runs.seconds:.0f} s"
     print(f"{took}; wrote {out}")
+
+
+# The eps at which the figure draws each theory curve.
+_CURVE_GRID = np.linspace(0.02, 1.0, 200)
+
+
+def _curve_values(curves: dict) -> dict[str, np.ndarray]:
+    """Each curve on :data:`_CURVE_GRID`, f64[200]: a curve may return one number for every eps (a theory
+    that does not depend on it); ``ValueError`` naming a curve whose values have another shape."""
+    values = {}
+    for label, curve in curves.items():
+        value = np.asarray(curve(_CURVE_GRID), np.float64)
+        if value.shape not in ((), _CURVE_GRID.shape):
+            raise ValueError(f"curves[{label!r}] must map an array of eps of shape {_CURVE_GRID.shape} to exponents "
+                             f"of that shape (or to one number); got shape {value.shape}.")
+        values[label] = np.broadcast_to(value, _CURVE_GRID.shape)
+    return values
 
 
 def plot_eps_profile(rows: Sequence[dict], curves: dict, path, title: str) -> None:
@@ -145,11 +164,11 @@ def plot_eps_profile(rows: Sequence[dict], curves: dict, path, title: str) -> No
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    values = _curve_values(curves)
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    grid = np.linspace(0.02, 1.0, 200)
     colors = dict(zip(curves, plt.cm.tab10(np.arange(len(curves))), strict=True))
-    for label, curve in curves.items():
-        ax.plot(grid, curve(grid), "-", color=colors[label], lw=1.2, label=f"{label}: theory")
+    for label, curve in values.items():
+        ax.plot(_CURVE_GRID, curve, "-", color=colors[label], lw=1.2, label=f"{label}: theory")
     for r in rows:
         color = colors[r["schedule"]]
         ax.errorbar(

@@ -61,12 +61,15 @@ def free_exponent(
     if isinstance(eps, (list, tuple)) or np.ndim(eps) != 0:  # float() of a list failed, naming nothing
         raise TypeError(f"eps must be one number in (0, 1], the true tail exponent; got {given('eps', eps)}.")
     check_interval("eps", eps, 0.0, 1.0, low_closed=False, high_closed=True)
-    check_integer("fit_from", fit_from, 1, maximum=10**18)
+    check_integer("fit_from", fit_from, 1, maximum=10**18, one=True)
     check_integer("key", key, 0, one=True)
     if not isinstance(also, (list, tuple)):
         raise TypeError(f"also must be a list or tuple of FamilyRuns; got {given('also', also)}.")
     for i, other in enumerate(also):
         _check_runs(f"also[{i}]", other)
+        if other.regret.shape[0] != runs.regret.shape[0]:  # schedule g of each is joined
+            raise ValueError(f"also[{i}] must hold the runs of the same schedules as runs; it holds "
+                             f"{other.regret.shape[0]} schedules, runs {runs.regret.shape[0]}.")
     mask = _fit_mask(runs.horizons, fit_from)
     t = runs.horizons[mask].astype(float)
     regrets, scales = [], []
@@ -127,7 +130,7 @@ def dependent_exponent(runs: FamilyRuns, g: int, fit_from: int, *, key: int = 0)
     """
     _check_runs("runs", runs)
     g = _check_schedule(runs, g)
-    check_integer("fit_from", fit_from, 1, maximum=10**18)
+    check_integer("fit_from", fit_from, 1, maximum=10**18, one=True)
     check_integer("key", key, 0, one=True)
     mask = _fit_mask(runs.horizons, fit_from)
     t = runs.horizons[mask].astype(float)

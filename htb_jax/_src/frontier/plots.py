@@ -127,6 +127,10 @@ def plot_t_frontier(result: TFrontierResult, path) -> None:
     shown = [r[k] for r in result.rows for k in ("d", "d_high", "c", "c_high", "d_finite_t", "c_finite_t")]
     high = max(1.02, max((v for v in shown if np.isfinite(v)), default=0.0) + 0.03)
     low = min(0.0, min((r["c_low"] for r in result.rows if np.isfinite(r["c_low"])), default=0.0) - 0.03)
+    # The d axis starts at 0.45 (left of every alpha*'s line), or where a point or interval lies further left
+    # (a stable family of large gaps: d = 0.11 was drawn outside the axes).
+    left = min(0.45, min((r[k] for r in result.rows for k in ("d_low", "d", "d_finite_t") if np.isfinite(r[k])),
+                         default=0.45) - 0.03)
     # One panel is too narrow for the title on one line.
     lines = 1 if len(eps_values) > 1 else 2
     width, height = 4.2 * len(eps_values), 4.0 + 0.18 * (lines - 1)
@@ -135,6 +139,8 @@ def plot_t_frontier(result: TFrontierResult, path) -> None:
         frontier_panel(ax, e, f"eps = {e:g}  (o theory, x schedule at finite T, ■ measured)", high=high)
         if low < 0.0:
             ax.set_ylim(low, high)
+        if left < 0.45:
+            ax.set_xlim(left, high)
         rows = [r for r in result.rows if r["eps"] == e]
         colors = plt.cm.viridis(np.linspace(0.0, 0.85, max(len(rows), 1)))
         for r, color in zip(rows, colors, strict=False):
@@ -223,8 +229,10 @@ def plot_measurements(
     # Axes that hold every point, interval, prediction and claim.
     shown = [v for m in measurements for v in (m.d.high, m.c.high, m.d_finite_t, m.c_finite_t,
                                                *claims.get((m.name, m.eps), ()))]
-    high = max(1.08, max(v for v in shown if np.isfinite(v)) + 0.05)
-    low = min(-0.05, min(m.c.low for m in measurements) - 0.05)
+    # (An interval end may be infinite, a prediction NaN: the finite ones set the axes.)
+    high = max(1.08, max((v for v in shown if np.isfinite(v)), default=0.0) + 0.05)
+    low = min(-0.05, min((m.c.low for m in measurements if np.isfinite(m.c.low)), default=0.0) - 0.05)
+    left = min(0.0, min((m.d.low for m in measurements if np.isfinite(m.d.low)), default=0.0) - 0.05)
     rows, cols = len(families), len(eps_values)
     beyond, texts = {}, {}
     for i, fam in enumerate(families):
@@ -256,7 +264,7 @@ def plot_measurements(
             if any(np.all(np.isfinite(claims.get((m.name, m.eps), (math.nan, math.nan)))) for m in here):
                 marks.append("o: claim")
             frontier_panel(ax, e, f"{fam}, eps = {e:g}  ({', '.join(marks)})", high=high)
-            ax.set_xlim(0.0, high)
+            ax.set_xlim(left, high)
             ax.set_ylim(low, high)
             for m in measurements:
                 if m.family_name != fam or m.eps != e:

@@ -34,6 +34,7 @@ from htb_jax._src.validation import (
     check_integer,
     check_nonempty,
     check_path,
+    check_real,
     given,
 )
 
@@ -64,8 +65,10 @@ class FamilyRuns:
 
     def __post_init__(self):
         """``ValueError`` naming the field for runs that no run gives: shapes that disagree with each other or
-        with the family, horizons that are not integers ``>= 1``, or a negative exploration (they failed deep
-        in a fit).  Horizons may repeat (an anytime run's checkpoints) and exploration be 0 (index policies)."""
+        with the family or hold no schedule, horizon or seed; horizons that are not integers ``>= 1``; a
+        regret that is not a finite pseudo-regret ``>= 0``; a negative exploration (they failed deep in a
+        fit).  Horizons may come in any order and repeat (an anytime run's checkpoints), and exploration be 0
+        (index policies).  The arrays are kept as f64, i64 and i64 (a list as its array)."""
         check_family("family", self.family)
         regret, exploration = np.asarray(self.regret), np.asarray(self.exploration)
         horizons = np.asarray(self.horizons)
@@ -73,14 +76,26 @@ class FamilyRuns:
             raise ValueError(f"FamilyRuns horizons must be i64[H]; got shape {horizons.shape}.")
         check_integer("FamilyRuns horizons", horizons, 1)
         members = self.family.num_members + 1
-        if regret.ndim != 4 or regret.shape[1:3] != (members, horizons.size):
+        if regret.ndim != 4 or regret.shape[1:3] != (members, horizons.size) or 0 in regret.shape:
             raise ValueError(f"FamilyRuns regret must be f64[G, F + 1, H, S] with F + 1 = {members} (the family's "
-                             f"members and its fixed instance) and H = {horizons.size} horizons; got shape "
-                             f"{regret.shape}.")
+                             f"members and its fixed instance), H = {horizons.size} horizons and G, H, S >= 1; got "
+                             f"shape {regret.shape}.")
+        if regret.dtype.kind not in "fiu":
+            raise TypeError(f"FamilyRuns regret must be an array of real numbers; got dtype {regret.dtype}.")
+        bad = ~(np.isfinite(regret) & (regret >= 0))
+        if bad.any():
+            at = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(f"FamilyRuns regret must be finite and >= 0 (a pseudo-regret); got {regret[at]} at "
+                             f"index {at}.")
         if exploration.shape != (regret.shape[0], horizons.size):
             raise ValueError(f"FamilyRuns exploration must be i64[G, H] = {(regret.shape[0], horizons.size)}, one "
                              f"L_T per schedule and horizon; got shape {exploration.shape}.")
         check_integer("FamilyRuns exploration", exploration, 0)
+        check_real("FamilyRuns seconds", self.seconds, "a number of seconds (NaN where unknown)")
+        check_integer("FamilyRuns resumed_chunks", self.resumed_chunks, 0, one=True)
+        for name, value, dtype in (("regret", regret, np.float64), ("exploration", exploration, np.int64),
+                                   ("horizons", horizons, np.int64)):
+            object.__setattr__(self, name, np.asarray(value, dtype))
 
     def scale(self, eps: float) -> np.ndarray:
         """``U_eps`` of each family member, f64[F + 1] (computed once per family and ``eps``)."""
@@ -275,7 +290,13 @@ def load_runs(path, family: SpikeFamily | ParetoFamily | StableFamily) -> Family
         runs = FamilyRuns(regret, data["exploration"], data["horizons"], family, math.nan)
         stored = str(data["family"]) if "family" in data.files else None
     if stored is not None:
-        saved, given = json.loads(stored), json.loads(_family_values(family))
+        try:
+            saved = json.loads(stored)
+        except json.JSONDecodeError:
+            raise not_runs("its family entry is not the JSON save_runs writes") from None
+        if not isinstance(saved, dict):
+            raise not_runs("its family entry is not the JSON save_runs writes")
+        given = json.loads(_family_values(family))
         differ = next((name for name in (*saved, *given) if saved.get(name) != given.get(name)), None)
         if differ is not None:
             raise ValueError(f"family must be the family the runs in {path} were run on; they differ in "
