@@ -25,6 +25,7 @@ from htb_jax._src.validation import check_broadcast, check_integer, check_interv
 KEY = jax.random.key(0)
 NU = htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), num_arms=3, gap=0.1)
 SEED_KEYS = jax.random.split(KEY, 4)  # a batch of keys, made before any refusal is timed
+TWO_INSTANCES = htb.equal_gap(htb.Pareto(loc=0.0, shape=np.array([1.8, 2.5])), 3, 0.5)  # batch shape (2, 3)
 READER = htb.TableReader.create(KEY, NU)  # likewise: its word keys are computed
 POLICY = htb.AdaRETC.order_free()
 # Arguments built once, so that a case's call is the refusal alone (test_the_refusals_run_before_anything_is_compiled).
@@ -301,7 +302,9 @@ LIBRARY = {
                     lambda: NU.cdf(np.zeros(2))),
     "Pareto shape inf": (ValueError, r"^Pareto shape must lie in \(1, inf\); got Pareto shape=inf\.$",
                          lambda: htb.Pareto(loc=0.0, shape=float("inf"))),
-    "equal_gap huge gap": (ValueError, r"^gap must lie in \[-3.4028235e\+38, 3.4028235e\+38\]",
+    # (its range named negative gaps, which are refused)
+    "equal_gap huge gap": (ValueError, r"^gap must be at most 3\.4028235e\+38 \(rewards are float32, in which a "
+                                       r"larger value is inf\); got gap=1e\+300\.$",
                            lambda: htb.equal_gap(htb.Pareto(loc=0.0, shape=1.5), 3, 1e300)),
     # a horizon list against a batch of another length (before: jnp.power's "incompatible shapes")
     "exploration_length horizons": (ValueError, r"^horizon \(T\) of shape \(2,\) does not broadcast against the "
@@ -332,6 +335,13 @@ LIBRARY = {
                                     lambda: htb.powers_of_ten(-330, -320, 5)),
     "powers_of_ten too many": (ValueError, r"^the grid would hold 298000000 points, more than 1000000; give a larger "
                                r"step", lambda: htb.powers_of_ten(2, 300, 1e-6)),
+    # swapped ends gave an empty grid, refused later as an empty horizon list
+    "powers_of_ten swapped": (ValueError, r"^stop must exceed start \(the grid runs from start up to, not including, "
+                                          r"stop\); got start=3, stop=1\.$", lambda: htb.powers_of_ten(3, 1, 1)),
+    # a family's axis was read as the arms by pull's index (wrong rewards), no arm axis an IndexError
+    "TableReader.create family": (ValueError, r"^arms must be one instance, batch shape \(K,\); got arms of batch "
+                                              r"shape \(2, 3\) \(run simulate for a batch of instances\)\.$",
+                                  lambda: htb.TableReader.create(KEY, TWO_INSTANCES)),
     # alpha of shape (2,) and q of (3,) came back, not a broadcast shape
     "admissible_schedule shapes": (ValueError, r"^the parameters of admissible_schedule must broadcast to one batch "
                                    r"shape; got z_alpha of shape \(2,\), z_q of shape \(3,\)",

@@ -20,6 +20,8 @@ def test_reward_table_prefixes_offsets_and_common_random_numbers(pareto_instance
     key = htb.seed_keys(jax.random.key(1), 3)[2]
     full = np.asarray(htb.reward_table(key, pareto_instance, 100))
     np.testing.assert_array_equal(np.asarray(htb.reward_table(key, pareto_instance, 40)), full[:, :40])
+    # a 0-d array of pulls, as seed_keys and simulate take it (it failed as unhashable static data)
+    np.testing.assert_array_equal(np.asarray(htb.reward_table(key, pareto_instance, jnp.array(40))), full[:, :40])
     np.testing.assert_array_equal(np.asarray(htb.reward_table(key, pareto_instance, 30, first_pull=70)), full[:, 70:])
     # The same words drive every member of a family: a Pareto arm of another shape keeps its ranks.
     family = htb.equal_gap(htb.Pareto(loc=0.0, shape=jnp.array([1.8, 3.0])), num_arms=K, gap=0.2)

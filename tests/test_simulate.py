@@ -76,6 +76,12 @@ def test_run_on_rewards_jit_equals_eager():
     for field in ("regret", "pulls", "committed", "estimates"):
         np.testing.assert_array_equal(getattr(compiled, field), getattr(eager, field))
         np.testing.assert_array_equal(getattr(compiled, field), getattr(inside, field))
+    # Counts given as 0-d arrays, as simulate takes them (they failed as unhashable static data).
+    default = htb.run_on_rewards(policy, jnp.asarray(table, jnp.float32), jnp.asarray(means), 10**5, pull_chunk=64)
+    arrays = htb.run_on_rewards(policy, jnp.asarray(table, jnp.float32), jnp.asarray(means), 10**5,
+                                num_checkpoints=np.array(16), pull_chunk=jnp.array(64))
+    for field in ("regret", "regret_curve"):
+        np.testing.assert_array_equal(getattr(default, field), getattr(arrays, field))
 
 
 @pytest.fixture(scope="module")

@@ -48,6 +48,9 @@ def powers_of_ten(start: float, stop: float, step: float) -> tuple[float, ...]:
     first, last, spacing = (Fraction(decimal.Decimal(repr(float(v)))) for v in (start, stop, step))
     if not spacing > 0:
         raise ValueError(f"step must be > 0; got step={step!r}.")
+    if not first < last:  # the grid [start, stop) would be empty
+        raise ValueError(f"stop must exceed start (the grid runs from start up to, not including, stop); got "
+                         f"start={start!r}, stop={stop!r}.")
     # float64's range: beyond it 10^x rounds to inf or 0, which no grid of horizons, gaps or spike
     # probabilities means
     if first < _LOWEST or last > _HIGHEST:

@@ -391,7 +391,7 @@ def equal_gap(base: Distribution, num_arms: int, gap: Any) -> Distribution:
     check_instance(base, "base", "htb.equal_gap", ("mean", "location_fields"))
     check_integer("num_arms", num_arms, 2, maximum=MAX_ARMS, one=True)
     check_interval("gap", gap, 0.0, jnp.inf, low_closed=False, high_closed=False)
-    check_float32("gap", gap)  # else refused as the shifted law's loc, which the user never wrote
+    check_float32("gap", gap, positive=True)  # else refused as the shifted law's loc, which the user never wrote
     try:
         np.broadcast_shapes(np.shape(gap), tuple(base.batch_shape))
     except ValueError:

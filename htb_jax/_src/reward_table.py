@@ -166,7 +166,7 @@ def reward_table(
             f"{limit / 2**30:.1f} GiB; draw the table in pieces with first_pull."
         )
     return _reward_table(as_threefry_key(key, reader="htb.reward_table"), instance, jnp.asarray(first_pull, jnp.int64),
-                         num_pulls)
+                         int(num_pulls))  # a 0-d array as its int: a static argument
 
 
 @functools.partial(pytree.class_keyed_jit, static_argnums=3)
@@ -226,6 +226,10 @@ class TableReader:
           ``fold_in(key_0, w)`` for ``w = 1 .. num_words - 1``) and ``arms`` broadcast to one
           array per parameter, f64[K].
         """
+        check_instance(arms, function="htb.TableReader.create", needs=("from_bits",))
+        if len(arms.batch_shape) != 1:  # a family's axis would be read as the arms by pull's index
+            raise ValueError(f"arms must be one instance, batch shape (K,); got arms of batch shape "
+                             f"{arms.batch_shape} (run simulate for a batch of instances).")
         keys = [seed_key] + [jax.random.fold_in(seed_key, w) for w in range(1, arms.num_words)]
         return cls(keys=jnp.stack(keys), arms=arms.broadcast())
 

@@ -127,6 +127,8 @@ def run_on_rewards(
             raise ValueError(f"means must be finite; got means={mu.tolist()}.")
     check_integer("num_checkpoints", num_checkpoints, 2, one=True)
     _check_pull_chunk(pull_chunk)
+    num_checkpoints = int(num_checkpoints)  # a 0-d array as its int: static configuration
+    pull_chunk = None if pull_chunk is None else int(pull_chunk)
     rewards = jnp.asarray(rewards)  # a device array once every argument is checked
     flat = _flatten(policy)
     with jax.ensure_compile_time_eval():  # concrete also where the table is traced (under an outer jit)
