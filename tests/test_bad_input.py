@@ -251,7 +251,7 @@ LIBRARY = {
                                                r"fit_from=\[1000, 10000\] \(list\)\.$",
                                     lambda: htb.frontier.free_exponent(RUNS, 0, 1.0, [10**3, 10**4])),
     "free_exponent also schedules": (ValueError, r"^also\[0\] must hold the runs of the same schedules as runs; it "
-                                                 r"holds 1 schedules, runs 2\.$",
+                                                 r"holds 1 schedule\(s\), runs 2\.$",
                                      lambda: htb.frontier.free_exponent(dataclasses.replace(
                                          RUNS, regret=np.ones((2, 3, 2, 4)), exploration=np.ones((2, 2), np.int64)),
                                          1, 1.0, 10**3, also=[RUNS])),

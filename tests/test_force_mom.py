@@ -15,6 +15,7 @@ from reference_policies import force_mom as force_mom_reference
 
 import htb_jax as htb
 from htb_jax._src.policies import force_mom
+from htb_jax._src.policy_protocol import EngineSpec, RoundContext
 
 K, SEEDS = 4, 2
 M0 = 38  # ceil(16 log(2K + e)) at K = 4
@@ -81,3 +82,36 @@ def test_block_counts():
 def test_rho_range(rho):
     with pytest.raises(ValueError, match=r"rho must lie in \(0, 1\)"):
         htb.ForceMoM(rho)
+
+
+def test_an_infinite_reward_reaches_the_later_blocks_as_documented():
+    # The docstring's statement, round by round through the kernel: the forced sample 20 of arm 0 is +inf
+    # among rewards of 1. Its prefix sums make the block holding it +inf and every later block NaN
+    # (inf - inf), so the lower median of q(s) blocks of s // q samples is 1 while the clean blocks are at
+    # least ceil(q/2), +inf when one short, NaN below. Catches a claim that the inf spoils only its own
+    # block (the estimate would stay 1) and one that any spoiled block makes the estimate NaN at once.
+    k, horizon, spike = 2, 300, 20
+    policy = htb.ForceMoM(rho=0.9)
+    kernel = policy.kernel(EngineSpec(num_arms=k, max_pulls=horizon, pull_chunk=64, max_blocks=64))
+    act, update = jax.jit(kernel.act), jax.jit(kernel.update)
+    pulls = np.zeros(k, np.int64)
+    state = kernel.init(RoundContext(jnp.int64(1), jnp.asarray(pulls), jnp.int64(horizon), None))
+    seen = {}
+    for t in range(1, horizon + 1):
+        ctx = RoundContext(jnp.int64(t), jnp.asarray(pulls), jnp.int64(horizon), None)
+        arm = int(act(state, ctx))
+        reward = np.inf if (arm == 0 and int(state[1][0]) == spike) else 1.0  # the forced sample's index
+        state = update(state, ctx, jnp.int32(arm), jnp.float32(reward))
+        pulls[arm] += 1
+        seen[int(state[1][0])] = float(state[3][0])  # arm 0's estimate after its s-th forced sample
+    assert max(seen) > 2 * spike  # the blocks of the later counts lie past the spike
+    for s, got in seen.items():
+        if s == 0:
+            continue
+        q = int(policy.num_blocks(k, s))
+        size = s // q
+        clean = sum((b + 1) * size <= spike for b in range(q))
+        want = 1.0 if clean >= (q + 1) // 2 else (math.inf if clean == (q + 1) // 2 - 1 else math.nan)
+        assert got == want or (math.isnan(got) and math.isnan(want)), (s, q, clean, got)
+    values = list(seen.values())
+    assert 1.0 in values and math.inf in values and any(math.isnan(v) for v in values)  # every case reached

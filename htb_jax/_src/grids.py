@@ -31,7 +31,7 @@ def powers_of_ten(start: float, stop: float, step: float) -> tuple[float, ...]:
 
     Args:
       start: first exponent, ``>= -307``.
-      stop: exponents stay strictly below it; ``<= 308`` (float64's range).
+      stop: exponents stay strictly below it; ``> start`` and ``<= 308`` (float64's range).
       step: positive spacing of the exponents (a grid of at most 10^6 points).
 
     Returns:

@@ -69,7 +69,7 @@ def free_exponent(
         _check_runs(f"also[{i}]", other)
         if other.regret.shape[0] != runs.regret.shape[0]:  # schedule g of each is joined
             raise ValueError(f"also[{i}] must hold the runs of the same schedules as runs; it holds "
-                             f"{other.regret.shape[0]} schedules, runs {runs.regret.shape[0]}.")
+                             f"{other.regret.shape[0]} schedule(s), runs {runs.regret.shape[0]}.")
     mask = _fit_mask(runs.horizons, fit_from)
     t = runs.horizons[mask].astype(float)
     regrets, scales = [], []

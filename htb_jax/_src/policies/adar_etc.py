@@ -91,8 +91,8 @@ class ExploreThenCommit:
 
     Precision: block sums and means in float64 (rewards are the table's float32
     values); the commit compares the estimates rounded to float32, so two
-    estimates within a float32 ulp (``6e-8`` relative) tie and go to the lowest
-    index.
+    estimates that round to the same float32 (up to a float32 ulp apart,
+    ``1.2e-7`` relative) tie and go to the lowest index.
 
     Attributes:
       eps: f[...] tail exponent the schedule is designed for, in ``(0, 1]``.

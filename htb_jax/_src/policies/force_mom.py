@@ -60,12 +60,14 @@ class ForceMoM:
 
     A round costs O(K); a forced round also recomputes the forced arm's estimate
     from float64 prefix sums (O(q log)).  The estimates are kept rounded to
-    float32: two within a float32 ulp (``6e-8`` relative) tie, and the exploited
-    arm is the lowest index among them.  The block sums are differences of the
-    arm's float64 prefix sums over all its forced samples, so one extreme
-    reward reaches every later block: ``+inf`` makes the estimate NaN (which
-    ``argmax`` exploits from then on), and a finite ``1e17`` among rewards near
-    1 erases the later blocks' sums.  An infinite reward comes only from a law
+    float32: two that round to the same float32 (up to a float32 ulp apart,
+    ``1.2e-7`` relative) tie, and the exploited arm is the lowest index among
+    them.  The block sums are differences of the arm's float64 prefix sums over
+    all its forced samples, so one extreme reward reaches every later block:
+    after a ``+inf`` their sums are NaN, and the estimate is ``+inf`` or NaN
+    once such blocks are half of them or more (a NaN estimate, which ``argmax``
+    takes for the largest, is exploited from then on); a finite ``1e17`` among
+    rewards near 1 erases the later blocks' sums.  An infinite reward comes only from a law
     whose float32 draws overflow (a large ``scale``) or a user's law.
 
     Attributes:

@@ -39,8 +39,10 @@ only in the rounds where ``floor(1 + 16 log t)`` changes (about ``16 log T``
 rounds in all); it keeps the estimates in float32, the rewards' precision, and
 adds the float64 width to them.  Its block sums are differences of the arm's
 float64 prefix sums over its whole history, so one extreme reward reaches
-every later block: a reward of ``+inf`` makes them NaN (the arm's index is
-then NaN, which ``argmax`` plays from then on), and a finite one of ``1e17``
+every later block: after a reward of ``+inf`` their sums are NaN, and the
+arm's estimate is ``+inf`` or NaN once such blocks are half of them or more
+(its index recomputed when the arm is pulled; a NaN index, which ``argmax``
+takes for the largest, is played from then on); a finite one of ``1e17``
 among rewards near 1 erases their sums.  An infinite reward comes only from
 a law whose float32 draws overflow (a large ``scale``) or a user's law.
 
