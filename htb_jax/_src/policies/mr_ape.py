@@ -39,12 +39,12 @@ class MRAPE:
     regret, with no dependence on the moment bound.
 
     Precision: estimates, perturbations and indices in float64 (rewards are
-    the table's float32 values).  An estimate sums its ``psi`` values in XLA's reduction
-    order, so two arms with the same rewards pulled in other orders can get
-    estimates an ulp apart (a discrete law's exact tie, broken by that ulp and
-    not by the lowest index).  Cost of a round: ``K`` words of the round
-    stream, an ``O(K)`` index and argmax, and the pulled arm's estimate from
-    its ``n_a`` rewards (``O(n_a)``, in chunks of 256).
+    the table's float32 values).  An estimate sums its ``psi`` values in XLA's
+    reduction order, so two arms with the same rewards pulled in other orders
+    can get estimates an ulp apart (a discrete law's exact tie, broken by that
+    ulp and not by the lowest index).  Cost of a round: ``K`` words of the
+    round stream, an ``O(K)`` index and argmax, and the pulled arm's estimate
+    from its ``n_a`` rewards (``O(n_a)``, in chunks of 256).
 
     Attributes:
       p: f[...] moment order in ``(1, 2]``.

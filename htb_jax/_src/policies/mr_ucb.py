@@ -39,9 +39,9 @@ class MRUCB:
     float32 values).  An estimate sums its ``psi`` values in XLA's reduction
     order, so two arms with the same rewards pulled in other orders can get
     estimates an ulp apart (a discrete law's exact tie, broken by that ulp and
-    not by the lowest index).  Cost of a round: an ``O(K)`` index and argmax, and the
-    pulled arm's estimate from its ``n_a`` rewards (``O(n_a)``, in chunks of
-    256).
+    not by the lowest index).  Cost of a round: an ``O(K)`` index and argmax,
+    and the pulled arm's estimate from its ``n_a`` rewards (``O(n_a)``, in
+    chunks of 256).
 
     Attributes:
       p: f[...] moment order in ``(1, 2]``.
