@@ -1,4 +1,4 @@
-"""Reward draws alone, on one core: htb_jax's reward table against NumPy's float32 ziggurat.
+"""Reward draws alone, on one core: htb_jax's reward table against the NumPy sweep's draw.
 
 The AdaR-ETC sweep of ``bench_sweep.py`` draws K = 10 Pareto(1.5) arms'
 rewards and reduces them to Median-of-Means estimates.  This script times the
@@ -12,16 +12,16 @@ read against what each side pays for its randomness:
   chunks of 8 seeds x 10 arms x 2560 pulls as the fast path streams them;
   compiled at XLA's default 256-bit vectors and at the 512 bits that htb_jax
   asks for (``htb_jax/_src/compiler_options.py``).
-* **NumPy**: ``benchmarks/numpy_adar_etc.py``'s draw, ``exp(E / a)`` from
-  ``Generator.standard_exponential(dtype=np.float32)`` (PCG64DXSM and the
-  ziggurat), in chunks of 16 seeds x 10 arms x 2560 pulls.
+* **NumPy**: ``benchmarks/numpy_adar_etc.py``'s draw (``draw_pareto``: ``U^(-1/a)``
+  from SFC64's raw 64-bit words, in float32 ufuncs in place), in chunks of 32
+  seeds x 10 arms x 2560 pulls, as the sweep draws them.
 
 On the same core it then times both whole sweeps of ``bench_sweep.py``
 (1000 seeds, ``threads=1``), and prints each side's cost per reward and what
 htb_jax's whole sweep would have to cost per reward to run at twice NumPy's
 rate.
 
-    python benchmarks/bench_draws.py [--seeds 1000] [--repeats 7]
+    python benchmarks/bench_draws.py [--seeds 1024] [--repeats 7]
 """
 
 from __future__ import annotations
@@ -64,14 +64,12 @@ def htb_jax_draw(seeds: int, options: tuple):
 
 
 def numpy_draw(seeds: int):
-    """``seeds`` seeds' Pareto rewards in chunks of 16 seeds, as ``numpy_adar_etc`` draws them."""
-    children = np.random.SeedSequence(0).spawn(seeds // 16)
+    """``seeds`` seeds' Pareto rewards in chunks of 32 seeds, as ``numpy_adar_etc`` draws them."""
+    children = np.random.SeedSequence(0).spawn(seeds // 32)
 
     def run():
         for child in children:
-            y = np.random.Generator(np.random.PCG64DXSM(child)).standard_exponential((16, K, PULLS), np.float32)
-            y *= np.float32(1.0 / SHAPE)
-            np.exp(y, out=y)
+            y = numpy_adar_etc.draw_pareto(child, (32, K, PULLS), SHAPE)
         return y
 
     return run
@@ -89,17 +87,17 @@ def best_seconds(fn, repeats: int) -> float:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=1008)
+    parser.add_argument("--seeds", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
-    seeds = 16 * -(-args.seeds // 16)
+    seeds = 32 * -(-args.seeds // 32)  # whole chunks: 8 seeds (htb_jax), 32 (NumPy)
     samples = seeds * K * PULLS
     cpu = jax.devices("cpu")[0]
     wide = compiler_options.known(cpu, (compiler_options.VECTOR_WIDTH,))
     sides = [("htb_jax, XLA's default vectors (256 bits)", htb_jax_draw(seeds, ())),
              (f"htb_jax, {'512-bit vectors' if wide else 'this XLA has no vector-width option'}",
               htb_jax_draw(seeds, wide)),
-             ("NumPy float32 ziggurat", numpy_draw(seeds))]
+             ("NumPy raw words (numpy_adar_etc)", numpy_draw(seeds))]
     print(f"jax {jax.__version__}, NumPy {np.__version__}; one core "
           f"(affinity {sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else 'not settable'})")
     print(f"workload: {seeds} seeds x {K} Pareto({SHAPE}) arms x {PULLS} pulls = {samples:.3e} rewards\n")
