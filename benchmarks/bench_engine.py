@@ -41,7 +41,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profiling import format_ops, top_ops  # noqa: E402
 from progress import note  # noqa: E402
-from python_loop_bandits import RobustUCBMoMLoop, UCB1Loop, gaussian_draw, run  # noqa: E402
+from python_loop_bandits import RobustUCBMoMLoop, UCB1Loop, gaussian_draw, run, ucb1_over_seeds  # noqa: E402
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import round_stream  # noqa: E402
@@ -264,6 +264,16 @@ def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, 
         note(f"engine: {name}'s Python loop, {n_loop} seeds")
         rows.append(dict(name=name, seeds=n_engine, engine=rate, loop=rate_loop, regret=regret,
                          regret_loop=regret_loop))
+        if name == "UCB1":  # NumPy over the seeds (at most SEEDS of them: a rate per seed-round), best of two
+            n_vec, means = min(n_engine, SEEDS), np.asarray(instance().mean())
+            timed_runs = []
+            for i in range(2):
+                start = time.perf_counter()
+                vec_regret = ucb1_over_seeds(means, SCALE, n_vec, horizon, np.random.default_rng(i))
+                timed_runs.append(time.perf_counter() - start)
+            r["vectorised"] = dict(seeds=n_vec, rate=n_vec * horizon / min(timed_runs), regret=vec_regret,
+                                   engine=rate)
+            note(f"engine: UCB1 in NumPy over {n_vec} seeds")
     r["rows"] = rows
     policy = policies()["UCB1"]
     r["threads"] = htb.memory_plan(jax.random.key(0), policy, instance(), horizon, seeds).threads
@@ -293,6 +303,11 @@ def report(r: dict) -> str:
     ]
     for row in r["rows"]:
         lines.append(f"{row['name']:18s} {row['engine']:12.3e} {row['loop']:12.3e} {row['engine'] / row['loop']:7.0f}x")
+    if "vectorised" in r:
+        v = r["vectorised"]
+        lines.append(f"\nengine UCB1 / UCB1 in NumPy over {v['seeds']} seeds (a Python loop over rounds, "
+                     f"python_loop_bandits.ucb1_over_seeds): {v['engine']:.3e} / {v['rate']:.3e} = "
+                     f"{v['engine'] / v['rate']:.1f}x")
     if "smpy_rate" in r:
         lines.append(f"{'SMPyBandits UCB':18s} {'':12s} {r['smpy_rate']:12.3e}")
         lines.append(f"\nengine UCB1 / SMPyBandits 0.9.7 UCB, same arms, timed in turn ({r['smpy_seeds']} rounds): "
@@ -317,6 +332,8 @@ def report(r: dict) -> str:
 
     for row in r["rows"]:
         lines.append(f"  {row['name']:18s} engine {fmt(row['regret'])}   loop {fmt(row['regret_loop'])}")
+    if "vectorised" in r:
+        lines.append(f"  {'UCB1 NumPy/seeds':18s} {fmt(r['vectorised']['regret'])}")
     if "smpy_regret" in r:
         lines.append(f"  {'SMPyBandits UCB':18s} {fmt(r['smpy_regret'])}")
     if "profile" in r:
