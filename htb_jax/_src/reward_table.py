@@ -226,7 +226,9 @@ class TableReader:
           ``fold_in(key_0, w)`` for ``w = 1 .. num_words - 1``) and ``arms`` broadcast to one
           array per parameter, f64[K].
         """
-        check_instance(arms, function="htb.TableReader.create", needs=("from_bits",))
+        # A law, named as arms; its from_bits is checked where the instance enters (simulate), not again
+        # here, inside the engine's trace.
+        check_instance(arms, "arms", "htb.TableReader.create")
         if len(arms.batch_shape) != 1:  # a family's axis would be read as the arms by pull's index
             raise ValueError(f"arms must be one instance, batch shape (K,); got arms of batch shape "
                              f"{arms.batch_shape} (run simulate for a batch of instances).")
