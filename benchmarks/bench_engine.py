@@ -10,7 +10,12 @@ per-round Python loops in the style of classic bandit libraries
 median of means; the Python sides run fewer seeds (their rates are per
 seed-round).  SMPyBandits and the engine's UCB1 are timed in turn, one engine
 call then one SMPyBandits seed, so that the load of a shared machine reaches
-both alike; each side's rate is its fastest.  Also printed: the engine with
+both alike; each side's rate is its fastest.  The stronger baselines, in the
+same run: SMPyBandits with its seeds spread over every core (a process pool,
+wall time, as its evaluator can run repetitions), and both policies in NumPy
+over 256 seeds (``ucb1_over_seeds``, ``robust_ucb_mom_over_seeds``: a Python
+loop over rounds, every seed's round in one array expression; Robust UCB's
+with prefix sums and cached estimates, as the engine's).  Also printed: the engine with
 every CPU core its own JAX device (a subprocess with
 ``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>``) and, with
 ``--profile``, the JAX profiler's top operations of the UCB1 run.
@@ -28,8 +33,10 @@ checks that both play the same arms on the loop's seeds.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import math
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -41,7 +48,17 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profiling import format_ops, top_ops  # noqa: E402
 from progress import note  # noqa: E402
-from python_loop_bandits import RobustUCBMoMLoop, UCB1Loop, gaussian_draw, run, ucb1_over_seeds  # noqa: E402
+from python_loop_bandits import (  # noqa: E402
+    RobustUCBMoMLoop,
+    UCB1Loop,
+    gaussian_draw,
+    gaussian_over_seeds,
+    robust_ucb_mom_over_seeds,
+    run,
+    smpybandits_seed,
+    smpybandits_ucb,
+    ucb1_over_seeds,
+)
 
 import htb_jax as htb  # noqa: E402
 from htb_jax._src import round_stream  # noqa: E402
@@ -126,29 +143,23 @@ def paired_rates(policy, make, seeds: int, horizon: int, repeats: int, loop_seed
             np.asarray(loop_regrets))
 
 
-def smpybandits_ucb():
-    """SMPyBandits' UCB behind the loop's ``choose``/``update`` interface, or None if not installed."""
-    try:
-        import scipy.special
-
-        if not hasattr(scipy.special, "btdtri"):  # removed from recent SciPy; SMPyBandits imports it
-            scipy.special.btdtri = scipy.special.betaincinv
-        from SMPyBandits.Policies import UCB
-    except Exception:  # noqa: BLE001 - optional comparison
-        return None
-
-    class Adapter:
-        def __init__(self):
-            self.policy = UCB(K)
-            self.policy.startGame()
-
-        def choose(self):
-            return self.policy.choice()
-
-        def update(self, arm, reward):
-            self.policy.getReward(arm, reward)
-
-    return Adapter
+def smpybandits_processes_rate(seeds: int, horizon: int, processes: int) -> tuple[float, np.ndarray]:
+    """SMPyBandits' UCB with its seeds spread over ``processes`` processes (a pool started and warmed
+    up first): rounds per second of the wall time, the fastest of ``seeds // processes`` (at least one)
+    calls that each play ``processes`` seeds at once, and every seed's regret."""
+    means = np.asarray(instance().mean())
+    calls = max(1, seeds // processes)
+    with concurrent.futures.ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+        list(pool.map(smpybandits_seed, *zip(*[(means, SCALE, 10, i) for i in range(processes)], strict=True)))
+        times, regrets = [], []
+        for c in range(calls):
+            start = time.perf_counter()
+            done = list(pool.map(smpybandits_seed,
+                                 *zip(*[(means, SCALE, horizon, c * processes + i) for i in range(processes)],
+                                      strict=True)))
+            times.append(time.perf_counter() - start)
+            regrets += [regret for _, regret in done]
+    return processes * horizon / min(times), np.asarray(regrets)
 
 
 def forced_devices_rate(seeds: int, horizon: int) -> tuple[float, int] | None:
@@ -243,7 +254,7 @@ def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, 
          "devices": len(jax.devices()),
          "device_kind": jax.devices()[0].device_kind, "jax": jax.__version__, "cores": os.cpu_count()}
     rows = []
-    adapter = smpybandits_ucb() if smpy_seeds > 0 else None
+    adapter = smpybandits_ucb(K) if smpy_seeds > 0 else None
     cases = zip(
         policies().items(),
         (lambda: UCB1Loop(K), lambda: RobustUCBMoMLoop(K, 1.0, SCALE**2)),
@@ -264,17 +275,28 @@ def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, 
         note(f"engine: {name}'s Python loop, {n_loop} seeds")
         rows.append(dict(name=name, seeds=n_engine, engine=rate, loop=rate_loop, regret=regret,
                          regret_loop=regret_loop))
-        if name == "UCB1":  # NumPy over the seeds (at most SEEDS of them: a rate per seed-round), best of two
-            n_vec, means = min(n_engine, SEEDS), np.asarray(instance().mean())
-            timed_runs = []
-            for i in range(2):
-                start = time.perf_counter()
-                vec_regret = ucb1_over_seeds(means, SCALE, n_vec, horizon, np.random.default_rng(i))
-                timed_runs.append(time.perf_counter() - start)
-            r["vectorised"] = dict(seeds=n_vec, rate=n_vec * horizon / min(timed_runs), regret=vec_regret,
-                                   engine=rate)
-            note(f"engine: UCB1 in NumPy over {n_vec} seeds")
+        # NumPy over the seeds (at most SEEDS of them: a rate per seed-round), best of two
+        n_vec, means = min(n_engine, SEEDS), np.asarray(instance().mean())
+        timed_runs = []
+        for i in range(2):
+            draw = gaussian_over_seeds(means, SCALE, np.random.default_rng(i))
+            start = time.perf_counter()
+            if name == "UCB1":
+                vec_regret = ucb1_over_seeds(means, n_vec, horizon, draw)
+            else:
+                vec_regret = robust_ucb_mom_over_seeds(means, 1.0, SCALE**2, n_vec, horizon, draw)
+            timed_runs.append(time.perf_counter() - start)
+        r.setdefault("vectorised", {})[name] = dict(seeds=n_vec, rate=n_vec * horizon / min(timed_runs),
+                                                    regret=vec_regret, engine=rate)
+        note(f"engine: {name} in NumPy over {n_vec} seeds")
     r["rows"] = rows
+    processes = os.cpu_count() or 1
+    if adapter is not None and processes > 1:  # SMPyBandits' seeds spread over every core, as its evaluator can
+        r["smpy_processes"] = processes
+        r["smpy_processes_rate"], r["smpy_processes_regret"] = smpybandits_processes_rate(
+            smpy_seeds, horizon, processes)
+        r["ratio_smpy_processes"] = rows[0]["engine"] / r["smpy_processes_rate"]
+        note(f"engine: SMPyBandits over {processes} processes")
     policy = policies()["UCB1"]
     r["threads"] = htb.memory_plan(jax.random.key(0), policy, instance(), horizon, seeds).threads
     r["one_thread_rate"], _ = engine_rate(policy, seeds, horizon, repeats, threads=1)
@@ -303,15 +325,18 @@ def report(r: dict) -> str:
     ]
     for row in r["rows"]:
         lines.append(f"{row['name']:18s} {row['engine']:12.3e} {row['loop']:12.3e} {row['engine'] / row['loop']:7.0f}x")
-    if "vectorised" in r:
-        v = r["vectorised"]
-        lines.append(f"\nengine UCB1 / UCB1 in NumPy over {v['seeds']} seeds (a Python loop over rounds, "
-                     f"python_loop_bandits.ucb1_over_seeds): {v['engine']:.3e} / {v['rate']:.3e} = "
+    for name, v in r.get("vectorised", {}).items():
+        lines.append(f"{'' if name != 'UCB1' else chr(10)}engine {name} / {name} in NumPy over {v['seeds']} seeds "
+                     f"(a Python loop over rounds, python_loop_bandits): {v['engine']:.3e} / {v['rate']:.3e} = "
                      f"{v['engine'] / v['rate']:.1f}x")
     if "smpy_rate" in r:
         lines.append(f"{'SMPyBandits UCB':18s} {'':12s} {r['smpy_rate']:12.3e}")
         lines.append(f"\nengine UCB1 / SMPyBandits 0.9.7 UCB, same arms, timed in turn ({r['smpy_seeds']} rounds): "
                      f"{r['rows'][0]['engine']:.3e} / {r['smpy_rate']:.3e} = {r['ratio_smpy']:.0f}x   (target >= 1000x)")
+        if "smpy_processes_rate" in r:
+            lines.append(f"engine UCB1 / SMPyBandits UCB over {r['smpy_processes']} processes (seeds side by side, "
+                         f"wall time): {r['rows'][0]['engine']:.3e} / {r['smpy_processes_rate']:.3e} = "
+                         f"{r['ratio_smpy_processes']:.0f}x")
     else:
         lines.append("\nSMPyBandits not run (pip install SMPyBandits==0.9.7 for the target's comparison)")
     line = f"engine UCB1 with threads=1: {r['one_thread_rate']:.3e} seed-rounds/s"
@@ -331,11 +356,13 @@ def report(r: dict) -> str:
         return f"{x.mean() / horizon:.4f} +- {2 * x.std(ddof=1) / math.sqrt(x.size) / horizon:.4f}"
 
     for row in r["rows"]:
-        lines.append(f"  {row['name']:18s} engine {fmt(row['regret'])}   loop {fmt(row['regret_loop'])}")
-    if "vectorised" in r:
-        lines.append(f"  {'UCB1 NumPy/seeds':18s} {fmt(r['vectorised']['regret'])}")
+        lines.append(f"  {row['name']:23s} engine {fmt(row['regret'])}   loop {fmt(row['regret_loop'])}")
+    for name, v in r.get("vectorised", {}).items():
+        lines.append(f"  {name + ' NumPy':23s} {fmt(v['regret'])}")
     if "smpy_regret" in r:
-        lines.append(f"  {'SMPyBandits UCB':18s} {fmt(r['smpy_regret'])}")
+        lines.append(f"  {'SMPyBandits UCB':23s} {fmt(r['smpy_regret'])}")
+    if "smpy_processes_regret" in r:
+        lines.append(f"  {'SMPyBandits procs':23s} {fmt(r['smpy_processes_regret'])}")
     if "profile" in r:
         lines.append("\nwhere the engine's UCB1 time goes (JAX profiler, one call, self time per XLA operation):")
         lines.append(format_ops(*r["profile"]))

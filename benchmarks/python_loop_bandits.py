@@ -9,6 +9,7 @@ every arm's index.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -73,13 +74,27 @@ def run(policy, means: np.ndarray, draw, horizon: int, rng: np.random.Generator)
     return regret
 
 
-def ucb1_over_seeds(means: np.ndarray, scale: float, seeds: int, horizon: int, rng: np.random.Generator) -> np.ndarray:
-    """UCB1 on Gaussian arms for ``seeds`` seeds at once: a Python loop over the rounds, NumPy over the seeds.
+def gaussian_over_seeds(means: np.ndarray, scale: float, rng: np.random.Generator):
+    """``draw(arm, pulls)``: one ``N(means[arm], scale^2)`` reward per seed, ``arm`` i64[seeds] (``pulls``,
+    each seed's earlier pulls of its arm, unused)."""
+    return lambda arm, pulls: means[arm] + scale * rng.standard_normal(arm.size)
+
+
+def table_over_seeds(table: np.ndarray):
+    """``draw(arm, pulls)`` reading a reward table f64[seeds, K, T]: seed ``s``'s ``pulls[s]``-th reward of
+    ``arm[s]`` (zero-based), as the engine reads ``reward_table``."""
+    rows = np.arange(table.shape[0])
+    return lambda arm, pulls: table[rows, arm, pulls]
+
+
+def ucb1_over_seeds(means: np.ndarray, seeds: int, horizon: int, draw) -> np.ndarray:
+    """UCB1 for ``seeds`` seeds at once: a Python loop over the rounds, NumPy over the seeds.
 
     The strongest plain-NumPy UCB1 we could write for many seeds (the engine's comparison without the
     one-seed-at-a-time handicap of the loops above): each round computes every seed's index in one
     expression (:class:`UCB1Loop`'s, the engine's one division), its argmax, one reward per seed from
-    ``rng.standard_normal`` and two scattered updates.  Returns the pseudo-regret f64[seeds].
+    ``draw(arm, pulls)`` (:func:`gaussian_over_seeds`) and two scattered updates.  Returns the
+    pseudo-regret f64[seeds].
     """
     k = len(means)
     rows = np.arange(seeds)
@@ -89,9 +104,113 @@ def ucb1_over_seeds(means: np.ndarray, scale: float, seeds: int, horizon: int, r
             arm = np.full(seeds, t - 1)
         else:
             arm = ((sums + np.sqrt((2.0 * math.log(t)) * counts)) / counts).argmax(axis=1)
-        sums[rows, arm] += means[arm] + scale * rng.standard_normal(seeds)
+        sums[rows, arm] += draw(arm, counts[rows, arm].astype(np.int64))
         counts[rows, arm] += 1.0
     return counts @ (means.max() - means)
+
+
+def robust_ucb_mom_over_seeds(means: np.ndarray, eps: float, v: float, seeds: int, horizon: int, draw,
+                              record_arms: bool = False):
+    """Robust UCB with the median of means (:class:`RobustUCBMoMLoop`'s rule) for ``seeds`` seeds at once.
+
+    A Python loop over the rounds, NumPy over the seeds, written to be as fast as we could make it:
+    each arm's rewards are kept as prefix sums f64[seeds, K, T + 1], so a block mean is one difference;
+    an arm's median of means is recomputed only when it changes (the pulled arm, or every arm when the
+    block cap ``floor(1 + 16 log t)`` grows, 148 times in ``10^4`` rounds), from the at most
+    ``cap`` block means of each row, sorted; the width term is one expression over every arm.
+    Block means are prefix-sum differences in float64, not rounded to float32 as the engine's.
+
+    Returns:
+      the pseudo-regret f64[seeds], and with ``record_arms`` the arms played i64[seeds, horizon].
+    """
+    k = len(means)
+    rows = np.arange(seeds)
+    cap_max = math.floor(1 + 16 * math.log(horizon))
+    positions = np.arange(cap_max + 1)
+    prefix = np.zeros((seeds, k, horizon + 1))  # prefix[s, a, n]: the sum of arm a's first n rewards
+    counts = np.zeros((seeds, k), dtype=np.int64)
+    mom = np.full((seeds, k), np.inf)  # +inf until an arm has two rewards (no block)
+    arms = np.empty((seeds, horizon), dtype=np.int64) if record_arms else None
+    power, scale = eps / (1 + eps), (12 * v) ** (1 / (1 + eps))
+
+    def estimates(s, a, cap):  # the medians of means of the rows (s[i], a[i]) under the block cap
+        n = counts[s, a]
+        blocks = np.minimum(cap, n // 2)
+        most = int(blocks.max(initial=0))
+        if most == 0:
+            return np.full(n.shape, np.inf)
+        size = n // np.maximum(blocks, 1)
+        offsets = positions[: most + 1] * size[:, None]
+        padded = int(blocks.min()) < most
+        if padded:  # rows of fewer blocks: keep their block ends inside their rewards
+            offsets = np.minimum(offsets, n[:, None])
+        ends = flat[((s * k + a) * (horizon + 1))[:, None] + offsets]
+        sums = ends[:, 1:] - ends[:, :-1]  # each row's block sums, its first `blocks` of them meant
+        if padded:
+            # Padded with -inf and +inf so that every row's median is the same order statistic of its
+            # padded row, the ((most + 1) // 2)-th smallest: one partition for all rows.
+            low = blocks + ((most + 1) // 2 - (blocks + 1) // 2)
+            sums = np.where(positions[:most] < blocks[:, None], sums,
+                            np.where(positions[:most] < low[:, None], -np.inf, np.inf))
+        middle = (most + 1) // 2 - 1
+        median = np.partition(sums, middle, axis=1)[:, middle] / np.maximum(size, 1)
+        return np.where(blocks >= 1, median, np.inf)
+
+    flat = prefix.reshape(-1)
+    cap = 0
+    for t in range(1, horizon + 1):
+        log_t = math.log(t)
+        if (new_cap := math.floor(1 + 16 * log_t)) != cap:
+            grown = np.flatnonzero(counts // 2 > cap)  # only these rows' block counts change
+            cap = new_cap
+            mom.reshape(-1)[grown] = estimates(grown // k, grown % k, cap)
+        with np.errstate(divide="ignore"):
+            index = mom + scale * ((2 + 32 * log_t) / counts) ** power
+        arm = index.argmax(axis=1)
+        pulls = counts[rows, arm]
+        position = (rows * k + arm) * (horizon + 1) + pulls
+        flat[position + 1] = flat[position] + draw(arm, pulls)
+        counts[rows, arm] = pulls + 1
+        mom[rows, arm] = estimates(rows, arm, cap)
+        if record_arms:
+            arms[:, t - 1] = arm
+    regret = counts @ (means.max() - means)
+    return (regret, arms) if record_arms else regret
+
+
+def smpybandits_ucb(num_arms: int):
+    """SMPyBandits' ``UCB`` behind the loops' ``choose``/``update`` interface (a class), or None if
+    SMPyBandits 0.9.7 is not installed."""
+    try:
+        import scipy.special
+
+        if not hasattr(scipy.special, "btdtri"):  # removed from recent SciPy; SMPyBandits imports it
+            scipy.special.btdtri = scipy.special.betaincinv
+        from SMPyBandits.Policies import UCB
+    except Exception:  # noqa: BLE001 - optional comparison
+        return None
+
+    class Adapter:
+        def __init__(self):
+            self.policy = UCB(num_arms)
+            self.policy.startGame()
+
+        def choose(self):
+            return self.policy.choice()
+
+        def update(self, arm, reward):
+            self.policy.getReward(arm, reward)
+
+    return Adapter
+
+
+def smpybandits_seed(means: np.ndarray, scale: float, horizon: int, seed: int) -> tuple[float, float]:
+    """One seed of SMPyBandits' ``UCB`` on Gaussian arms: ``(seconds, pseudo-regret)``; a worker's task
+    when seeds run in several processes."""
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+    regret = run(smpybandits_ucb(len(means))(), means, gaussian_draw(scale), horizon, rng)
+    return time.perf_counter() - start, regret
 
 
 def gaussian_draw(scale: float):
