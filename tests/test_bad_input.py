@@ -382,6 +382,15 @@ LIBRARY = {
                           lambda: TFrontierConfig(fit_from=1500.5).validate()),
     "frontier eps empty": (ValueError, r"eps_values must be a non-empty list of numbers \(or a 1-D array\); got eps_values=\(\)",
                            lambda: TFrontierConfig(eps_values=()).validate()),
+    # grid() alone (a notebook plans with it before running): an empty grid, not one schedule or none
+    "frontier grid alphas": (ValueError, r"alphas_per_eps must be an integer >= 1; got alphas_per_eps=0\.",
+                             lambda: TFrontierConfig(alphas_per_eps=0).grid()),
+    "frontier grid eps": (ValueError, r"eps_values must be a non-empty list of numbers \(or a 1-D array\); got "
+                          r"eps_values=\(\)", lambda: TFrontierConfig(eps_values=()).grid()),
+    # a Python int past int64 shown as written, not as the float 1e+19
+    "frontier horizons huge": (ValueError, r"horizons must be an integer in \[1, 10{18}\]; got "
+                               r"horizons=10000000000000000000\.",
+                               lambda: TFrontierConfig(horizons=(10**3, 10**19)).validate()),
     "seed_chunks seeds": (ValueError, r"num_seeds must be an integer in \[1, 4294967296\]; got num_seeds=1000000000000\.",
                           lambda: resumable.seed_chunks(10**12, 1)),
     "seed_chunks chunks": (ValueError, r"seed_chunk must be at least 40000 for num_seeds=4000000000 \(at most 100000 "

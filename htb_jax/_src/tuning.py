@@ -223,7 +223,8 @@ def tune_schedule(
     (``proxy="smoothed"``, ``polish=48``) reaches ``simulate``'s minimum
     under heavy tails, where the pathwise gradient of ``"monte_carlo"`` does
     not (docs/guides/proxies-tuning.md, "The default tuner" and "The other proxies").  The whole optimisation (all
-    ``lam`` at once, vmapped) is one jit-compiled program.
+    ``lam`` at once, vmapped) traces as one program: jit it once, with its static arguments named (the
+    example below); it is not jitted inside.
 
     Args:
       key: a threefry ``jax.random.key``.

@@ -451,6 +451,10 @@ def check_integer(name: str, value: Any, minimum: int, *, maximum: int | None = 
     if np.any(bad):
         got = arr[bad].flat[0]
         shown = int(got) if float(got) == np.floor(float(got)) and abs(float(got)) < 2**63 else got
+        if isinstance(value, (list, tuple)) and arr.ndim == 1:  # a Python int as written, 10**20 not 1e+20
+            written = value[int(np.flatnonzero(bad)[0])]
+            if isinstance(written, numbers.Integral) and not isinstance(written, (bool, np.bool_)):
+                shown = int(written)
         raise ValueError(f"{name} must be an integer {bounds}; got {name}={shown}.")
 
 

@@ -126,7 +126,14 @@ class TFrontierConfig:
         return default_seed_chunk(self.num_seeds, CPU_SEED_CHUNK) if self.seed_chunk is None else self.seed_chunk
 
     def grid(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(eps, alpha)`` of every schedule, f64[G] each."""
+        """``(eps, alpha)`` of every schedule, f64[G] each.
+
+        Raises:
+          ValueError: for no ``eps_values`` or ``alphas_per_eps`` below 1 (the rest of the
+            configuration is checked by :meth:`validate`).
+        """
+        check_nonempty("eps_values", self.eps_values)
+        check_integer("alphas_per_eps", self.alphas_per_eps, 1, one=True)
         eps, alpha = [], []
         for e in self.eps_values:
             lo = theory.balanced_alpha(e)
