@@ -14,7 +14,8 @@ Each stored Markdown table carries ``{"htb_jax": {"check": ...}}`` in its output
 notebooks' ``show``): ``"exact"`` for outputs every x86-64 CPU with FMA computes bit for bit
 (docs/guides/reproducibility.md), ``"rounded"`` for reductions over seeds
 (means, fits, bootstrap intervals), equal to a few units in the last place and so, once
-rounded for display, to one unit of the last digit shown.
+rounded for display, to one unit of the last digit shown.  What the code cells print (run counts,
+a memory plan) is compared as it is, but for its times.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ KERNEL = "htb-jax-fresh"
 # What the first cell prints once htb_jax imports: the versions the stored outputs were made with.
 VERSIONS = re.compile(r"htb_jax (\S+), jax (\S+), jaxlib (\S+); devices: (.*)")
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+# A time in printed text ("in 4.9 s", "1,484 runs per second"): the one thing a run may print otherwise.
+TIMING = re.compile(r"\d[\d,]*(?:\.\d+)?(?= s\b| runs per second)")
 
 
 def make_venv(path: pathlib.Path) -> pathlib.Path:
@@ -167,6 +170,12 @@ def checked_tables(nb) -> list[tuple[int, str, str]]:
             if check is not None:
                 tables.append((i, check, out["data"]["text/markdown"]))
     return tables
+
+
+def printed(nb, cells: int | None = None) -> list[tuple[int, str]]:
+    """``(code cell index, text)`` of what each code cell but the first (the install) printed, among the
+    first ``cells``, with every time (:data:`TIMING`) replaced by ``#``."""
+    return [(i, TIMING.sub("#", text)) for i, cell in enumerate(code_cells(nb)[:cells]) if i and (text := text_output(cell))]
 
 
 def images(nb) -> list[bytes]:

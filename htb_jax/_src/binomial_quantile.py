@@ -198,13 +198,16 @@ def binomial_quantile(u: jax.Array, v: jax.Array, n: jax.Array, p: jax.Array, *,
     relative precision, so that both tails are resolved (a spike probability
     ``P(X >= 1) = 1 - (1 - p)^n`` of 1e-15 is a level ``v`` of 1e-15).  The
     count is the exact integer quantile wherever the tail probabilities that
-    decide it are resolved to their ``~1e-13`` relative accuracy:
+    decide it are resolved to their accuracy:
 
     * mean ``n min(p, 1-p) < 10``: sequential search from 0 on the upper tail
-      (as in :func:`~htb_jax._src.binomial.binomial_from_words`);
+      (as in :func:`~htb_jax._src.binomial.binomial_from_words`), its tail
+      sums accurate to about ``1e-15`` absolute, so to less than ``1e-13``
+      relative where the tail itself is below ``1e-2``;
     * otherwise: a corrected normal start, the smaller tail there from
       :func:`tail`, and unit steps with the pmf recurrence (a few steps: the
-      start is within about ``1 + 1 / sd`` of the quantile).
+      start is within about ``1 + 1 / sd`` of the quantile), the tail to about
+      ``1e-13`` relative.
 
     ``p > 1/2`` uses ``X = n - Y``, ``Y ~ Binomial(n, 1 - p)``, at level ``v``.
     Lanes are grouped by method and run in tiles, as in
