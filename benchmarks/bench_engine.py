@@ -71,6 +71,7 @@ import reference_robust_ucb_f  # noqa: E402
 
 K, T, SEEDS, GAP, SCALE = 10, 10**4, 256, 0.1, 1.0
 FORCED_DEVICES_FLAG = "--xla_force_host_platform_device_count"
+PROFILE_SEEDS = 10**4  # the profiled call's seeds at most
 
 
 def instance():
@@ -307,8 +308,12 @@ def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, 
             r["forced_rate"], r["forced_devices"] = forced
     if profile:
         nu, policy = instance(), policies()["UCB1"]
-        r["profile"] = top_ops(lambda: htb.simulate(jax.random.key(1), policy, nu, horizon, seeds).regret, 12,
-                               save_as=trace_path)
+        # At most PROFILE_SEEDS seeds: a GPU's 10^6 give a trace of about 5 x 10^5 events (the sweep's, capped
+        # alike, took over 200 s to read at 2.3 x 10^5 on an H200)
+        r["profile_seeds"] = profile_seeds = min(seeds, PROFILE_SEEDS)
+        call = lambda: htb.simulate(jax.random.key(1), policy, nu, horizon, profile_seeds).regret  # noqa: E731
+        jax.block_until_ready(call())  # compiled before the profiler starts (a new size where seeds > PROFILE_SEEDS)
+        r["profile"] = top_ops(call, 12, save_as=trace_path)
         note("engine: profiled")
     return r
 
@@ -362,9 +367,10 @@ def report(r: dict) -> str:
     if "smpy_regret" in r:
         lines.append(f"  {'SMPyBandits UCB':23s} {fmt(r['smpy_regret'])}")
     if "smpy_processes_regret" in r:
-        lines.append(f"  {'SMPyBandits procs':23s} {fmt(r['smpy_processes_regret'])}")
+        lines.append(f"  {'SMPyBandits, ' + str(r['smpy_processes']) + ' procs':23s} {fmt(r['smpy_processes_regret'])}")
     if "profile" in r:
-        lines.append("\nwhere the engine's UCB1 time goes (JAX profiler, one call, self time per XLA operation):")
+        lines.append(f"\nwhere the engine's UCB1 time goes (JAX profiler, one call of {r['profile_seeds']} seeds, self time "
+                     "per XLA operation):")
         lines.append(format_ops(*r["profile"]))
     return "\n".join(lines)
 

@@ -89,11 +89,12 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--only", default="", help="time only the programs whose name contains this")
     args = parser.parse_args(argv)
-    size = SIZES[("full" if jax.default_backend() == "gpu" else "toy") if args.size == "auto" else args.size]
+    size_name = ("full" if jax.default_backend() == "gpu" else "toy") if args.size == "auto" else args.size
+    size = SIZES[size_name]
     seeds, horizon = size["seeds"], size["horizon"]
     family = htb.lower_bound_pair(2, 1.0, jnp.logspace(-3.0, -0.3, size["members"]))[1]
     device = jax.devices()[0]
-    print(f"bench_engine_rounds --size {args.size}: {device.platform}, {device.device_kind}; jax {jax.__version__}; "
+    print(f"bench_engine_rounds --size {size_name}: {device.platform}, {device.device_kind}; jax {jax.__version__}; "
           f"{seeds} seeds, F = {size['members']} two-point instances, T = {horizon}\n")
     toggle = lambda module, name, value: lambda: choice(module, name, value)  # noqa: E731
     same = contextlib.nullcontext

@@ -326,3 +326,25 @@ def test_bench_lists_are_the_codes():
     shown = {source: comment for block in BENCH.blocks() for _, source, comment in statements(block) if comment}
     for source in BENCH_LISTS:
         assert ast.literal_eval(shown[source]) == eval(source, {"htb": htb}), source
+
+
+def test_bench_gpu_size_note_is_forcemoms_plan():
+    # bench.md's note on the gpu size: ForceMoM's state at the horizon experiment's horizons, its chunks under
+    # the accelerator's chunk cap, the rounds of one chunk, and the hours at the recorded round latency.
+    import math
+
+    import htb_jax as htb
+    from htb_jax._src import engine
+    from htb_jax._src.bench.suite import NUM_ARMS, SIZES
+
+    size = SIZES["gpu"]
+    nu = htb.equal_gap(htb.Gaussian(loc=0.0, scale=1.0), num_arms=NUM_ARMS, gap=0.5)
+    plan = htb.memory_plan(jax.random.key(0), htb.ForceMoM(rho=0.5), nu, list(size.horizons), size.seeds)
+    chunks = math.ceil(size.seeds * plan.bytes_per_seed / engine._ACCELERATOR_SEED_CHUNK_BYTES)
+    rounds = sum(size.horizons)
+    hours = [chunks * rounds * latency / 3600 for latency in (0.6e-3, 0.8e-3)]
+    text = " ".join(BENCH.text.split())
+    assert (f"whose state is then {plan.bytes_per_seed / 2**20:.0f} MiB a seed, so that its {size.seeds} seeds run "
+            f"in {chunks} chunks (a chunk holds at most {engine._ACCELERATOR_SEED_CHUNK_BYTES // 2**30} GiB) of "
+            f"`{rounds / 1e6:.1f} x 10^6` rounds each") in text
+    assert f"would take {hours[0]:.1f} to {hours[1]:.0f} hours" in text
