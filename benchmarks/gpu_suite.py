@@ -390,9 +390,9 @@ def main(argv=None) -> int:
     parser.add_argument("--store", default=None, metavar="DIR",
                         help="keep the frontier, stable and peers parts' seed chunks in DIR: the same command "
                              "started again reads them back")
-    parser.add_argument("--profile", default=None, metavar="DIR",
+    parser.add_argument("--profile", nargs="?", const="gpu-suite-profile", default=None, metavar="DIR",
                         help="profile one call of the sweep and of the engine: top operations in the block, "
-                             "traces in DIR")
+                             "traces in DIR (default gpu-suite-profile)")
     args = parser.parse_args(argv)
     try:
         parts = parse_parts(args.parts)
