@@ -91,10 +91,18 @@ def kernel_env(source: str | None) -> dict[str, str]:
     (jax's modules are then compiled when imported): 30 s less on a 2-core CPU, 2 s more per import.
     Without ``PYTHONDONTWRITEBYTECODE`` a kernel keeps what it compiled, so the next kernel of the same
     environment imports jax, IPython and matplotlib in a third of the time.
+
+    What a notebook prints of its memory plan is the same where it is stored and where it is checked:
+    ``HTB_JAX_THREADS=2``, two executions per device on any machine (a 2-core CPU's default, where the
+    notebooks are stored; the test suite's workers run one), and XLA's default CPU emitters, as a user's
+    kernel compiles (the test suite's processes run older ones, tests/conftest.py, whose programs' sizes,
+    read by the plan, differ).
     """
     dropped = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE", "HTB_JAX_SOURCE")
     env = {k: v for k, v in os.environ.items() if k not in dropped}
-    env.update(PIP_COMPILE="0")
+    env.update(PIP_COMPILE="0", HTB_JAX_THREADS="2")
+    flags = [f for f in env.get("XLA_FLAGS", "").split() if not f.startswith("--xla_cpu_use_fusion_emitters")]
+    env["XLA_FLAGS"] = " ".join(flags)
     if source is not None:
         env.update(HTB_JAX_SOURCE=source)
     return env

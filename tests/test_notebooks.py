@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import pathlib
 import re
+import sys
 import tomllib
 
 import nbformat
@@ -136,6 +137,25 @@ def test_install_cell_says_when_htb_jax_is_installed_and_its_source_unused(monke
     monkeypatch.chdir(ROOT / "notebooks")
     exec(cell, {})
     assert capsys.readouterr().out.startswith("htb_jax ")  # the default source: no word about it
+
+
+def test_install_cell_builds_a_checkout_afresh(tmp_path, monkeypatch):
+    # pip keeps the wheels it builds from a local path under that path: without --no-cache-dir a checkout
+    # changed since an earlier install was installed as it was then (a stale htb_jax ran the notebooks'
+    # checks).  A git URL keeps pip's cache.  htb_jax made unimportable, pip recorded and failing.
+    import subprocess
+
+    cell = "".join(code_cells(nbformat.read(NOTEBOOKS[0], as_version=4))[0].source)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
+    monkeypatch.setitem(sys.modules, "htb_jax", None)  # import htb_jax: ModuleNotFoundError
+    calls = []
+    monkeypatch.setattr(subprocess, "run",
+                        lambda args, **kw: calls.append(args) or subprocess.CompletedProcess(args, 1, "", ""))
+    for source, fresh in ((str(ROOT), True), ("git+https://github.com/htb-jax/htb_jax.git", False)):
+        monkeypatch.setenv("HTB_JAX_SOURCE", source)
+        with pytest.raises(RuntimeError, match="pip install"):
+            exec(cell, {})
+        assert calls[-1][2:4] == ["pip", "install"] and ("--no-cache-dir" in calls[-1]) is fresh, calls[-1]
 
 
 def test_install_cell_picks_cuda_wheels_by_the_nvidia_driver(tmp_path, monkeypatch):
