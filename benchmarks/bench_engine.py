@@ -150,7 +150,8 @@ def smpybandits_processes_rate(seeds: int, horizon: int, processes: int) -> tupl
     calls that each play ``processes`` seeds at once, and every seed's regret."""
     means = np.asarray(instance().mean())
     calls = max(1, seeds // processes)
-    with concurrent.futures.ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+    spawn = multiprocessing.get_context("spawn")  # no fork of a process that runs JAX's threads
+    with concurrent.futures.ProcessPoolExecutor(processes, mp_context=spawn) as pool:
         list(pool.map(smpybandits_seed, *zip(*[(means, SCALE, 10, i) for i in range(processes)], strict=True)))
         times, regrets = [], []
         for c in range(calls):
@@ -292,7 +293,7 @@ def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, 
         note(f"engine: {name} in NumPy over {n_vec} seeds")
     r["rows"] = rows
     processes = os.cpu_count() or 1
-    if adapter is not None and processes > 1:  # SMPyBandits' seeds spread over every core, as its evaluator can
+    if adapter is not None and processes > 1:  # SMPyBandits' seeds over every core, as its evaluator can
         r["smpy_processes"] = processes
         r["smpy_processes_rate"], r["smpy_processes_regret"] = smpybandits_processes_rate(
             smpy_seeds, horizon, processes)
@@ -311,8 +312,8 @@ def run_benchmark(seeds: int = SEEDS, horizon: int = T, *, loop_seeds: int = 8, 
         # At most PROFILE_SEEDS seeds: a GPU's 10^6 give a trace of about 5 x 10^5 events (the sweep's, capped
         # alike, took over 200 s to read at 2.3 x 10^5 on an H200)
         r["profile_seeds"] = profile_seeds = min(seeds, PROFILE_SEEDS)
-        call = lambda: htb.simulate(jax.random.key(1), policy, nu, horizon, profile_seeds).regret  # noqa: E731
-        jax.block_until_ready(call())  # compiled before the profiler starts (a new size where seeds > PROFILE_SEEDS)
+        call = lambda: htb.simulate(jax.random.key(1), policy, nu, horizon, profile_seeds).regret
+        jax.block_until_ready(call())  # compiled before the profiler starts (a new size if seeds > PROFILE_SEEDS)
         r["profile"] = top_ops(call, 12, save_as=trace_path)
         note("engine: profiled")
     return r
@@ -331,16 +332,16 @@ def report(r: dict) -> str:
     for row in r["rows"]:
         lines.append(f"{row['name']:18s} {row['engine']:12.3e} {row['loop']:12.3e} {row['engine'] / row['loop']:7.0f}x")
     for name, v in r.get("vectorised", {}).items():
-        lines.append(f"{'' if name != 'UCB1' else chr(10)}engine {name} / {name} in NumPy over {v['seeds']} seeds "
-                     f"(a Python loop over rounds, python_loop_bandits): {v['engine']:.3e} / {v['rate']:.3e} = "
-                     f"{v['engine'] / v['rate']:.1f}x")
+        lines.append(f"{'' if name != 'UCB1' else chr(10)}engine {name} / {name} in NumPy over {v['seeds']} "
+                     f"seeds (a Python loop over rounds, python_loop_bandits): {v['engine']:.3e} / "
+                     f"{v['rate']:.3e} = {v['engine'] / v['rate']:.1f}x")
     if "smpy_rate" in r:
         lines.append(f"{'SMPyBandits UCB':18s} {'':12s} {r['smpy_rate']:12.3e}")
         lines.append(f"\nengine UCB1 / SMPyBandits 0.9.7 UCB, same arms, timed in turn ({r['smpy_seeds']} rounds): "
                      f"{r['rows'][0]['engine']:.3e} / {r['smpy_rate']:.3e} = {r['ratio_smpy']:.0f}x   (target >= 1000x)")
         if "smpy_processes_rate" in r:
-            lines.append(f"engine UCB1 / SMPyBandits UCB over {r['smpy_processes']} processes (seeds side by side, "
-                         f"wall time): {r['rows'][0]['engine']:.3e} / {r['smpy_processes_rate']:.3e} = "
+            lines.append(f"engine UCB1 / SMPyBandits UCB over {r['smpy_processes']} processes (seeds side by "
+                         f"side, wall time): {r['rows'][0]['engine']:.3e} / {r['smpy_processes_rate']:.3e} = "
                          f"{r['ratio_smpy_processes']:.0f}x")
     else:
         lines.append("\nSMPyBandits not run (pip install SMPyBandits==0.9.7 for the target's comparison)")

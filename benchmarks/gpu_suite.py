@@ -40,10 +40,11 @@ elsewhere); the toy size runs in about a minute on two CPU cores (53 s on
 an AMD EPYC, 2026-11-30), and
 ``tests/test_gpu_suite.py`` runs it, so the suite cannot rot.
 
-``--profile DIR`` runs one more call of the sweep (of at most
-``bench_sweep.PROFILE_SEEDS`` seeds) and of the engine's UCB1 under the JAX
-profiler: their top operations go into the block and their
-traces into ``DIR`` (for https://ui.perfetto.dev; on a GPU, the kernels of
+``--profile [DIR]`` runs one more call of the sweep (of at most
+``bench_sweep.PROFILE_SEEDS`` seeds) and of the engine's UCB1 (of at most
+``bench_engine.PROFILE_SEEDS``) under the JAX profiler: their top operations
+go into the block and their traces into ``DIR`` (default
+``gpu-suite-profile``; for https://ui.perfetto.dev; on a GPU, the kernels of
 the device's streams).
 
 ``--parts`` runs some of the parts (``sweep,engine,scale,frontier,stable,peers,checks``;
@@ -57,7 +58,7 @@ the rest; the block then says how many chunks were read back, and those parts'
 walls cover only the chunks computed.
 
     python benchmarks/gpu_suite.py [--size auto|toy|full] [--parts P,..] [--frontier-seeds N] [--out FILE]
-                                   [--profile DIR] [--store DIR]
+                                   [--profile [DIR]] [--store DIR]
 """
 
 from __future__ import annotations

@@ -87,18 +87,21 @@ def table_over_seeds(table: np.ndarray):
     return lambda arm, pulls: table[rows, arm, pulls]
 
 
-def ucb1_over_seeds(means: np.ndarray, seeds: int, horizon: int, draw) -> np.ndarray:
+def ucb1_over_seeds(means: np.ndarray, seeds: int, horizon: int, draw, record_arms: bool = False):
     """UCB1 for ``seeds`` seeds at once: a Python loop over the rounds, NumPy over the seeds.
 
     The strongest plain-NumPy UCB1 we could write for many seeds (the engine's comparison without the
     one-seed-at-a-time handicap of the loops above): each round computes every seed's index in one
     expression (:class:`UCB1Loop`'s, the engine's one division), its argmax, one reward per seed from
-    ``draw(arm, pulls)`` (:func:`gaussian_over_seeds`) and two scattered updates.  Returns the
-    pseudo-regret f64[seeds].
+    ``draw(arm, pulls)`` (:func:`gaussian_over_seeds`) and two scattered updates.
+
+    Returns:
+      the pseudo-regret f64[seeds], and with ``record_arms`` the arms played i64[seeds, horizon].
     """
     k = len(means)
     rows = np.arange(seeds)
     sums, counts = np.zeros((seeds, k)), np.zeros((seeds, k))
+    arms = np.empty((seeds, horizon), dtype=np.int64) if record_arms else None
     for t in range(1, horizon + 1):
         if t <= k:  # each arm once, in order, as UCB1Loop plays its unplayed arms
             arm = np.full(seeds, t - 1)
@@ -106,7 +109,10 @@ def ucb1_over_seeds(means: np.ndarray, seeds: int, horizon: int, draw) -> np.nda
             arm = ((sums + np.sqrt((2.0 * math.log(t)) * counts)) / counts).argmax(axis=1)
         sums[rows, arm] += draw(arm, counts[rows, arm].astype(np.int64))
         counts[rows, arm] += 1.0
-    return counts @ (means.max() - means)
+        if record_arms:
+            arms[:, t - 1] = arm
+    regret = counts @ (means.max() - means)
+    return (regret, arms) if record_arms else regret
 
 
 def robust_ucb_mom_over_seeds(means: np.ndarray, eps: float, v: float, seeds: int, horizon: int, draw,

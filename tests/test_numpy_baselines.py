@@ -8,7 +8,9 @@ get wrong: blocks of several samples (the best arm's 177 to 233 rewards in up to
 one call with different block counts (its padded path), and 66 rounds where the block cap
 ``floor(1 + 16 log t)`` grows, the cap binding for the best arm; an estimate not recomputed when the
 cap grows, the upper instead of the lower median, or block ends one reward off each change the arms
-played.
+played.  The engine and the reference round each median of means to float32, the baseline keeps it in
+float64: they can differ where two estimates round to one float32 (arms of constant rewards 1 and
+1 + 1e-9), not on these tables.
 """
 
 import math
@@ -55,7 +57,9 @@ def test_robust_ucb_mom_over_seeds_plays_the_reference_arms(tables):
 
 def test_ucb1_over_seeds_plays_the_reference_arms(tables):
     means, table = tables
-    regret = python_loop_bandits.ucb1_over_seeds(means, SEEDS, T, python_loop_bandits.table_over_seeds(table))
+    regret, arms = python_loop_bandits.ucb1_over_seeds(means, SEEDS, T, python_loop_bandits.table_over_seeds(table),
+                                                       record_arms=True)
     for s in range(SEEDS):
         expected = reference_policies.ucb1(table[s].tolist(), T)
+        np.testing.assert_array_equal(arms[s], expected)
         assert regret[s] == pytest.approx(math.fsum(means.max() - means[a] for a in expected), rel=1e-12)

@@ -85,3 +85,13 @@ def test_short_rows_by_ranks_equal_sorting_and_the_bisection(dtype, width):
             np.testing.assert_array_equal(np.asarray(got), np.asarray(bisection))
         else:
             assert np.all(np.asarray(got) == jnp.iinfo(keys.dtype).max)
+
+
+def test_short_rows_by_ranks_under_jit_and_vmap():
+    # The engine reaches the ranks path inside jit and vmap (one seed's row under vmap): the same keys.
+    x = jnp.asarray(_awkward_rows(np.float32, rows=12, width=13))
+    keys = selection.order_keys(x)  # [12, 13]: rows of 13, one per vmapped element
+    ks = jnp.arange(12) % 13 + 1
+    expected = np.sort(np.asarray(x), axis=-1)[np.arange(12), np.asarray(ks) - 1]
+    picked = jax.jit(jax.vmap(lambda row, k: selection.kth_smallest_keys(row, k)))(keys, ks)
+    np.testing.assert_array_equal(np.asarray(selection.from_order_keys(picked, jnp.float32)), expected)

@@ -8,8 +8,9 @@ every float to an integer key with the same order, then find the smallest key
 passes for float32, 64 for float64.  Each pass is a compare-and-add over the
 row, which vectorises; the result is exactly the k-th element of the sorted
 row (ties and infinities included), not an approximation.  A short row
-(at most 32 keys, as ForceMoM's block means) compares every pair instead:
-the same key, in one pass.
+(at most 32 keys, in an array of fewer than ``2^14``: ForceMoM's block means
+in a round of the engine) compares every pair instead: the same key, in one
+pass.
 
 NaN is ordered after ``+inf``, as ``numpy.sort`` does.
 """
@@ -29,8 +30,8 @@ _GROUP = 32
 _GROUPED_MIN_SIZE = 2**14
 # Rows of at most this many keys, in arrays under _GROUPED_MIN_SIZE keys (a round of the engine):
 # ranks by comparing every pair, B^2 <= 32 B compares in one fused pass with no loop.  ForceMoM's
-# at most 13 block means a round ran 1.47x faster on a CPU than by 32 counting passes, and a GPU
-# pays each pass's latency.
+# at most 13 block means a round ran 1.4x faster on a CPU than by 32 counting passes, and a GPU
+# pays each pass's latency.  Under vmap the size is one element's (the engine's round of one seed).
 _RANKED_MAX = 32
 _KEY_TYPES = {
     jnp.dtype(jnp.float32): (jnp.int32, 32),
@@ -70,7 +71,8 @@ def kth_smallest_keys(keys: jax.Array, k: jax.Array, axis: int = 0) -> jax.Array
     most 32 keys in an array of fewer than ``2^14`` take the key whose rank
     range holds ``k`` (:func:`_kth_by_ranks`), the same key without a loop.
     A rank below 1 gives the key type's smallest value, one above the row's
-    length its largest, by either method.
+    length its largest, by either method, for ranks of magnitude below
+    ``2^15`` (the counts' type: larger ones wrap).
 
     Args:
       keys: i32[...] or i64[...].
