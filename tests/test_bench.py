@@ -280,6 +280,34 @@ def test_an_interrupted_run_resumes_to_the_same_results(tiny, tmp_path, monkeypa
     assert again["experiments"] == first["experiments"]
 
 
+def test_a_group_of_several_passes_is_stored_pass_by_pass(tiny, tmp_path, monkeypatch):
+    """A group whose seeds run in several passes of rounds (a GPU's ForceMoM at T = 10^6: 8) stores each
+    pass once done: Ctrl-C in the second keeps the first, and the same call then gives the results of one
+    pass. Catches a group stored whole (its finished passes lost) or passes joined along the wrong axis."""
+    from htb_jax._src import engine
+
+    _, first, _, _, kwargs = tiny
+    monkeypatch.setattr(engine, "_CPU_SEED_CHUNK_BYTES", 1)  # one seed a pass: 4 passes of the tiny size's 4
+    original, calls = runner.simulate, []
+
+    def simulate(*args, **kw):
+        calls.append(kw["num_seeds"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(*args, **kw)
+
+    monkeypatch.setattr(runner, "simulate", simulate)
+    monkeypatch.setattr(runner, "write_report", lambda results, directory: None)
+    kwargs = {**kwargs, "out": str(tmp_path), "only": ["horizon"], "peers": False}
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(htb.UCB1(), **kwargs)
+    assert calls == [1, 1] and len(list(tmp_path.glob("runs/*/horizon-*/chunks/*.npz"))) == 1
+    monkeypatch.setattr(runner, "simulate", original)
+    again = runner.run(htb.UCB1(), **kwargs)
+    assert len(list(tmp_path.glob("runs/*/horizon-*/chunks/*.npz"))) == TINY.seeds
+    assert _cells(again, "horizon", "mine")[1] == _cells(first, "horizon", "mine")[1]
+
+
 def test_a_worst_case_stopped_before_its_seconds_are_recorded_resumes(tiny, monkeypatch):
     """Ctrl-C between a worst-case store's last chunk and its seconds.json: every later call failed on the
     missing file. It reads its runs back, the same numbers, with the wall time unknown (the report's -)."""
