@@ -142,10 +142,19 @@ def _reach(contender: Contender, size: str) -> int | None:
     return SIZES[size].reach if contender.round_cost == "O(t)" else None
 
 
-def seed_layout(calls: list[dict], seeds: int) -> list[tuple[int, int]]:
-    """How a group's ``seeds`` are stored: one chunk where every call runs them in one pass of rounds,
-    else as many as the longest call's passes (a GPU's 1024 seeds of ForceMoM at ``T = 10^6``, 61 MiB
-    each under its 8 GiB chunk: 8), each stored once done, so that an interrupted group keeps them."""
+def _passes_stored() -> bool:
+    """Whether groups run round by round are stored pass by pass: off a CPU, where a pass of a long group
+    takes minutes (on a CPU, where the suite's groups take seconds, one chunk, without planning each)."""
+    return jax.default_backend() != "cpu"
+
+
+def seed_layout(contender: Contender, calls: list[dict], seeds: int) -> list[tuple[int, int]]:
+    """How a group's ``seeds`` are stored: one chunk, but for a contender run round by round off a CPU
+    (:func:`_passes_stored`) whose calls run them in several passes of rounds: as many chunks as the
+    longest call's passes (a GPU's 1024 seeds of ForceMoM at ``T = 10^6``, 61 MiB each under its 8 GiB
+    chunk: 8), each stored once done, so that an interrupted group keeps them."""
+    if contender.round_cost == "fast path" or not _passes_stored():
+        return [(0, seeds)]
     passes = max(memory_plan(c["key"], c["policy"], c["instance"], c["horizon"], seeds,
                              **{k: v for k, v in c.items() if k not in ("key", "policy", "instance", "horizon")}
                              ).num_chunks for c in calls)
@@ -165,7 +174,7 @@ def run_group(contender: Contender, experiment: Experiment, group: Group, size: 
     if not calls[0]["horizon"]:
         return None, False, 0.0
     seeds = SIZES[size].seeds
-    layout = seed_layout(calls, seeds)
+    layout = seed_layout(contender, calls, seeds)
     store = None
     if out is not None:
         directory = os.path.join(contender.runs_folder(out), f"{experiment.name}-{group.index}")
