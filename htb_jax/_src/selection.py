@@ -7,10 +7,7 @@ every float to an integer key with the same order, then find the smallest key
 ``t`` with ``#{keys <= t} >= k`` by bisection over the key range -- 32 counting
 passes for float32, 64 for float64.  Each pass is a compare-and-add over the
 row, which vectorises; the result is exactly the k-th element of the sorted
-row (ties and infinities included), not an approximation.  A short row
-(at most 32 keys, in an array of fewer than ``2^14``: ForceMoM's block means
-in a round of the engine) compares every pair instead: the same key, in one
-pass.
+row (ties and infinities included), not an approximation.
 
 NaN is ordered after ``+inf``, as ``numpy.sort`` does.
 """
@@ -28,11 +25,6 @@ from htb_jax._src.validation import check_real, concrete, given
 
 _GROUP = 32
 _GROUPED_MIN_SIZE = 2**14
-# Rows of at most this many keys, in arrays under _GROUPED_MIN_SIZE keys (a round of the engine):
-# ranks by comparing every pair, B^2 <= 32 B compares in one fused pass with no loop.  ForceMoM's
-# at most 13 block means a round ran 1.4x faster on a CPU than by 32 counting passes, and a GPU
-# pays each pass's latency.  Under vmap the size is one element's (the engine's round of one seed).
-_RANKED_MAX = 32
 _KEY_TYPES = {
     jnp.dtype(jnp.float32): (jnp.int32, 32),
     jnp.dtype(jnp.float64): (jnp.int64, 64),
@@ -64,15 +56,10 @@ def from_order_keys(keys: jax.Array, dtype) -> jax.Array:
 
 
 def kth_smallest_keys(keys: jax.Array, k: jax.Array, axis: int = 0) -> jax.Array:
-    """The k-th smallest key along ``axis``, by bisection (short rows of a small array: by ranks).
+    """The k-th smallest key along ``axis``, by bisection.
 
     Counting vectorises when ``axis`` is not the minor (last) axis: put the
-    selection axis first, or ahead of a wide enough trailing block.  Rows of at
-    most 32 keys in an array of fewer than ``2^14`` take the key whose rank
-    range holds ``k`` (:func:`_kth_by_ranks`), the same key without a loop.
-    A rank below 1 gives the key type's smallest value, one above the row's
-    length its largest, by either method, for ranks of magnitude below
-    ``2^15`` (the counts' type: larger ones wrap).
+    selection axis first, or ahead of a wide enough trailing block.
 
     Args:
       keys: i32[...] or i64[...].
@@ -84,8 +71,6 @@ def kth_smallest_keys(keys: jax.Array, k: jax.Array, axis: int = 0) -> jax.Array
       int[keys.shape without axis]: the k-th smallest key.
     """
     axis = axis % keys.ndim
-    if keys.shape[axis] <= _RANKED_MAX and keys.size < _GROUPED_MIN_SIZE:
-        return _kth_by_ranks(keys, k, axis)
     int_type = keys.dtype
     width = jnp.iinfo(int_type).bits
     rest = keys.shape[:axis] + keys.shape[axis + 1 :]
@@ -118,18 +103,6 @@ def kth_smallest_keys(keys: jax.Array, k: jax.Array, axis: int = 0) -> jax.Array
 
     lo, _ = jax.lax.fori_loop(0, width, step, (lo, hi))
     return lo
-
-
-def _kth_by_ranks(keys: jax.Array, k: jax.Array, axis: int) -> jax.Array:
-    """:func:`kth_smallest_keys` by ranks: the key ``x_i`` with ``#{x_j < x_i} < k <= #{x_j <= x_i}``
-    (every such key is the same), from all pairs of the row."""
-    x = jnp.moveaxis(keys, axis, 0)
-    info = jnp.iinfo(x.dtype)
-    k = jnp.broadcast_to(jnp.asarray(k), x.shape[1:]).astype(jnp.int32)
-    below = jnp.sum(x[None] < x[:, None], axis=1, dtype=jnp.int32)  # [i]: #{j : x_j < x_i}
-    at_most = jnp.sum(x[None] <= x[:, None], axis=1, dtype=jnp.int32)
-    picked = jnp.max(jnp.where((below < k) & (k <= at_most), x, info.min), axis=0)
-    return jnp.where(k > x.shape[0], info.max, picked)
 
 
 def kth_smallest(x: jax.Array, k: jax.Array, axis: int = -1) -> jax.Array:
