@@ -9,6 +9,7 @@ is killed resumes from the chunks on disk.
 import contextlib
 import json
 import os
+import pathlib
 import signal
 import socket
 import subprocess
@@ -192,6 +193,31 @@ def test_sweep_in_two_processes_killed_then_resumed_equals_one(tmp_path, capsys)
     resumed = {os.path.basename(p) for _, p in _changes(tmp_path / "resumed-changes0.json")}
     assert {"manifest.json", "chunk-00000.npz"} <= killed, killed
     assert {"manifest.json", "sweep.npz", "sweep.csv", "sweep.png"} <= resumed, resumed
+
+
+def test_processes_given_other_commands_refuse_before_writing(tmp_path):
+    # Process 1 given another --key: both computed their seeds of other runs, and process 0 wrote them as
+    # one run (a mean regret of neither key). Both now stop in one line, status 2, with nothing written.
+    out = tmp_path / "out"
+    commands = _sweep_commands(out, tmp_path, f"127.0.0.1:{_free_port()}", "keys")
+    commands[1][commands[1].index("--key") + 1] = "6"
+    with _two_processes(commands, tmp_path) as (procs, logs):
+        for p in procs:
+            p.wait(timeout=TIMEOUT_S)
+        assert [p.returncode for p in procs] == [2, 2], _tails(logs)
+        for i, log in enumerate(logs):
+            err = log.read_text(errors="replace")
+            assert (f"htb-jax: error: every process must run the same command and see the same output directory: "
+                    f"--key differs between process 0 and process 1 (this is process {i})") in err, err
+    assert not out.exists()
+    assert _changes(tmp_path / "keys-changes0.json") == _changes(tmp_path / "keys-changes1.json") == []
+
+
+def test_the_guides_join_timeout_is_the_codes():
+    from htb_jax._src import distributed
+
+    text = " ".join((pathlib.Path(__file__).parent.parent / "docs" / "guides" / "scaling.md").read_text().split())
+    assert f"joining waits up to {distributed.INITIALIZATION_TIMEOUT_S} s for every process" in text
 
 
 @pytest.mark.parametrize(

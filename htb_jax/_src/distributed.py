@@ -14,11 +14,15 @@ work as two hosts would.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import re
 
 import jax
+import numpy as np
 
 FLAGS = ("coordinator", "num_processes", "process_id")  # argparse destinations
+_SLOTS = 128  # settings compared between the processes, at most (a command has about 40)
 _ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-]+):(?P<port>[0-9]+)$")
 # A run whose processes cannot all meet within this many seconds stops with an error.
 INITIALIZATION_TIMEOUT_S = 300
@@ -85,3 +89,47 @@ def check_backend() -> None:
             f"jax found no backend to run on{asked}{detail}: for an NVIDIA GPU install htb-jax[cuda] "
             "(htb-jax[cuda12] under a driver older than 580); else unset JAX_PLATFORMS"
         ) from None
+
+
+def what_it_sees(path: str | None) -> str:
+    """What a process sees of a file or directory: each file's relative path and size, or ``"absent"``."""
+    if path is None or not os.path.exists(path):
+        return "absent"
+    if os.path.isfile(path):
+        return hashlib.sha256(open(path, "rb").read()).hexdigest()
+    return "; ".join(f"{os.path.relpath(os.path.join(d, f), path)}: {os.path.getsize(os.path.join(d, f))}"
+                     for d, _, files in sorted(os.walk(path)) for f in sorted(files))
+
+
+def check_same_command(settings: dict[str, str]) -> None:
+    """``ValueError`` in every process unless every process has the same ``settings`` (the command's flags,
+    what it sees of its output directory and configuration file): processes given another ``--key`` or
+    ``--horizons``, or resuming from chunks process 0 alone sees, computed their seeds of other runs and
+    process 0 wrote them as its own.  Nothing is checked in one process.
+
+    Args:
+      settings: name (a flag, as the message names it) -> its value, as text.
+    """
+    if jax.process_count() < 2:
+        return
+    from jax.experimental import multihost_utils
+
+    def digest(text: str) -> int:
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
+
+    names = sorted(settings)[:_SLOTS]
+    mine = np.full((2, _SLOTS), -1, np.int32)  # [name, value] digests, one slot per setting
+    mine[0, : len(names)] = [digest(n) for n in names]
+    mine[1, : len(names)] = [digest(f"{n}={settings[n]}") for n in names]
+    every = np.asarray(multihost_utils.process_allgather(mine))  # [P, 2, slots]
+    differs = np.any(every != every[0], axis=(0, 1))
+    if not differs.any():
+        return
+    slot = int(np.argmax(differs))
+    others = [int(p) for p in np.flatnonzero(np.any(every[:, :, slot] != every[0, :, slot], axis=1))]
+    what = names[slot] if slot < len(names) and every[0, 0, slot] == mine[0, slot] else "the flags given"
+    raise ValueError(
+        f"every process must run the same command and see the same output directory: {what} differs between "
+        f"process 0 and process{'es' if len(others) > 1 else ''} {', '.join(map(str, others))} (this is process "
+        f"{jax.process_index()})"
+    )
