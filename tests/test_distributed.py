@@ -209,6 +209,7 @@ def test_processes_given_other_commands_refuse_before_writing(tmp_path):
             err = log.read_text(errors="replace")
             assert (f"htb-jax: error: every process must run the same command and see the same output directory: "
                     f"--key differs between process 0 and process 1 (this is process {i})") in err, err
+            assert err.startswith(f"htb-jax: process {i} of 2: joining the others through 127.0.0.1:"), err
     assert not out.exists()
     assert _changes(tmp_path / "keys-changes0.json") == _changes(tmp_path / "keys-changes1.json") == []
 
@@ -218,6 +219,7 @@ def test_the_guides_join_timeout_is_the_codes():
 
     text = " ".join((pathlib.Path(__file__).parent.parent / "docs" / "guides" / "scaling.md").read_text().split())
     assert f"joining waits up to {distributed.INITIALIZATION_TIMEOUT_S} s for every process" in text
+    assert f"joining the others through 127.0.0.1:23456 (up to {distributed.INITIALIZATION_TIMEOUT_S} s)" in text
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import os
 import re
+import sys
 
 import jax
 import numpy as np
@@ -60,7 +61,12 @@ def check_arguments(coordinator, num_processes, process_id) -> bool:
 
 
 def initialize(coordinator: str, num_processes: int, process_id: int) -> None:
-    """``jax.distributed.initialize`` with Gloo collectives on CPU; call before any JAX computation."""
+    """``jax.distributed.initialize`` with Gloo collectives on CPU; call before any JAX computation.
+
+    Says on stderr that the process is joining, and for how long it may wait: a process that cannot join
+    is ended by jax after :data:`INITIALIZATION_TIMEOUT_S`, and Ctrl-C does not reach it meanwhile."""
+    print(f"htb-jax: process {process_id} of {num_processes}: joining the others through {coordinator} "
+          f"(up to {INITIALIZATION_TIMEOUT_S} s)", file=sys.stderr, flush=True)
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     try:
         jax.distributed.initialize(
