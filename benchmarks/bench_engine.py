@@ -368,10 +368,11 @@ def report(r: dict) -> str:
     if "smpy_regret" in r:
         lines.append(f"  {'SMPyBandits UCB':23s} {fmt(r['smpy_regret'])}")
     if "smpy_processes_regret" in r:
-        lines.append(f"  {'SMPyBandits, ' + str(r['smpy_processes']) + ' procs':23s} {fmt(r['smpy_processes_regret'])}")
+        label = f"SMPyBandits, {r['smpy_processes']} procs"
+        lines.append(f"  {label:23s} {fmt(r['smpy_processes_regret'])}")
     if "profile" in r:
-        lines.append(f"\nwhere the engine's UCB1 time goes (JAX profiler, one call of {r['profile_seeds']} seeds, self time "
-                     "per XLA operation):")
+        lines.append(f"\nwhere the engine's UCB1 time goes (JAX profiler, one call of {r['profile_seeds']} seeds, "
+                     "self time per XLA operation):")
         lines.append(format_ops(*r["profile"]))
     return "\n".join(lines)
 

@@ -122,8 +122,9 @@ def robust_ucb_mom_over_seeds(means: np.ndarray, eps: float, v: float, seeds: in
     A Python loop over the rounds, NumPy over the seeds, written to be as fast as we could make it:
     each arm's rewards are kept as prefix sums f64[seeds, K, T + 1], so a block mean is one difference;
     an arm's median of means is recomputed only when it changes (the pulled arm, or every arm when the
-    block cap ``floor(1 + 16 log t)`` grows, 148 times in ``10^4`` rounds), from the at most
-    ``cap`` block means of each row, sorted; the width term is one expression over every arm.
+    block cap ``floor(1 + 16 log t)`` grows, 148 times in ``10^4`` rounds, for the arms whose block
+    count grows), by one ``np.partition`` over the rows' block sums (rows of fewer blocks padded with
+    ``-inf`` and ``+inf``); the width term is one expression over every arm.
     Block means are prefix-sum differences in float64, not rounded to float32 as the engine's.
 
     Returns:

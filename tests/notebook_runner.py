@@ -94,9 +94,9 @@ def kernel_env(source: str | None) -> dict[str, str]:
 
     What a notebook prints of its memory plan is the same where it is stored and where it is checked:
     ``HTB_JAX_THREADS=2``, two executions per device on any machine (a 2-core CPU's default, where the
-    notebooks are stored; the test suite's workers run one), and XLA's default CPU emitters, as a user's
-    kernel compiles (the test suite's processes run older ones, tests/conftest.py, whose programs' sizes,
-    read by the plan, differ).
+    notebooks are stored; the test suite's workers run one, and the plan's chunks follow).  The kernel
+    also compiles with XLA's default CPU emitters, as a user's does (the test suite's processes run older
+    ones, tests/conftest.py).
     """
     dropped = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE", "HTB_JAX_SOURCE")
     env = {k: v for k, v in os.environ.items() if k not in dropped}
@@ -183,7 +183,8 @@ def checked_tables(nb) -> list[tuple[int, str, str]]:
 def printed(nb, cells: int | None = None) -> list[tuple[int, str]]:
     """``(code cell index, text)`` of what each code cell but the first (the install) printed, among the
     first ``cells``, with every time (:data:`TIMING`) replaced by ``#``."""
-    return [(i, TIMING.sub("#", text)) for i, cell in enumerate(code_cells(nb)[:cells]) if i and (text := text_output(cell))]
+    return [(i, TIMING.sub("#", text)) for i, cell in enumerate(code_cells(nb)[:cells])
+            if i and (text := text_output(cell))]
 
 
 def images(nb) -> list[bytes]:

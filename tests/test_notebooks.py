@@ -209,11 +209,10 @@ def test_notebook_installs_htb_jax_and_reproduces_its_tables(path, installed_pyt
             assert table == recorded, hint
         else:
             assert same_to_last_digit(table, recorded), hint
-    stored_printed = printed(stored)
-    assert printed(fresh, len(code_cells(stored))) == stored_printed, (
+    fresh_printed, stored_printed = printed(fresh, len(code_cells(stored))), printed(stored)
+    assert fresh_printed == stored_printed, (
         f"{path.name} prints other text than the stored one (times apart){versions_note}; store it again "
-        f"(python tests/notebook_runner.py) if the change is meant:\n{printed(fresh, len(code_cells(stored)))}\n---\n"
-        f"{stored_printed}")
+        f"(python tests/notebook_runner.py) if the change is meant:\n{fresh_printed}\n---\n{stored_printed}")
 
 
 def test_same_to_last_digit_tolerates_one_unit_of_the_last_digit_only():

@@ -98,27 +98,32 @@ def check_backend() -> None:
 
 
 def what_it_sees(path: str | None) -> str:
-    """What a process sees of a file or directory: each file's relative path and size, or ``"absent"``."""
+    """What a process sees of a path: a directory's files (relative path and size each), a file's
+    SHA-256, or ``"absent"``."""
     if path is None or not os.path.exists(path):
         return "absent"
     if os.path.isfile(path):
-        return hashlib.sha256(open(path, "rb").read()).hexdigest()
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
     return "; ".join(f"{os.path.relpath(os.path.join(d, f), path)}: {os.path.getsize(os.path.join(d, f))}"
                      for d, _, files in sorted(os.walk(path)) for f in sorted(files))
 
 
-def check_same_command(settings: dict[str, str]) -> None:
-    """``ValueError`` in every process unless every process has the same ``settings`` (the command's flags,
-    what it sees of its output directory and configuration file): processes given another ``--key`` or
-    ``--horizons``, or resuming from chunks process 0 alone sees, computed their seeds of other runs and
-    process 0 wrote them as its own.  Nothing is checked in one process.
-
-    Args:
-      settings: name (a flag, as the message names it) -> its value, as text.
+def check_same_command(args: argparse.Namespace) -> None:
+    """``ValueError`` in every process unless every process has the same command: every flag of ``args``
+    but ``--process-id``, and what it sees of ``--out`` and ``--config`` (:func:`what_it_sees`).
+    Processes given another ``--key`` or ``--horizons``, or resuming from chunks process 0 alone sees,
+    computed their seeds of other runs and process 0 wrote them as its own.  Nothing is checked (or read)
+    in one process.
     """
     if jax.process_count() < 2:
         return
     from jax.experimental import multihost_utils
+
+    settings = {f"--{k.replace('_', '-')}": repr(v) for k, v in vars(args).items() if k != "process_id"}
+    for flag in ("out", "config"):
+        if getattr(args, flag, None) is not None:
+            settings[f"what --{flag} holds"] = what_it_sees(getattr(args, flag))
 
     def digest(text: str) -> int:
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF

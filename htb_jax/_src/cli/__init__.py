@@ -10,8 +10,6 @@ import os
 import signal
 import sys
 
-import jax
-
 import htb_jax  # noqa: F401  (enables x64 before anything is traced)
 from htb_jax._src import distributed, interrupt_guard, resumable
 from htb_jax._src.cli.arguments import Parser
@@ -83,12 +81,7 @@ def _run(argv) -> int:
             if signal.getsignal(signal.SIGTERM) is resumable.stop_handler:  # jax's preemption notifier took it
                 signal.signal(signal.SIGTERM, resumable.stop_handler)
         distributed.check_backend()
-        if jax.process_count() > 1:  # before anything is read or written: the same command, the same --out
-            settings = {f"--{k.replace('_', '-')}": repr(v) for k, v in vars(args).items() if k != "process_id"}
-            for flag in ("out", "config"):
-                if getattr(args, flag, None) is not None:
-                    settings[f"what --{flag} holds"] = distributed.what_it_sees(getattr(args, flag))
-            distributed.check_same_command(settings)
+        distributed.check_same_command(args)  # before anything is read or written (several processes only)
         if args.command == "bench":  # its report records the command line
             return run_bench(args, given)
         return run_frontier(args) if args.command == "frontier" else run_sweep(args)
